@@ -1,0 +1,61 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "padbridge",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "padbridge", targets: ["padbridge"]),
+        .library(name: "PadCore", targets: ["PadCore"]),
+        .library(name: "PadLinux", targets: ["PadLinux"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+    ],
+    targets: [
+        // Pure core: the model, snapshot diff, report codecs, trigger effects, wire codec. Standard library only.
+        .target(name: "PadCore", swiftSettings: strictSwift),
+
+        // C shim: ioctl request values and the kernel's UAPI struct layouts (the CNIOLinux pattern).
+        .target(name: "CPadLinux"),
+        .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
+        .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
+
+        // Linux adapter: uinput, uhid, evdev/hidraw owners and the epoll device loop.
+        .target(
+            name: "PadLinux",
+            dependencies: [
+                "PadCore", "CPadLinux",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
+        // JSON lines: the text form of pad events and feedback that `virtual` reads and `monitor --json` prints.
+        .target(name: "PadJSONLines", dependencies: ["PadCore"], swiftSettings: strictSwift),
+
+        .executableTarget(
+            name: "padbridge",
+            dependencies: [
+                "PadCore", "PadLinux", "PadJSONLines",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
+        .testTarget(name: "PadCoreTests", dependencies: ["PadCore"], swiftSettings: strictSwift),
+        .testTarget(name: "PadJSONLinesTests", dependencies: ["PadJSONLines", "PadCore"], swiftSettings: strictSwift),
+        .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore"], swiftSettings: strictSwift),
+    ],
+    swiftLanguageModes: [.v6]
+)
