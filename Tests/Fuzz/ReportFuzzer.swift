@@ -1,0 +1,62 @@
+// libFuzzer entry point for PadCore's decoders. Built by scripts/fuzz into one module together with
+// Sources/PadCore/**/*.swift (so no `import PadCore`). Besides "never traps", it checks the decode laws the unit
+// tests state, so libFuzzer reports a logic bug as a crash:
+//   * every decoder returns or throws ReportDecodingError;
+//   * what decodes re-encodes to bytes that decode to the same value (DualSense input: battery error states excepted,
+//     as documented; DualSense output: an empty Feedback excepted, it encodes to the rumble-stop report);
+//   * TriggerEffect(block: b).block == b;
+//   * the command-line parser returns or throws TriggerEffectError.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func padCoreFuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
+    checkDecoders(bytes)
+    // Random bytes almost never carry a valid CRC: also try the first 78 bytes re-sealed with each seed, so the
+    // Bluetooth paths behind the CRC check are fuzzed too.
+    if bytes.count >= 78 {
+        var sealed = Array(bytes[0..<78])
+        for seed in [PlayStationCRC32.inputSeed, PlayStationCRC32.outputSeed] {
+            sealed.withUnsafeMutableBytes { PlayStationCRC32.seal($0, seed: seed) }
+            sealed.withUnsafeBytes { checkDecoders($0) }
+        }
+    }
+    return 0
+}
+
+func checkDecoders(_ bytes: UnsafeRawBufferPointer) {
+    if let snapshot = try? DualSenseInputReport.decode(bytes) {
+        for transport in HIDTransport.allCases {
+            var again = try? DualSenseInputReport.decode(DualSenseInputReport.encoded(snapshot, transport: transport))
+            if snapshot.battery.percent == 0 { again?.battery = snapshot.battery }
+            precondition(again == snapshot, "DualSenseInputReport round trip (\(transport))")
+        }
+    }
+    if let snapshot = try? DualShock4InputReport.decode(bytes) {
+        for transport in HIDTransport.allCases {
+            let again = try? DualShock4InputReport.decode(DualShock4InputReport.encoded(snapshot, transport: transport))
+            precondition(again == snapshot, "DualShock4InputReport round trip (\(transport))")
+        }
+    }
+    if let feedback = try? DualSenseOutputReport.decode(bytes), !feedback.isEmpty {
+        for layout in DualSenseOutputLayout.allCases {
+            let again = try? DualSenseOutputReport.decode(DualSenseOutputReport.encoded(feedback, layout: layout))
+            precondition(again == feedback, "DualSenseOutputReport round trip (\(layout))")
+        }
+    }
+    if let feedback = try? DualShock4OutputReport.decode(bytes) {
+        for transport in HIDTransport.allCases {
+            let again = try? DualShock4OutputReport.decode(DualShock4OutputReport.encoded(feedback, transport: transport))
+            precondition(again == feedback, "DualShock4OutputReport round trip (\(transport))")
+        }
+    }
+
+    _ = PlayStationCRC32.isValid(bytes, seed: PlayStationCRC32.inputSeed)
+    let block = TriggerEffectBlock(unsafe: bytes)
+    precondition(TriggerEffect(block: block).block == block, "TriggerEffect block round trip")
+
+    let text = String(decoding: bytes, as: UTF8.self)
+    _ = TriggerEffectBlock(hex: text)
+    if let effect = try? TriggerEffect(commandLine: text) {
+        precondition(TriggerEffect(block: effect.block) == effect, "command-line effect round trip")
+    }
+}

@@ -1,0 +1,55 @@
+@testable import PadCore
+
+/// A tiny seeded generator so random tests are deterministic (SplitMix64, Steele et al.).
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension SplitMix64 {
+    mutating func byte() -> UInt8 { UInt8.random(in: .min ... .max, using: &self) }
+    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in byte() } }
+    mutating func chance(_ numerator: Int, in denominator: Int) -> Bool {
+        Int.random(in: 0..<denominator, using: &self) < numerator
+    }
+}
+
+/// Hex dump for failure messages: "01 80 80 ...".
+func hexDump(_ bytes: [UInt8]) -> String {
+    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
+}
+
+/// The neutral USB input report of doc §9 step 3: `01 80 80 80 80 00 00 00 08`, zeros, bytes 33 and 37 = 0x80.
+let neutralUSBInputReport: [UInt8] = {
+    var bytes = [UInt8](repeating: 0, count: 64)
+    bytes[0] = 0x01
+    bytes[1...4] = [0x80, 0x80, 0x80, 0x80]
+    bytes[8] = 0x08
+    bytes[33] = 0x80
+    bytes[37] = 0x80
+    return bytes
+}()
+
+/// Applies `change` to `bytes` and re-seals the Bluetooth CRC (seed) if the report is 78 bytes.
+func resealed(_ bytes: [UInt8], seed: UInt8, _ change: (inout [UInt8]) -> Void) -> [UInt8] {
+    var copy = bytes
+    change(&copy)
+    if copy.count == 78 { copy.withUnsafeMutableBytes { PlayStationCRC32.seal($0, seed: seed) } }
+    return copy
+}
+
+extension ReportDecodingError {
+    var isChecksumMismatch: Bool { if case .checksumMismatch = self { true } else { false } }
+}
+
+/// Decodes, returning the error instead of throwing (keeps `#expect` lines short).
+func decodeResult<T>(_ body: () throws(ReportDecodingError) -> T) -> Result<T, ReportDecodingError> {
+    Result { () throws(ReportDecodingError) -> T in try body() }
+}
