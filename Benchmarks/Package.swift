@@ -1,0 +1,31 @@
+// swift-tools-version: 6.3
+// The hot-path benchmarks, kept apart from the main package so that building and testing padbridge never
+// builds the benchmark harness. Run: `cd Benchmarks && swift package benchmark`.
+import PackageDescription
+
+import struct Foundation.URL
+
+/// A path dependency's identity is its directory's name, which depends on where the repository was cloned.
+let padbridgeIdentity = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent.lowercased()
+
+let package = Package(
+    name: "padbridge-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "ReportHotPath",
+            dependencies: [
+                .product(name: "PadCore", package: padbridgeIdentity),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "Benchmarks/ReportHotPath",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
