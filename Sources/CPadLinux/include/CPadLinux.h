@@ -1,0 +1,126 @@
+// CPadLinux: the kernel's UAPI for padbridge's Linux adapter, in a form Swift can import.
+//
+// Swift cannot import function-like macros (`_IOC` and everything built on it) nor C variadic functions, so this
+// shim exports every ioctl request value as an `extern const unsigned long`, every parameterised request as a
+// function, and the byte layout of the packed `struct uhid_event` as offsets. Swift never computes `_IOC` itself.
+// (The CNIOLinux pattern.)
+#ifndef C_PAD_LINUX_H
+#define C_PAD_LINUX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <linux/hidraw.h>
+#include <linux/input.h>
+#include <linux/uhid.h>
+#include <linux/uinput.h>
+
+// MARK: - The one C call behind PadLinux's ioctl entry point
+
+/// `ioctl(fd, request, argument)` with a pointer argument. Returns -1 and sets errno on failure.
+int CPadLinux_ioctlPointer(int fd, unsigned long request, void *argument);
+/// `ioctl(fd, request, value)` with an integer argument (UI_SET_EVBIT and friends take the bit by value).
+int CPadLinux_ioctlValue(int fd, unsigned long request, unsigned long value);
+
+// MARK: - uinput
+
+extern const unsigned long CPadLinux_UI_DEV_CREATE;
+extern const unsigned long CPadLinux_UI_DEV_DESTROY;
+extern const unsigned long CPadLinux_UI_DEV_SETUP;
+extern const unsigned long CPadLinux_UI_ABS_SETUP;
+extern const unsigned long CPadLinux_UI_SET_EVBIT;
+extern const unsigned long CPadLinux_UI_SET_KEYBIT;
+extern const unsigned long CPadLinux_UI_SET_ABSBIT;
+extern const unsigned long CPadLinux_UI_SET_FFBIT;
+extern const unsigned long CPadLinux_UI_SET_PHYS;
+extern const unsigned long CPadLinux_UI_SET_PROPBIT;
+extern const unsigned long CPadLinux_UI_BEGIN_FF_UPLOAD;
+extern const unsigned long CPadLinux_UI_END_FF_UPLOAD;
+extern const unsigned long CPadLinux_UI_BEGIN_FF_ERASE;
+extern const unsigned long CPadLinux_UI_END_FF_ERASE;
+extern const unsigned long CPadLinux_UI_GET_VERSION;
+unsigned long CPadLinux_UI_GET_SYSNAME(unsigned int length);
+
+// MARK: - evdev
+
+extern const unsigned long CPadLinux_EVIOCGRAB;
+extern const unsigned long CPadLinux_EVIOCSFF;
+extern const unsigned long CPadLinux_EVIOCRMFF;
+extern const unsigned long CPadLinux_EVIOCGID;
+extern const unsigned long CPadLinux_EVIOCSCLOCKID;
+unsigned long CPadLinux_EVIOCGNAME(unsigned int length);
+unsigned long CPadLinux_EVIOCGUNIQ(unsigned int length);
+unsigned long CPadLinux_EVIOCGPHYS(unsigned int length);
+unsigned long CPadLinux_EVIOCGBIT(unsigned int eventType, unsigned int length);
+unsigned long CPadLinux_EVIOCGABS(unsigned int axis);
+unsigned long CPadLinux_EVIOCGKEY(unsigned int length);
+
+// MARK: - hidraw
+
+extern const unsigned long CPadLinux_HIDIOCGRDESCSIZE;
+extern const unsigned long CPadLinux_HIDIOCGRDESC;
+extern const unsigned long CPadLinux_HIDIOCGRAWINFO;
+unsigned long CPadLinux_HIDIOCGRAWNAME(unsigned int length);
+unsigned long CPadLinux_HIDIOCGRAWPHYS(unsigned int length);
+unsigned long CPadLinux_HIDIOCGRAWUNIQ(unsigned int length);
+unsigned long CPadLinux_HIDIOCSFEATURE(unsigned int length);
+unsigned long CPadLinux_HIDIOCGFEATURE(unsigned int length);
+
+// MARK: - uhid: `struct uhid_event` is packed, so Swift reads and writes it by these byte offsets.
+
+extern const size_t CPadLinux_UHID_EVENT_SIZE;
+extern const size_t CPadLinux_UHID_DATA_MAX;
+extern const size_t CPadLinux_UHID_CREATE2_NAME, CPadLinux_UHID_CREATE2_NAME_SIZE;
+extern const size_t CPadLinux_UHID_CREATE2_PHYS, CPadLinux_UHID_CREATE2_PHYS_SIZE;
+extern const size_t CPadLinux_UHID_CREATE2_UNIQ, CPadLinux_UHID_CREATE2_UNIQ_SIZE;
+extern const size_t CPadLinux_UHID_CREATE2_RD_SIZE;
+extern const size_t CPadLinux_UHID_CREATE2_BUS;
+extern const size_t CPadLinux_UHID_CREATE2_VENDOR;
+extern const size_t CPadLinux_UHID_CREATE2_PRODUCT;
+extern const size_t CPadLinux_UHID_CREATE2_VERSION;
+extern const size_t CPadLinux_UHID_CREATE2_COUNTRY;
+extern const size_t CPadLinux_UHID_CREATE2_RD_DATA;
+extern const size_t CPadLinux_UHID_START_DEV_FLAGS;
+extern const size_t CPadLinux_UHID_OUTPUT_DATA;
+extern const size_t CPadLinux_UHID_OUTPUT_SIZE;
+extern const size_t CPadLinux_UHID_OUTPUT_RTYPE;
+extern const size_t CPadLinux_UHID_GET_REPORT_ID;
+extern const size_t CPadLinux_UHID_GET_REPORT_RNUM;
+extern const size_t CPadLinux_UHID_GET_REPORT_RTYPE;
+extern const size_t CPadLinux_UHID_GET_REPORT_REPLY_ID;
+extern const size_t CPadLinux_UHID_GET_REPORT_REPLY_ERR;
+extern const size_t CPadLinux_UHID_GET_REPORT_REPLY_SIZE;
+extern const size_t CPadLinux_UHID_GET_REPORT_REPLY_DATA;
+extern const size_t CPadLinux_UHID_SET_REPORT_ID;
+extern const size_t CPadLinux_UHID_SET_REPORT_RNUM;
+extern const size_t CPadLinux_UHID_SET_REPORT_RTYPE;
+extern const size_t CPadLinux_UHID_SET_REPORT_SIZE;
+extern const size_t CPadLinux_UHID_SET_REPORT_DATA;
+extern const size_t CPadLinux_UHID_SET_REPORT_REPLY_ID;
+extern const size_t CPadLinux_UHID_SET_REPORT_REPLY_ERR;
+extern const size_t CPadLinux_UHID_INPUT2_SIZE;
+extern const size_t CPadLinux_UHID_INPUT2_DATA;
+
+// MARK: - epoll / eventfd / timerfd / signalfd flags (glibc declares these as enums Swift imports awkwardly)
+
+extern const uint32_t CPadLinux_EPOLLIN;
+extern const uint32_t CPadLinux_EPOLLOUT;
+extern const uint32_t CPadLinux_EPOLLERR;
+extern const uint32_t CPadLinux_EPOLLHUP;
+extern const int CPadLinux_EPOLL_CLOEXEC;
+extern const int CPadLinux_EPOLL_CTL_ADD;
+extern const int CPadLinux_EPOLL_CTL_DEL;
+extern const int CPadLinux_EFD_CLOEXEC;
+extern const int CPadLinux_EFD_NONBLOCK;
+extern const int CPadLinux_TFD_CLOEXEC;
+extern const int CPadLinux_TFD_NONBLOCK;
+extern const int CPadLinux_TFD_TIMER_ABSTIME;
+extern const int CPadLinux_SFD_CLOEXEC;
+extern const int CPadLinux_SFD_NONBLOCK;
+
+#endif

@@ -1,0 +1,272 @@
+import CPadLinux
+import Glibc
+import SystemPackage
+
+/// One thread, one epoll: device fds, timerfds, an eventfd for `stop()` and deferred work, a signalfd.
+///
+/// Confined to the thread that calls `run()` (the CLI's main thread, never the Swift cooperative pool): create it,
+/// create pads on it and call `run()` from that one thread; handlers run there too. Not `Sendable` on purpose.
+public final class DeviceEventLoop {
+    /// What a registered descriptor's handler is told: the epoll event bits (EPOLLIN, EPOLLHUP, ...).
+    struct Readiness: Sendable {
+        let rawValue: UInt32
+        var isReadable: Bool { rawValue & CPadLinux_EPOLLIN != 0 }
+        var isHangUp: Bool { rawValue & (CPadLinux_EPOLLHUP | CPadLinux_EPOLLERR) != 0 }
+    }
+
+    /// Identifies one registration; never reused, so a stale token is simply ignored.
+    struct WatchToken: Hashable, Sendable {
+        let rawValue: UInt64
+    }
+
+    typealias ReadinessHandler = (Readiness) throws(DeviceAccessError) -> Void
+
+    private struct Watch {
+        let descriptor: FileDescriptor
+        let handler: ReadinessHandler
+    }
+
+    private var epoll: EpollInstance
+    private var wake: EventCounter
+    private let wakeToken = WatchToken(rawValue: 0)
+    private var watches: [WatchToken: Watch] = [:]
+    private var nextToken: UInt64 = 1
+    private var deferredWork: [() throws(DeviceAccessError) -> Void] = []
+    private var stopRequested = false
+    private var signalSubscriptions: [SignalSubscription] = []
+    private var standardInputReader: StandardInputLineReader?
+
+    public init() throws(DeviceAccessError) {
+        epoll = try EpollInstance()
+        wake = try EventCounter()
+        if case let .failure(failure) = epoll.add(wake.descriptor, events: CPadLinux_EPOLLIN, token: wakeToken.rawValue) {
+            throw .controlling("epoll", operation: "epoll_ctl(ADD eventfd)", failure)
+        }
+    }
+
+    /// Dispatches readiness, timers, signals and deferred work until `stop()`. Throws if epoll fails or a device
+    /// handler hits an error it cannot recover from (the loop is stopped then).
+    ///
+    /// Calling `stop()` before `run()` makes `run()` return at once.
+    public func run() throws(DeviceAccessError) {
+        defer { stopRequested = false }
+        let capacity = 32
+        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        while !stopRequested {
+            try runDeferredWork()
+            if stopRequested { break }
+            let count = try epoll.wait(into: events, timeoutMilliseconds: deferredWork.isEmpty ? -1 : 0)
+            for index in 0..<count {
+                let token = WatchToken(rawValue: events[index].data.u64)
+                if token == wakeToken {
+                    wake.drain()
+                    continue
+                }
+                // A handler earlier in this batch may have removed this watch: then it is simply skipped.
+                guard let watch = watches[token] else { continue }
+                try watch.handler(Readiness(rawValue: events[index].events))
+                if stopRequested { break }
+            }
+        }
+    }
+
+    /// Makes `run()` return after the handler that called this finishes.
+    public func stop() {
+        stopRequested = true
+        wake.signal()
+    }
+
+    /// Reads fd 0 line by line without ever blocking the loop: `onLine` gets each line without its "\n", a partial
+    /// last line is delivered at end of file, then `onEndOfFile` is called once.
+    ///
+    /// fd 0 keeps its blocking mode (setting O_NONBLOCK would leak into the shell that shares the terminal): the loop
+    /// reads only when epoll reports it readable, and one read per readiness cannot block. A regular file or
+    /// /dev/null (which epoll refuses) is read in chunks between other events instead.
+    public func watchStandardInputLines(
+        _ onLine: @escaping (String) -> Void, onEndOfFile: @escaping () -> Void
+    ) throws(DeviceAccessError) {
+        precondition(standardInputReader == nil, "watchStandardInputLines called twice")
+        let reader = StandardInputLineReader(onLine: onLine, onEndOfFile: onEndOfFile)
+        standardInputReader = reader
+        let input = FileDescriptor.standardInput
+        let token = makeToken()
+        switch epoll.add(input, events: CPadLinux_EPOLLIN, token: token.rawValue) {
+        case .success:
+            watches[token] = Watch(descriptor: input) { [unowned self] _ throws(DeviceAccessError) in
+                if reader.readOnce() == .endOfFile {
+                    self.removeWatch(token)
+                    self.standardInputReader = nil
+                }
+            }
+        case .failure(.notPermitted):
+            // Regular files and /dev/null never block: read them a chunk per loop turn.
+            func readChunk() {
+                if reader.readOnce() == .endOfFile {
+                    standardInputReader = nil
+                } else {
+                    deferWork(readChunk)
+                }
+            }
+            deferWork(readChunk)
+        case let .failure(failure):
+            throw .controlling("standard input", operation: "epoll_ctl(ADD fd 0)", failure)
+        }
+    }
+
+    /// Blocks `signals` for the process and delivers them to `handler` on the loop thread through a signalfd.
+    ///
+    /// The mask is set with `pthread_sigmask` on the calling thread and inherited by threads it starts later, so
+    /// call this before any other thread starts (first thing in the CLI); a thread started earlier would still
+    /// receive these signals with their default action.
+    public func watchSignals(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws(DeviceAccessError) {
+        let subscription = SignalSubscription(descriptor: try SignalDescriptor(blocking: signals))
+        signalSubscriptions.append(subscription)
+        _ = try watch(subscription.descriptorForPolling, path: "signalfd") { _ throws(DeviceAccessError) in
+            while let signal = subscription.next() { handler(signal) }
+        }
+    }
+
+    // MARK: - Internal API for devices and timers
+
+    /// Calls `handler` on the loop thread whenever `descriptor` is readable (level-triggered).
+    /// Remove the watch with `removeWatch` before closing the descriptor.
+    func watch(
+        _ descriptor: FileDescriptor, path: String, _ handler: @escaping ReadinessHandler
+    ) throws(DeviceAccessError) -> WatchToken {
+        let token = makeToken()
+        if case let .failure(failure) = epoll.add(descriptor, events: CPadLinux_EPOLLIN, token: token.rawValue) {
+            throw .controlling(path, operation: "epoll_ctl(ADD)", failure)
+        }
+        watches[token] = Watch(descriptor: descriptor, handler: handler)
+        return token
+    }
+
+    /// Stops watching; safe to call with a token already removed.
+    func removeWatch(_ token: WatchToken) {
+        guard let watch = watches.removeValue(forKey: token) else { return }
+        epoll.remove(watch.descriptor)
+    }
+
+    /// Runs `work` on the loop thread after the current batch of events (or as soon as `run()` starts).
+    func deferWork(_ work: @escaping () throws(DeviceAccessError) -> Void) {
+        deferredWork.append(work)
+        if deferredWork.count == 1 { wake.signal() }
+    }
+
+    /// A timer whose `handler` runs on the loop thread.
+    func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) -> LoopTimer {
+        try LoopTimer(loop: self, handler: handler)
+    }
+
+    private func makeToken() -> WatchToken {
+        defer { nextToken += 1 }
+        return WatchToken(rawValue: nextToken)
+    }
+
+    private func runDeferredWork() throws(DeviceAccessError) {
+        guard !deferredWork.isEmpty else { return }
+        let batch = deferredWork
+        deferredWork.removeAll()
+        for work in batch { try work() }
+    }
+}
+
+/// A timerfd registered with a `DeviceEventLoop`. One-shot deadlines (effect durations) or a period (heartbeats);
+/// never used for polling.
+final class LoopTimer {
+    private let loop: DeviceEventLoop
+    private var timer: DeadlineTimer?
+    private var token: DeviceEventLoop.WatchToken?
+
+    fileprivate init(loop: DeviceEventLoop, handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) {
+        self.loop = loop
+        let timer = try DeadlineTimer()
+        let descriptor = timer.descriptor
+        self.timer = consume timer
+        token = try loop.watch(descriptor, path: "timerfd") { [weak self] _ throws(DeviceAccessError) in
+            guard let self, self.timer?.acknowledge() ?? 0 > 0 else { return }
+            try handler()
+        }
+    }
+
+    /// Fires once at `deadline`, replacing any earlier schedule.
+    func schedule(at deadline: MonotonicInstant) throws(DeviceAccessError) {
+        try timer?.arm(at: deadline)
+    }
+
+    /// Fires every `milliseconds`, replacing any earlier schedule.
+    func scheduleRepeating(everyMilliseconds milliseconds: UInt64) throws(DeviceAccessError) {
+        try timer?.arm(everyNanoseconds: milliseconds * 1_000_000)
+    }
+
+    func cancel() {
+        try? timer?.disarm()
+        _ = timer?.acknowledge()
+    }
+
+    /// Unregisters and closes the timerfd. Idempotent.
+    func close() {
+        if let token { loop.removeWatch(token) }
+        token = nil
+        timer.take()?.close()
+    }
+
+    deinit { close() }
+}
+
+/// One `watchSignals` registration: owns its signalfd for the loop's lifetime.
+private final class SignalSubscription {
+    private let descriptor: SignalDescriptor
+
+    init(descriptor: consuming SignalDescriptor) { self.descriptor = descriptor }
+
+    var descriptorForPolling: FileDescriptor { descriptor.descriptor }
+    func next() -> Int32? { descriptor.next() }
+}
+
+/// Splits fd 0 into lines. Does not own fd 0 (never closes it).
+private final class StandardInputLineReader {
+    enum Outcome { case more, endOfFile }
+
+    private let onLine: (String) -> Void
+    private let onEndOfFile: () -> Void
+    private var pending: [UInt8] = []
+    private var finished = false
+
+    init(onLine: @escaping (String) -> Void, onEndOfFile: @escaping () -> Void) {
+        self.onLine = onLine
+        self.onEndOfFile = onEndOfFile
+    }
+
+    /// One read(2); delivers the complete lines it finished.
+    func readOnce() -> Outcome {
+        guard !finished else { return .endOfFile }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let result = chunk.withUnsafeMutableBytes { FileDescriptor.standardInput.readResult(into: $0) }
+        switch result {
+        case let .success(count) where count > 0:
+            pending.append(contentsOf: chunk[0..<count])
+            deliverCompleteLines()
+            return .more
+        case .failure(.resourceTemporarilyUnavailable):
+            return .more
+        case .success, .failure:
+            // End of file, or an error that ends input just the same (EIO on a closed terminal).
+            finished = true
+            if !pending.isEmpty { onLine(String(decoding: pending, as: UTF8.self)) }
+            pending.removeAll()
+            onEndOfFile()
+            return .endOfFile
+        }
+    }
+
+    private func deliverCompleteLines() {
+        var start = 0
+        while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            onLine(String(decoding: pending[start..<newline], as: UTF8.self))
+            start = newline + 1
+        }
+        pending.removeFirst(start)
+    }
+}

@@ -1,0 +1,280 @@
+import CPadLinux
+import Glibc
+public import Logging
+public import PadCore
+
+/// A uinput pad that looks exactly like xpad's wired Xbox 360 pad (045e:028e): same name, keys, axes, ranges and
+/// force-feedback capabilities, so SDL's controller DB maps it as "X360 Controller" and games see a familiar pad.
+///
+/// Force feedback: uinput hands uploads, erases and play/stop to the owner; this pad answers them at once, mixes the
+/// playing effects like ff-memless (`ForceFeedbackMixer`), honours delays and lengths with a timerfd and calls
+/// `onFeedback(.rumble(...))` whenever the combined motor output changes.
+public final class VirtualXbox360Pad: VirtualPad {
+    public var kind: VirtualPadKind { .xbox360 }
+
+    static let defaultName = "Microsoft X-Box 360 pad"
+
+    private var device: UinputDevice?
+    private let devicePath: String
+    private let loop: DeviceEventLoop
+    private let logger: Logger
+    private let onFeedback: (FeedbackEvent) -> Void
+    private var watchToken: DeviceEventLoop.WatchToken?
+    private var effectTimer: LoopTimer?
+    private var mixer = ForceFeedbackMixer()
+    private var lastOutput = ForceFeedbackMixer.Output.off
+    private var shown = XboxPadState.neutral
+    private var reportedDroppedButtons = false
+
+    /// Creates the device (fails with an actionable `DeviceAccessError` when /dev/uinput is missing or not
+    /// writable). `onReady` runs on the loop once the event node exists, with its "/dev/input/eventN" path.
+    public static func create(
+        name: String?, loop: DeviceEventLoop, logger: Logger,
+        onFeedback: @escaping (FeedbackEvent) -> Void,
+        onReady: @escaping (VirtualPadNodes) -> Void
+    ) throws(DeviceAccessError) -> VirtualXbox360Pad {
+        try create(name: name, devicePath: "/dev/uinput", loop: loop, logger: logger,
+                   onFeedback: onFeedback, onReady: onReady)
+    }
+
+    static func create(
+        name: String?, devicePath: StaticString, loop: DeviceEventLoop, logger: Logger,
+        onFeedback: @escaping (FeedbackEvent) -> Void,
+        onReady: @escaping (VirtualPadNodes) -> Void
+    ) throws(DeviceAccessError) -> VirtualXbox360Pad {
+        let device = try UinputDevice(path: devicePath)
+        try device.enableEventType(EV_KEY)
+        for key in XboxPadState.keys { try device.enableKey(key) }
+        try device.enableEventType(EV_ABS)
+        for stick in [ABS_X, ABS_Y, ABS_RX, ABS_RY] {
+            try device.enableAxis(stick, minimum: -32768, maximum: 32767, fuzz: 16, flat: 128)
+        }
+        try device.enableAxis(ABS_Z, minimum: 0, maximum: 255)
+        try device.enableAxis(ABS_RZ, minimum: 0, maximum: 255)
+        try device.enableAxis(ABS_HAT0X, minimum: -1, maximum: 1)
+        try device.enableAxis(ABS_HAT0Y, minimum: -1, maximum: 1)
+        try device.enableEventType(EV_FF)
+        for effect in [FF_RUMBLE, FF_PERIODIC, FF_SINE, FF_TRIANGLE, FF_SQUARE, FF_GAIN] {
+            try device.enableForceFeedback(effect)
+        }
+        try device.setUp(
+            name: name ?? defaultName, bus: UInt16(BUS_USB), vendor: 0x045E, product: 0x028E, version: 0x0114,
+            effectSlots: UInt32(ForceFeedbackMixer.effectSlots))
+        try device.create()
+        let systemName = try device.systemName()
+        let pad = VirtualXbox360Pad(device: device, loop: loop, logger: logger, onFeedback: onFeedback)
+        try pad.startServicing()
+
+        // UI_DEV_CREATE registers the input device and its evdev handler synchronously, so the node exists now;
+        // report it from the loop so the caller holds the pad before hearing about it.
+        let sysfsPath = "/sys/devices/virtual/input/\(systemName)"
+        let eventNodes = SysfsInputDevices.eventNodes(ofInputDevice: sysfsPath)
+        logger.info("created virtual Xbox 360 pad", metadata: [
+            "sysfs": "\(sysfsPath)", "nodes": "\(eventNodes.joined(separator: ","))",
+        ])
+        loop.deferWork {
+            onReady(VirtualPadNodes(eventNodes: eventNodes, hidrawNode: nil, sysfsPath: sysfsPath))
+        }
+        return pad
+    }
+
+    private init(device: consuming UinputDevice, loop: DeviceEventLoop, logger: Logger,
+                 onFeedback: @escaping (FeedbackEvent) -> Void)
+    {
+        devicePath = "\(device.path)"
+        self.device = consume device
+        self.loop = loop
+        self.logger = logger
+        self.onFeedback = onFeedback
+    }
+
+    private func startServicing() throws(DeviceAccessError) {
+        guard let descriptor = device?.descriptorForPolling else { return }
+        watchToken = try loop.watch(descriptor, path: devicePath) { [weak self] _ throws(DeviceAccessError) in
+            try self?.serviceRequests()
+        }
+        effectTimer = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in
+            try self?.updateRumble()
+        }
+    }
+
+    public func apply(_ snapshot: PadSnapshot) throws(DeviceAccessError) {
+        if !reportedDroppedButtons {
+            let dropped = snapshot.buttons.pressed.filter { XboxPadState.key(for: $0) == nil }
+            if !dropped.isEmpty {
+                reportedDroppedButtons = true
+                logger.debug("an Xbox 360 pad has no such buttons; dropping them", metadata: [
+                    "buttons": "\(dropped.map(\.rawValue).joined(separator: ","))",
+                ])
+            }
+        }
+        try show(XboxPadState(snapshot))
+    }
+
+    public func close() {
+        guard device != nil else { return }
+        do {
+            try show(.neutral)
+        } catch {
+            logger.debug("could not release the Xbox 360 pad's inputs before closing", metadata: ["error": "\(error)"])
+        }
+        if let watchToken { loop.removeWatch(watchToken) }
+        watchToken = nil
+        effectTimer?.close()
+        effectTimer = nil
+        device.take()?.close()
+        if lastOutput != .off {
+            lastOutput = .off
+            onFeedback(.rumble(.off))
+        }
+    }
+
+    deinit { close() }
+
+    // MARK: - Input
+
+    private func show(_ state: XboxPadState) throws(DeviceAccessError) {
+        let events = state.events(changedFrom: shown)
+        guard !events.isEmpty, device != nil else { return }
+        try device?.write(events + [Self.event(EV_SYN, SYN_REPORT, 0)])
+        shown = state
+    }
+
+    static func event(_ type: Int32, _ code: Int32, _ value: Int32) -> input_event {
+        input_event(time: timeval(), type: UInt16(type), code: UInt16(code), value: value)
+    }
+
+    // MARK: - Force feedback
+
+    private func serviceRequests() throws(DeviceAccessError) {
+        guard let events = try device?.readEvents(), !events.isEmpty else { return }
+        let now = MonotonicInstant.now()
+        for event in events {
+            switch (Int32(event.type), Int32(event.code)) {
+            case (EV_UINPUT, UI_FF_UPLOAD):
+                try answerUpload(requestID: UInt32(bitPattern: event.value), now: now)
+            case (EV_UINPUT, UI_FF_ERASE):
+                try answerErase(requestID: UInt32(bitPattern: event.value))
+            case (EV_FF, FF_GAIN):
+                mixer.setGain(UInt16(clamping: event.value))
+            case (EV_FF, let code) where code < ForceFeedbackMixer.effectSlots:
+                mixer.play(id: Int(code), count: event.value, now: now)
+            default:
+                break  // EV_FF/FF_AUTOCENTER, EV_SYN and anything else uinput echoes back.
+            }
+        }
+        try updateRumble()
+    }
+
+    private func answerUpload(requestID: UInt32, now: MonotonicInstant) throws(DeviceAccessError) {
+        guard var upload = try device?.beginUpload(requestID: requestID) else { return }
+        let effect = upload.effect
+        let waveform: ForceFeedbackMixer.Effect.Waveform? =
+            switch Int32(effect.type) {
+            case FF_RUMBLE: .rumble(strong: effect.u.rumble.strong_magnitude, weak: effect.u.rumble.weak_magnitude)
+            case FF_PERIODIC: .periodic(magnitude: effect.u.periodic.magnitude)
+            default: nil
+            }
+        if let waveform {
+            let stored = ForceFeedbackMixer.Effect(
+                waveform: waveform, length: effect.replay.length, delay: effect.replay.delay)
+            upload.retval = mixer.upload(id: Int(effect.id), stored, now: now) ? 0 : -EINVAL
+        } else {
+            upload.retval = -EINVAL  // The input core only lets through types we declared; be strict anyway.
+        }
+        try device?.endUpload(upload)
+        logger.trace("force-feedback upload", metadata: ["id": "\(effect.id)", "retval": "\(upload.retval)"])
+    }
+
+    private func answerErase(requestID: UInt32) throws(DeviceAccessError) {
+        guard var erase = try device?.beginErase(requestID: requestID) else { return }
+        mixer.erase(id: Int(erase.effect_id))
+        erase.retval = 0
+        try device?.endErase(erase)
+    }
+
+    /// Recomputes the motors, reports a change, and arms the timer for the next start or end of an effect.
+    private func updateRumble() throws(DeviceAccessError) {
+        let now = MonotonicInstant.now()
+        mixer.advance(to: now)
+        let output = mixer.output(at: now)
+        if output != lastOutput {
+            lastOutput = output
+            onFeedback(.rumble(Rumble(strong: Double(output.strong) / 65535, weak: Double(output.weak) / 65535)))
+        }
+        if let deadline = mixer.nextDeadline(after: now) {
+            try effectTimer?.schedule(at: deadline)
+        } else {
+            effectTimer?.cancel()
+        }
+    }
+}
+
+/// What an Xbox 360 pad shows on evdev: 11 keys, four sticks, two 8-bit triggers, a hat.
+struct XboxPadState: Hashable, Sendable {
+    static let keys: [Int32] = [
+        BTN_A, BTN_B, BTN_X, BTN_Y, BTN_TL, BTN_TR, BTN_SELECT, BTN_START, BTN_MODE, BTN_THUMBL, BTN_THUMBR,
+    ]
+
+    static func key(for button: Button) -> Int32? {
+        switch button {
+        case .a: BTN_A
+        case .b: BTN_B
+        case .x: BTN_X
+        case .y: BTN_Y
+        case .leftshoulder: BTN_TL
+        case .rightshoulder: BTN_TR
+        case .back: BTN_SELECT
+        case .start: BTN_START
+        case .guide: BTN_MODE
+        case .leftstick: BTN_THUMBL
+        case .rightstick: BTN_THUMBR
+        case .dpup, .dpdown, .dpleft, .dpright: nil  // the hat
+        case .misc1, .paddle1, .paddle2, .paddle3, .paddle4, .touchpad: nil
+        }
+    }
+
+    /// Key code → pressed, in `keys` order.
+    var keys: [Bool]
+    /// ABS_X, ABS_Y, ABS_RX, ABS_RY, ABS_Z, ABS_RZ, ABS_HAT0X, ABS_HAT0Y.
+    var axes: [Int32]
+    static let axisCodes: [Int32] = [ABS_X, ABS_Y, ABS_RX, ABS_RY, ABS_Z, ABS_RZ, ABS_HAT0X, ABS_HAT0Y]
+
+    static let neutral = XboxPadState(keys: Array(repeating: false, count: keys.count), axes: Array(repeating: 0, count: 8))
+
+    init(keys: [Bool], axes: [Int32]) {
+        self.keys = keys
+        self.axes = axes
+    }
+
+    init(_ snapshot: PadSnapshot) {
+        let buttons = snapshot.buttons
+        keys = Self.keys.map { code in
+            Button.allCases.contains { Self.key(for: $0) == code && buttons.contains($0) }
+        }
+        let hatX = (buttons.contains(.dpright) ? 1 : 0) - (buttons.contains(.dpleft) ? 1 : 0)
+        let hatY = (buttons.contains(.dpdown) ? 1 : 0) - (buttons.contains(.dpup) ? 1 : 0)
+        axes = [
+            Int32(snapshot.leftX), Int32(snapshot.leftY), Int32(snapshot.rightX), Int32(snapshot.rightY),
+            Self.triggerByte(snapshot.leftTrigger), Self.triggerByte(snapshot.rightTrigger),
+            Int32(hatX), Int32(hatY),
+        ]
+    }
+
+    /// 0...32767 → 0...255, rounded to nearest.
+    static func triggerByte(_ value: Int16) -> Int32 {
+        (Int32(max(value, 0)) * 255 + 16383) / 32767
+    }
+
+    /// The key and axis events that turn `previous` into this state (no SYN).
+    func events(changedFrom previous: XboxPadState) -> [input_event] {
+        var events: [input_event] = []
+        for (index, code) in Self.keys.enumerated() where keys[index] != previous.keys[index] {
+            events.append(VirtualXbox360Pad.event(EV_KEY, code, keys[index] ? 1 : 0))
+        }
+        for (index, code) in Self.axisCodes.enumerated() where axes[index] != previous.axes[index] {
+            events.append(VirtualXbox360Pad.event(EV_ABS, code, axes[index]))
+        }
+        return events
+    }
+}

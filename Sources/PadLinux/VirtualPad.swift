@@ -1,0 +1,35 @@
+public import PadCore
+
+/// The kinds of virtual pad padbridge can present to games.
+public enum VirtualPadKind: String, Sendable, CaseIterable {
+    /// A uinput pad with xpad's Microsoft X-Box 360 pad identity and capabilities.
+    case xbox360
+    /// A uhid DualSense bound by the kernel's hid-playstation driver (gamepad, motion, touchpad nodes, hidraw).
+    case dualsense
+}
+
+/// Where readers find a virtual pad once the kernel made it.
+public struct VirtualPadNodes: Sendable, Hashable {
+    /// "/dev/input/eventN" paths. DualSense: gamepad, motion sensors, touchpad (then any other node the driver adds).
+    public var eventNodes: [String]
+    /// "/dev/hidrawN" for a uhid pad; nil for uinput pads.
+    public var hidrawNode: String?
+    /// The device's sysfs directory: the input device for uinput, the HID device for uhid.
+    public var sysfsPath: String
+
+    public init(eventNodes: [String], hidrawNode: String?, sysfsPath: String) {
+        self.eventNodes = eventNodes
+        self.hidrawNode = hidrawNode
+        self.sysfsPath = sysfsPath
+    }
+}
+
+/// A pad padbridge shows to the system. Confined to the thread of the `DeviceEventLoop` it was created with.
+public protocol VirtualPad: AnyObject {
+    var kind: VirtualPadKind { get }
+    /// Shows `snapshot` to readers, writing only what changed since the last apply (state-based: whatever is not
+    /// pressed in `snapshot` is released).
+    func apply(_ snapshot: PadSnapshot) throws(DeviceAccessError)
+    /// Releases everything (sends the neutral state and SYN), then destroys the device. Idempotent; deinit calls it.
+    func close()
+}

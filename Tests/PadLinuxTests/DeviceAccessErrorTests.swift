@@ -1,0 +1,54 @@
+@testable import PadLinux
+import SystemPackage
+import Testing
+
+@Suite("DeviceAccessError messages")
+struct DeviceAccessErrorTests {
+    static let installCommand =
+        "sudo install -m644 udev/70-padbridge.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger"
+
+    @Test(arguments: ["/dev/uinput", "/dev/uhid", "/dev/hidraw3"], [Errno.permissionDenied, .notPermitted])
+    func permissionDeniedNamesTheUdevRule(path: String, errno: Errno) {
+        let error = DeviceAccessError.opening(path, errno)
+        #expect(error.code == .permissionDenied)
+        #expect(error.path == path)
+        #expect(error.cause == errno)
+        #expect(error.remedy == .installUdevRule(file: "udev/70-padbridge.rules"))
+        #expect(error.description.contains(path))
+        #expect(error.description.contains(Self.installCommand))
+        #expect(error.description.contains("73-seat-late.rules"))
+    }
+
+    @Test(arguments: [("/dev/uinput", "uinput"), ("/dev/uhid", "uhid")])
+    func missingNodeNamesModprobe(path: String, module: String) {
+        let error = DeviceAccessError.opening(path, .noSuchFileOrDirectory)
+        #expect(error.code == .missingDevice)
+        #expect(error.remedy == .loadKernelModule(module))
+        #expect(error.description.contains(path))
+        #expect(error.description.contains("sudo modprobe \(module)"))
+        #expect(error.description.contains("udev/padbridge-modules.conf"))
+        #expect(error.description.contains("/etc/modules-load.d/"))
+    }
+
+    @Test func busyNamesTheOtherProgram() {
+        let error = DeviceAccessError.ioctl("EVIOCGRAB", path: "/dev/input/event5", .resourceBusy)
+        #expect(error.code == .busy)
+        #expect(error.description.contains("/dev/input/event5"))
+        #expect(error.description.contains("ioctl(EVIOCGRAB)"))
+        #expect(error.description.contains("close that program"))
+    }
+
+    @Test func goneIsALifecycleEvent() {
+        let error = DeviceAccessError.reading("/dev/hidraw2", .operationNotSupportedByDevice)
+        #expect(error.code == .gone)
+        #expect(error.remedy == nil)
+        #expect(error.description.contains("/dev/hidraw2"))
+    }
+
+    @Test func otherFailuresKeepTheErrno() {
+        let error = DeviceAccessError.ioctl("UI_DEV_CREATE", path: "/dev/uinput", .invalidArgument)
+        #expect(error.code == .invalidArgument)
+        #expect(error.cause == .invalidArgument)
+        #expect(error.description.hasPrefix("ioctl(UI_DEV_CREATE) /dev/uinput:"))
+    }
+}

@@ -1,0 +1,156 @@
+import Glibc
+@testable import PadLinux
+import SystemPackage
+import Testing
+
+@Suite("DeviceEventLoop", .serialized)
+struct DeviceEventLoopTests {
+    @Test func stopBeforeRunReturnsAtOnce() throws {
+        let loop = try DeviceEventLoop()
+        loop.stop()
+        try loop.run()
+    }
+
+    @Test func deferredWorkRunsOnTheLoop() throws {
+        let loop = try DeviceEventLoop()
+        var order: [Int] = []
+        loop.deferWork {
+            order.append(1)
+            loop.deferWork {
+                order.append(2)
+                loop.stop()
+            }
+        }
+        try loop.run()
+        #expect(order == [1, 2])
+    }
+
+    @Test func oneShotAndRepeatingTimers() throws {
+        let loop = try DeviceEventLoop()
+        var ticks = 0
+        let start = MonotonicInstant.now()
+        var firedAt: MonotonicInstant?
+        let repeating = try loop.makeTimer {
+            ticks += 1
+        }
+        let deadline = try loop.makeTimer {
+            firedAt = .now()
+            loop.stop()
+        }
+        try repeating.scheduleRepeating(everyMilliseconds: 5)
+        try deadline.schedule(at: start.adding(milliseconds: 60))
+        try loop.run()
+        let elapsed = try #require(firedAt).nanoseconds - start.nanoseconds
+        #expect(elapsed >= 60_000_000)
+        #expect(ticks >= 3)
+        repeating.close()
+        deadline.close()
+    }
+
+    @Test func cancelledTimerDoesNotFire() throws {
+        let loop = try DeviceEventLoop()
+        var fired = false
+        let timer = try loop.makeTimer { fired = true }
+        try timer.schedule(at: MonotonicInstant.now().adding(milliseconds: 10))
+        timer.cancel()
+        let stopper = try loop.makeTimer { loop.stop() }
+        try stopper.schedule(at: MonotonicInstant.now().adding(milliseconds: 40))
+        try loop.run()
+        #expect(!fired)
+    }
+
+    @Test func handlerErrorsEndRun() throws {
+        let loop = try DeviceEventLoop()
+        let failing = try loop.makeTimer { () throws(DeviceAccessError) in
+            throw DeviceAccessError(code: .gone, path: "/dev/test", operation: "read")
+        }
+        try failing.schedule(at: .now())
+        let error = #expect(throws: DeviceAccessError.self) { try loop.run() }
+        #expect(error?.code == .gone)
+    }
+
+    /// Replaces fd 0 with a pipe for the duration of `body`.
+    static func withStandardInput(_ text: [UInt8], closeWriter: Bool, _ body: () throws -> Void) throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let saved = dup(0)
+        dup2(fds[0], 0)
+        close(fds[0])
+        _ = text.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        if closeWriter { close(fds[1]) }
+        defer {
+            dup2(saved, 0)
+            close(saved)
+            if !closeWriter { close(fds[1]) }
+        }
+        try body()
+    }
+
+    @Test func standardInputLinesWithPartialLastLine() throws {
+        var lines: [String] = []
+        var ended = false
+        try Self.withStandardInput(Array("first\nsecond\n\nlast without newline".utf8), closeWriter: true) {
+            let loop = try DeviceEventLoop()
+            try loop.watchStandardInputLines({ lines.append($0) }, onEndOfFile: {
+                ended = true
+                loop.stop()
+            })
+            try loop.run()
+        }
+        #expect(lines == ["first", "second", "", "last without newline"])
+        #expect(ended)
+    }
+
+    /// epoll refuses regular files (EPERM); the loop reads them between events instead.
+    @Test func standardInputFromARegularFile() throws {
+        var template = Array("/tmp/padbridge-stdin-XXXXXX".utf8CString)
+        let file = mkstemp(&template)
+        #expect(file >= 0)
+        unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        let text = Array("alpha\nbeta\n".utf8)
+        _ = text.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+        lseek(file, 0, SEEK_SET)
+        let saved = dup(0)
+        dup2(file, 0)
+        close(file)
+        defer {
+            dup2(saved, 0)
+            close(saved)
+        }
+        var lines: [String] = []
+        let loop = try DeviceEventLoop()
+        try loop.watchStandardInputLines({ lines.append($0) }, onEndOfFile: { loop.stop() })
+        try loop.run()
+        #expect(lines == ["alpha", "beta"])
+    }
+
+    @Test func standardInputDoesNotBlockTheLoop() throws {
+        var lines: [String] = []
+        var timerFired = false
+        try Self.withStandardInput(Array("one\ntw".utf8), closeWriter: false) {
+            let loop = try DeviceEventLoop()
+            try loop.watchStandardInputLines({ lines.append($0) }, onEndOfFile: {})
+            let timer = try loop.makeTimer {
+                timerFired = true
+                loop.stop()
+            }
+            try timer.schedule(at: MonotonicInstant.now().adding(milliseconds: 50))
+            try loop.run()
+        }
+        #expect(lines == ["one"])
+        #expect(timerFired)
+    }
+
+    @Test func signalsArriveThroughTheLoop() throws {
+        let loop = try DeviceEventLoop()
+        var received: [Int32] = []
+        try loop.watchSignals([SIGUSR2]) { signal in
+            received.append(signal)
+            loop.stop()
+        }
+        // Thread-directed, so it is pending on this (the loop's) thread, where it is blocked.
+        raise(SIGUSR2)
+        try loop.run()
+        #expect(received == [SIGUSR2])
+    }
+}
