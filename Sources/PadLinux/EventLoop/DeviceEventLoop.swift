@@ -154,6 +154,16 @@ public final class DeviceEventLoop {
         if deferredWork.count == 1 { wake.signal() }
     }
 
+    /// Calls `handler` once on the loop thread after `milliseconds`, unless the loop stopped first: a bound for
+    /// waits on the kernel (a probe that never comes). Returns a handle; dropping it cancels the deadline.
+    public func deadline(
+        afterMilliseconds milliseconds: UInt64, _ handler: @escaping () -> Void
+    ) throws(DeviceAccessError) -> LoopDeadline {
+        let timer = try makeTimer { handler() }
+        try timer.schedule(at: MonotonicInstant.now().adding(milliseconds: milliseconds))
+        return LoopDeadline(timer: timer)
+    }
+
     /// A timer whose `handler` runs on the loop thread.
     func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) -> LoopTimer {
         try LoopTimer(loop: self, handler: handler)
@@ -269,4 +279,12 @@ private final class StandardInputLineReader {
         }
         pending.removeFirst(start)
     }
+}
+
+/// A pending `DeviceEventLoop.deadline`; cancelled when dropped.
+public final class LoopDeadline {
+    private let timer: LoopTimer
+    fileprivate init(timer: LoopTimer) { self.timer = timer }
+    public func cancel() { timer.close() }
+    deinit { timer.close() }
 }
