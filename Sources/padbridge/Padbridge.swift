@@ -1,0 +1,34 @@
+public import ArgumentParser
+public import Logging
+
+@main
+struct Padbridge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "padbridge",
+        abstract: "A Linux gamepad bridge with controller feedback.",
+        discussion: """
+            Virtual pads: an Xbox 360 pad through /dev/uinput and a DualSense through /dev/uhid that the \
+            kernel's hid-playstation driver binds. Pad events go in as JSON lines, feedback comes out as JSON lines.
+            """,
+        subcommands: [VirtualCommand.self]
+    )
+}
+
+/// Flags every command shares.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    /// Bootstraps logging to standard error. Only the executable does this; libraries take a Logger.
+    func makeLogger(label: String) -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: label)
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,181 @@
+public import ArgumentParser
+import Foundation
+import Glibc
+import Logging
+import PadCore
+import PadJSONLines
+import PadLinux
+
+struct VirtualCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "virtual",
+        abstract: "Create a virtual pad fed by JSON lines on standard input; print its feedback as JSON lines.",
+        discussion: """
+            Input lines (one event each):
+              {"type":"button","button":"a","pressed":true}
+              {"type":"axis","axis":"leftx","value":-12000}      sticks -32768...32767 (up negative), triggers 0...32767
+              {"type":"touch","contact":0,"active":true,"x":0.5,"y":0.25}
+              {"type":"motion","gyro":[0,0,0.5],"accel":[0,9.81,0]}   rad/s, m/s²
+              {"type":"battery","percent":80,"charging":false}
+            Feedback lines on standard output: rumble, lightbar, playerLeds, micLed, trigger.
+            When the kernel has made the pad's device nodes, one line "padbridge: ready {...}" goes to standard error.
+            Ends on end of input, SIGINT or SIGTERM, releasing every input and destroying the pad.
+            """
+    )
+
+    @Option(name: .long, help: "The pad to create: xbox360 or dualsense.")
+    var type: VirtualPadKind
+
+    @Option(name: .long, help: "The device name readers see (default: the real pad's name).")
+    var name: String?
+
+    @Option(
+        name: .long,
+        help: "DualSense only: the identity seed. The same seed gives the same MAC address on every run (default: random).")
+    var seed: String?
+
+    @Option(
+        name: .long,
+        help: "DualSense only: the bus to present, usb or bluetooth. SDL2 sees touchpad, motion and LEDs only on bluetooth.")
+    var bus: HIDTransport = .bluetooth
+
+    @OptionGroup var global: GlobalOptions
+
+    /// How long the released state stays visible before the pad is destroyed: a few frames of a game that polls
+    /// state, and ample for an event reader to drain its queue (an evdev node that is gone drops what was queued).
+    static let releaseGraceMilliseconds: UInt64 = 100
+
+    func validate() throws {
+        if type == .xbox360 && seed != nil { throw ValidationError("--seed applies to --type dualsense only.") }
+        if let name, name.isEmpty || name.utf8.count > 79 {
+            throw ValidationError("--name must be 1 to 79 bytes long.")
+        }
+    }
+
+    func run() throws {
+        let logger = global.makeLogger(label: "padbridge.virtual")
+        // A reader that goes away must not kill us before the pad is released: EPIPE is handled per write.
+        signal(SIGPIPE, SIG_IGN)
+        let loop = try DeviceEventLoop()
+        // Signals first: they must be blocked before any other thread starts.
+        var shutdown: (() -> Void)?
+        try loop.watchSignals([SIGINT, SIGTERM]) { signal in
+            logger.info("received signal \(signal): releasing inputs and destroying the pad")
+            if let shutdown { shutdown() } else { loop.stop() }
+        }
+
+        let output = LineOutput.standardOutput
+        let onFeedback: (FeedbackEvent) -> Void = { event in output.write(FeedbackLines.line(for: event)) }
+
+        // End of input before the kernel has made the pad's nodes would destroy a pad nobody could see:
+        // finish once it is ready, within a bound (the probe takes well under a second even under emulation).
+        var ready = false
+        var inputEnded = false
+        var readinessDeadline: LoopDeadline?
+        let seed = self.seed ?? RandomSeed.make()
+        let identity = DualSenseIdentity(seed: seed)
+        let onReady: (VirtualPadNodes) -> Void = { [type] nodes in
+            ready = true
+            readinessDeadline?.cancel()
+            readinessDeadline = nil
+            LineOutput.standardError.write(
+                "padbridge: ready "
+                    + ReadyLine.json(kind: type, nodes: nodes, mac: type == .dualsense ? identity.uniq : nil))
+            if inputEnded { shutdown?() }
+        }
+
+        let pad: any VirtualPad
+        switch type {
+        case .xbox360:
+            pad = try VirtualXbox360Pad.create(
+                name: name, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        case .dualsense:
+            pad = try VirtualDualSense.create(
+                name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback,
+                onReady: onReady)
+            logger.info("virtual DualSense \(identity.uniq) (seed \"\(seed)\", \(bus.rawValue) bus)")
+        }
+        defer { pad.close() }
+
+        var snapshot = PadSnapshot.neutral
+        var lineNumber = 0
+
+        // Shutting down: release every input first, keep serving the pad (force-feedback requests, the kernel)
+        // for a grace period so readers see the release before the node goes, then stop. A second request stops
+        // at once.
+        var releaseGrace: LoopDeadline?
+        shutdown = {
+            if releaseGrace != nil {
+                loop.stop()
+                return
+            }
+            snapshot = snapshot.released
+            do {
+                try pad.apply(snapshot)
+                releaseGrace = try loop.deadline(afterMilliseconds: Self.releaseGraceMilliseconds) { loop.stop() }
+            } catch {
+                logger.warning("could not release the pad's inputs: \(error)")
+                loop.stop()
+            }
+        }
+        try loop.watchStandardInputLines(
+            { line in
+                lineNumber += 1
+                if line.allSatisfy(\.isWhitespace) { return }
+                do {
+                    let event = try PadEventLines.event(from: line, current: snapshot)
+                    snapshot.apply(event)
+                    try pad.apply(snapshot)
+                } catch let error as JSONLineError {
+                    LineOutput.standardError.write("padbridge: line \(lineNumber): \(error.message); line ignored")
+                } catch {
+                    LineOutput.standardError.write("padbridge: \(error)")
+                    loop.stop()
+                }
+            },
+            onEndOfFile: {
+                logger.debug("end of input after \(lineNumber) lines")
+                inputEnded = true
+                if ready {
+                    shutdown?()
+                    return
+                }
+                let seconds: UInt64 = 20
+                logger.info("end of input before the kernel made the pad's nodes; waiting up to \(seconds) s for it")
+                do {
+                    readinessDeadline = try loop.deadline(afterMilliseconds: seconds * 1000) {
+                        LineOutput.standardError.write(
+                            "padbridge: the kernel did not make the pad's device nodes within \(seconds) s"
+                                + (type == .dualsense
+                                    ? "; is hid-playstation loaded? Run `sudo modprobe hid-playstation`" : ""))
+                        loop.stop()
+                    }
+                } catch {
+                    loop.stop()
+                }
+            })
+        try loop.run()
+    }
+}
+
+extension VirtualPadKind: ExpressibleByArgument {}
+extension HIDTransport: ExpressibleByArgument {}
+
+/// The JSON object of the "ready" status line.
+enum ReadyLine {
+    static func json(kind: VirtualPadKind, nodes: VirtualPadNodes, mac: String?) -> String {
+        func string(_ value: String?) -> String {
+            guard let value else { return "null" }
+            return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        let events = nodes.eventNodes.map { string($0) }.joined(separator: ",")
+        return #"{"kind":"\#(kind.rawValue)","eventNodes":[\#(events)],"hidraw":\#(string(nodes.hidrawNode)),"sysfs":\#(string(nodes.sysfsPath)),"mac":\#(string(mac))}"#
+    }
+}
+
+enum RandomSeed {
+    static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 16)
+    }
+}
