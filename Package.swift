@@ -53,8 +53,12 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
-        .testTarget(name: "PadCoreTests", dependencies: ["PadCore"], swiftSettings: strictSwift),
-        .testTarget(name: "PadJSONLinesTests", dependencies: ["PadJSONLines", "PadCore"], swiftSettings: strictSwift),
+        // Seeded randomness and random pad data shared by the test targets.
+        .target(name: "PadTestSupport", dependencies: ["PadCore"], path: "Tests/PadTestSupport", swiftSettings: strictSwift),
+        .testTarget(name: "PadCoreTests", dependencies: ["PadCore", "PadTestSupport"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "PadJSONLinesTests", dependencies: ["PadJSONLines", "PadCore", "PadTestSupport"],
+            swiftSettings: strictSwift),
         .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore"], swiftSettings: strictSwift),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,3 @@
-import Foundation
 public import PadCore
 
 /// Feedback as JSON lines: what `padbridge virtual` prints and `padbridge feedback --stdin` applies.
@@ -40,14 +39,7 @@ public enum FeedbackLines {
     }
 
     public static func event(from line: String) throws(JSONLineError) -> FeedbackEvent {
-        let fields: Fields
-        do {
-            fields = try JSONDecoder().decode(Fields.self, from: Data(line.utf8))
-        } catch let error as DecodingError {
-            throw JSONLineError(describe(error))
-        } catch {
-            throw JSONLineError("not a JSON object: \(error)")
-        }
+        let fields: Fields = try decodeLine(line)
         switch fields.type {
         case "rumble":
             let strong = try required(fields.strong, "strong", allowed: ["0...1"])

@@ -33,14 +33,7 @@ public enum PadEventLines {
     /// Reads one line. Fields a line leaves out (a motion line without `accel`, a touch line without
     /// coordinates) keep their values from `current`.
     public static func event(from line: String, current: PadSnapshot = .neutral) throws(JSONLineError) -> PadEvent {
-        let fields: Fields
-        do {
-            fields = try JSONDecoder().decode(Fields.self, from: Data(line.utf8))
-        } catch let error as DecodingError {
-            throw JSONLineError(describe(error))
-        } catch {
-            throw JSONLineError("not a JSON object: \(error)")
-        }
+        let fields: Fields = try decodeLine(line)
         switch fields.type {
         case "button":
             let button = try required(fields.button, "button", allowed: Button.allCases.map(\.rawValue))
@@ -127,6 +120,17 @@ public enum PadEventLines {
             throw JSONLineError("\"\(key)\" \(JSONNumberFormat.decimal(value)) is out of range: allowed 0...1")
         }
         return value
+    }
+}
+
+/// Decodes one line's fields; every failure becomes a `JSONLineError` that names the field and what it must be.
+func decodeLine<Fields: Decodable>(_ line: String) throws(JSONLineError) -> Fields {
+    do {
+        return try JSONDecoder().decode(Fields.self, from: Data(line.utf8))
+    } catch let error as DecodingError {
+        throw JSONLineError(describe(error))
+    } catch {
+        throw JSONLineError("not a JSON object: \(error)")
     }
 }
 

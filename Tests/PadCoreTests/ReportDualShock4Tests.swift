@@ -1,3 +1,4 @@
+import PadTestSupport
 import Testing
 @testable import PadCore
 

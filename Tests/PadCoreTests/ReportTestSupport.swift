@@ -1,26 +1,5 @@
 @testable import PadCore
 
-/// A tiny seeded generator so random tests are deterministic (SplitMix64, Steele et al.).
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-extension SplitMix64 {
-    mutating func byte() -> UInt8 { UInt8.random(in: .min ... .max, using: &self) }
-    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in byte() } }
-    mutating func chance(_ numerator: Int, in denominator: Int) -> Bool {
-        Int.random(in: 0..<denominator, using: &self) < numerator
-    }
-}
-
 /// Hex dump for failure messages: "01 80 80 ...".
 func hexDump(_ bytes: [UInt8]) -> String {
     bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")

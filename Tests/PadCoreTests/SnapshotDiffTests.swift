@@ -1,10 +1,11 @@
 import PadCore
+import PadTestSupport
 import Testing
 
 @Suite struct SnapshotDiffTests {
     @Test(arguments: [1, 2, 3, 42, 0xDEAD_BEEF] as [UInt64], [1.0, 0.3, 0.05])
     func applyingTheDiffReproducesTheTarget(seed: UInt64, changeRate: Double) {
-        var generator = SeededRandom(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var old = PadSnapshot.random(using: &generator)
         for _ in 0..<500 {
             let new = PadSnapshot.random(using: &generator, from: old, changeRate: changeRate)
@@ -17,7 +18,7 @@ import Testing
 
     @Test(arguments: [7, 8, 9] as [UInt64])
     func diffOfASnapshotWithItselfIsEmpty(seed: UInt64) {
-        var generator = SeededRandom(seed: seed)
+        var generator = SplitMix64(seed: seed)
         for _ in 0..<200 {
             let snapshot = PadSnapshot.random(using: &generator)
             #expect(SnapshotDiff.events(from: snapshot, to: snapshot).isEmpty)
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func releasedKeepsBatteryAndLetsGoOfEverythingElse() {
-        var generator = SeededRandom(seed: 99)
+        var generator = SplitMix64(seed: 99)
         let held = PadSnapshot.random(using: &generator)
         let released = held.released
         #expect(released.buttons.isEmpty)

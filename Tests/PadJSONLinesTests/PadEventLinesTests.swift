@@ -1,5 +1,6 @@
 import PadCore
 import PadJSONLines
+import PadTestSupport
 import Testing
 
 @Suite struct PadEventLinesTests {
@@ -71,7 +72,7 @@ import Testing
     /// What `monitor --json` prints, `virtual` reads back to the same event.
     @Test(arguments: [11, 12, 13] as [UInt64])
     func printedLinesReadBackToTheSameEvents(seed: UInt64) throws {
-        var generator = SeededRandom(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var old = PadSnapshot.neutral
         for _ in 0..<300 {
             var new = old

@@ -1,10 +1,11 @@
-import PadCore
+public import PadCore
 
-/// A deterministic generator (SplitMix64) so a failing random test can be replayed from its seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+/// A tiny seeded generator so random tests are deterministic and a failure replays from its seed
+/// (SplitMix64, Steele, Lea and Flood 2014).
+public struct SplitMix64: RandomNumberGenerator {
+    public var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -13,10 +14,19 @@ struct SeededRandom: RandomNumberGenerator {
     }
 }
 
+extension SplitMix64 {
+    public mutating func byte() -> UInt8 { UInt8.random(in: .min ... .max, using: &self) }
+    public mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in byte() } }
+    public mutating func chance(_ numerator: Int, in denominator: Int) -> Bool {
+        Int.random(in: 0..<denominator, using: &self) < numerator
+    }
+}
+
+
 extension PadSnapshot {
     /// A random snapshot; `changeRate` is the chance each control differs from `base`.
-    static func random(
-        using generator: inout SeededRandom, from base: PadSnapshot = .neutral, changeRate: Double = 1
+    public static func random(
+        using generator: inout SplitMix64, from base: PadSnapshot = .neutral, changeRate: Double = 1
     ) -> PadSnapshot {
         var snapshot = base
         func changes() -> Bool { Double.random(in: 0..<1, using: &generator) < changeRate }
