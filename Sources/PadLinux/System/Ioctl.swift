@@ -50,6 +50,16 @@ struct IoctlRequest: Sendable {
 }
 
 extension FileDescriptor {
+    /// Opens a device node read-write, non-blocking, close-on-exec; a failure says what to do about it
+    /// (load the module, install the udev rule).
+    static func openDeviceNode(_ path: StaticString) throws(DeviceAccessError) -> FileDescriptor {
+        do {
+            return try FileDescriptor.open(FilePath("\(path)"), .readWrite, options: [.nonBlocking, .closeOnExec])
+        } catch {
+            throw .opening("\(path)", error as? Errno ?? .ioError)
+        }
+    }
+
     /// The one ioctl entry point with a pointer argument: retries EINTR; EBADF and EFAULT are bugs in padbridge.
     func control(_ request: IoctlRequest, _ argument: UnsafeMutableRawPointer?) -> Result<CInt, Errno> {
         performControl(request) { CPadLinux_ioctlPointer(rawValue, request.value, argument) }

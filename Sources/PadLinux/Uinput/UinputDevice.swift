@@ -15,11 +15,7 @@ struct UinputDevice: ~Copyable {
     /// Opens the uinput node read-write, non-blocking, close-on-exec.
     init(path: StaticString = "/dev/uinput") throws(DeviceAccessError) {
         self.path = path
-        do {
-            descriptor = try FileDescriptor.open(FilePath("\(path)"), .readWrite, options: [.nonBlocking, .closeOnExec])
-        } catch {
-            throw .opening("\(path)", error as? Errno ?? .ioError)
-        }
+        descriptor = try FileDescriptor.openDeviceNode(path)
     }
 
     /// For registering with the event loop only.
