@@ -1,0 +1,405 @@
+"""Shared fixtures of the real-kernel suite.
+
+These tests run as root inside the QEMU VM that scripts/kernel-suite boots (uinput, uhid and hid-playstation
+loaded). They drive `padbridge virtual` through its JSON-lines contract and check what it produces with
+independent readers: python-evdev, evtest, SDL2 and hid-playstation itself.
+
+Rules: no sleeps. Every wait blocks on something (a pipe line, an evdev event, an SDL event) and has a deadline.
+Every padbridge process a test starts is stopped by the fixture, whatever happens.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import evdev
+import pytest
+from evdev import ecodes
+
+# Under software emulation Python and Swift start slowly; these deadlines are generous on purpose.
+READY_DEADLINE = float(os.environ.get("KERNEL_SUITE_READY_DEADLINE", "60"))
+DEADLINE = float(os.environ.get("KERNEL_SUITE_DEADLINE", "30"))
+
+MODULE_ORDER = ["test_environment", "test_xbox360", "test_dualsense", "test_sdl"]
+
+
+def pytest_collection_modifyitems(items):
+    """Environment checks first, SDL (which keeps one SDL_Init for the session) last."""
+
+    def rank(item):
+        name = Path(str(item.fspath)).stem
+        return MODULE_ORDER.index(name) if name in MODULE_ORDER else len(MODULE_ORDER)
+
+    items.sort(key=rank)  # stable: keeps the file order within a module
+
+
+def padbridge_binary() -> str:
+    path = os.environ.get("PADBRIDGE_BIN", ".build/debug/padbridge")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"PADBRIDGE_BIN={path!r} is not an executable; build padbridge and run scripts/kernel-suite")
+    return os.path.abspath(path)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# padbridge processes
+
+
+class Padbridge:
+    """One `padbridge virtual ...` process: JSON lines in on stdin, feedback lines out on stdout, status on stderr."""
+
+    def __init__(self, *args: str):
+        self.argv = [padbridge_binary(), "virtual", *args]
+        self.proc = subprocess.Popen(
+            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+        )
+        self._cond = threading.Condition()
+        self.stdout: list[tuple[float, str]] = []  # (monotonic receipt time, line)
+        self.stderr: list[tuple[float, str]] = []
+        self._eof = {"stdout": False, "stderr": False}
+        self._threads = [
+            threading.Thread(target=self._pump, args=(self.proc.stdout, self.stdout, "stdout"), daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr, "stderr"), daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+        self.lines_sent = 0
+        self.ready: dict | None = None
+
+    def __repr__(self):
+        return f"<padbridge {' '.join(self.argv[1:])} pid {self.proc.pid}>"
+
+    def _pump(self, stream, sink, name):
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            with self._cond:
+                sink.append((time.monotonic(), line))
+                self._cond.notify_all()
+        with self._cond:
+            self._eof[name] = True
+            self._cond.notify_all()
+
+    # -- waiting on output ---------------------------------------------------------------------------------------
+
+    def _wait(self, name, sink, match, since, timeout, what, pump=None):
+        """Blocks until `match(line)` returns something truthy for a line at index >= since; returns (index, value).
+
+        `pump`, when given, is called between waits of at most 50 ms (for SDL, whose events need pumping)."""
+        deadline = time.monotonic() + timeout
+        index = since
+        with self._cond:
+            while True:
+                while index < len(sink):
+                    value = match(sink[index][1])
+                    if value:
+                        return index, value
+                    index += 1
+                if self._eof[name]:
+                    raise AssertionError(
+                        f"{self!r}: {name} closed (exit status {self.proc.poll()}) before {what}\n{self.describe()}"
+                    )
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"{self!r}: no {what} within {timeout:.0f} s\n{self.describe()}")
+                if pump is None:
+                    self._cond.wait(remaining)
+                else:
+                    self._cond.wait(min(remaining, 0.05))
+                    self._cond.release()
+                    try:
+                        pump()
+                    finally:
+                        self._cond.acquire()
+
+    def wait_ready(self, timeout: float = READY_DEADLINE) -> dict:
+        prefix = "padbridge: ready "
+
+        def match(line):
+            return json.loads(line[len(prefix):]) if line.startswith(prefix) else None
+
+        _, self.ready = self._wait("stderr", self.stderr, match, 0, timeout, "'padbridge: ready {...}' line on stderr")
+        return self.ready
+
+    def wait_stderr(self, predicate, timeout: float = DEADLINE, since: int = 0, what: str = "matching stderr line"):
+        return self._wait("stderr", self.stderr, lambda line: line if predicate(line) else None, since, timeout, what)
+
+    def feedback_mark(self) -> int:
+        """The index of the next stdout line; pass it as `since` to wait only for feedback that comes later."""
+        with self._cond:
+            return len(self.stdout)
+
+    def wait_feedback(self, predicate, timeout: float = DEADLINE, since: int = 0, what: str = "feedback line",
+                      pump=None) -> tuple[int, dict]:
+        """Waits for a stdout feedback object for which predicate(obj) holds. Every stdout line must be one JSON
+        object with a "type"; anything else fails the test."""
+
+        def match(line):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                raise AssertionError(f"{self!r}: stdout line is not JSON: {line!r}") from None
+            if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+                raise AssertionError(f"{self!r}: stdout line is not a JSON object with a type: {line!r}")
+            return obj if predicate(obj) else None
+
+        return self._wait("stdout", self.stdout, match, since, timeout, what, pump=pump)
+
+    def feedback_objects(self) -> list[dict]:
+        with self._cond:
+            return [json.loads(line) for _, line in self.stdout]
+
+    def describe(self) -> str:
+        with self._cond:
+            err = [line for _, line in self.stderr][-40:]
+            out = [line for _, line in self.stdout][-20:]
+        return "  stderr (last lines):\n" + "".join(f"    {l}\n" for l in err) + \
+               "  stdout (last lines):\n" + "".join(f"    {l}\n" for l in out)
+
+    # -- input -----------------------------------------------------------------------------------------------------
+
+    def send_line(self, line: str):
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+        self.lines_sent += 1
+
+    def send(self, **event):
+        self.send_line(json.dumps(event, separators=(",", ":")))
+
+    def button(self, name: str, pressed: bool = True):
+        self.send(type="button", button=name, pressed=pressed)
+
+    def axis(self, name: str, value: int):
+        self.send(type="axis", axis=name, value=value)
+
+    def close_stdin(self):
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+
+    # -- ending ----------------------------------------------------------------------------------------------------
+
+    def wait_exit(self, timeout: float = DEADLINE) -> int:
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{self!r} still running {timeout:.0f} s after being told to stop\n{self.describe()}")
+        for thread in self._threads:
+            thread.join(5)
+        return status
+
+    def stop(self) -> int:
+        """End of input first (the normal way to stop), then SIGTERM, then SIGKILL. Returns the exit status."""
+        if self.proc.poll() is None:
+            try:
+                self.close_stdin()
+            except BrokenPipeError:
+                pass
+            try:
+                self.proc.wait(DEADLINE)
+            except subprocess.TimeoutExpired:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        for thread in self._threads:
+            thread.join(5)
+        return self.proc.returncode
+
+
+@pytest.fixture
+def padbridge():
+    """Factory: padbridge("--type", "xbox360") starts a process; all are stopped when the test ends. A process
+    that the test did not already stop must then exit with status 0 on end of input (the contract)."""
+    started: list[Padbridge] = []
+
+    def start(*args: str) -> Padbridge:
+        process = Padbridge(*args)
+        started.append(process)
+        return process
+
+    yield start
+    problems = []
+    for process in started:
+        already_ended = process.proc.poll() is not None
+        status = process.stop()
+        print(f"{process!r} exited with {status}\n{process.describe()}")
+        if not already_ended and status != 0:
+            problems.append(f"{process!r} exited with status {status} on end of input")
+    if problems:
+        pytest.fail("; ".join(problems))
+
+
+def start_xbox(padbridge, *extra: str) -> tuple[Padbridge, dict, evdev.InputDevice]:
+    pad = padbridge("--type", "xbox360", *extra)
+    ready = pad.wait_ready()
+    assert ready["kind"] == "xbox360", ready
+    assert len(ready["eventNodes"]) == 1, ready
+    return pad, ready, evdev.InputDevice(ready["eventNodes"][0])
+
+
+def start_dualsense(padbridge, *extra: str, name: str = "padbridge test DualSense"):
+    """Returns (process, ready object, {"gamepad": dev, "motion": dev, "touchpad": dev})."""
+    pad = padbridge("--type", "dualsense", "--name", name, *extra)
+    ready = pad.wait_ready()
+    assert ready["kind"] == "dualsense", ready
+    assert len(ready["eventNodes"]) == 3, f"expected gamepad, motion and touchpad nodes: {ready}"
+    by_name = {}
+    for path in ready["eventNodes"]:
+        device = evdev.InputDevice(path)
+        by_name[device.name] = device
+    expected = {name: "gamepad", f"{name} Motion Sensors": "motion", f"{name} Touchpad": "touchpad"}
+    assert set(by_name) == set(expected), f"node names {sorted(by_name)} from {ready['eventNodes']}"
+    return pad, ready, {role: by_name[node_name] for node_name, role in expected.items()}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# evdev readers with deadlines
+
+
+class DeviceGone(Exception):
+    pass
+
+
+def read_available(device: evdev.InputDevice, timeout: float) -> list:
+    """Waits up to `timeout` for the device's fd to become readable and returns what is queued ([] on timeout).
+    Raises DeviceGone when the node disappears."""
+    poller = select.poll()
+    poller.register(device.fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+    if not poller.poll(max(0, timeout) * 1000):
+        return []
+    try:
+        return list(device.read())
+    except BlockingIOError:
+        return []
+    except OSError as error:
+        if error.errno == errno.ENODEV:
+            raise DeviceGone(device.path) from None
+        raise
+
+
+def describe_events(events) -> str:
+    def one(event):
+        kind = ecodes.EV.get(event.type, event.type)
+        names = ecodes.bytype.get(event.type, {})
+        code = names.get(event.code, event.code)
+        if isinstance(code, list):
+            code = code[0]
+        return f"{kind}/{code}={event.value}"
+
+    return " ".join(one(event) for event in events if event.type != ecodes.EV_SYN) or "(none)"
+
+
+def expect_events(device: evdev.InputDevice, wanted, timeout: float = DEADLINE) -> list:
+    """Reads events until each (type, code, value) in `wanted` has been seen (any order); value may be a predicate.
+    Returns every event read."""
+    remaining = list(wanted)
+    seen = []
+    deadline = time.monotonic() + timeout
+    while remaining:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(
+                f"{device.path} ({device.name}): still waiting for {remaining_desc(remaining)} after {timeout:.0f} s; "
+                f"events seen: {describe_events(seen)}"
+            )
+        for event in read_available(device, left):
+            seen.append(event)
+            for item in remaining:
+                kind, code, value = item
+                if event.type == kind and event.code == code and (value(event.value) if callable(value) else event.value == value):
+                    remaining.remove(item)
+                    break
+    return seen
+
+
+def remaining_desc(items) -> str:
+    out = []
+    for kind, code, value in items:
+        names = ecodes.bytype.get(kind, {})
+        name = names.get(code, code)
+        if isinstance(name, list):
+            name = name[0]
+        out.append(f"{ecodes.EV.get(kind, kind)}/{name}={'<predicate>' if callable(value) else value}")
+    return ", ".join(out)
+
+
+def drain(device: evdev.InputDevice):
+    while read_available(device, 0):
+        pass
+
+
+def wait_abs(device: evdev.InputDevice, expected: dict, timeout: float = DEADLINE, tolerance: dict | None = None) -> dict:
+    """Waits until the kernel's current value of each absolute axis in `expected` is within its tolerance
+    (default exact), following the event stream from the current state. Returns the final values."""
+    tolerance = tolerance or {}
+    drain(device)
+    values = {code: device.absinfo(code).value for code in expected}
+    deadline = time.monotonic() + timeout
+
+    def done():
+        return all(abs(values[code] - want) <= tolerance.get(code, 0) for code, want in expected.items())
+
+    while not done():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            names = {code: ecodes.ABS.get(code, code) for code in expected}
+            raise AssertionError(
+                f"{device.path} ({device.name}): axes "
+                + ", ".join(f"{names[c]}={values[c]} (want {w}±{tolerance.get(c, 0)})" for c, w in expected.items())
+                + f" after {timeout:.0f} s"
+            )
+        for event in read_available(device, left):
+            if event.type == ecodes.EV_ABS and event.code in values:
+                values[event.code] = event.value
+    return values
+
+
+def read_until_gone(device: evdev.InputDevice, timeout: float = DEADLINE) -> list:
+    """Reads every event until the node disappears; returns them. Fails if it is still there after `timeout`."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"{device.path} still exists {timeout:.0f} s later; events: {describe_events(seen)}")
+        try:
+            seen.extend(read_available(device, left))
+        except DeviceGone:
+            return seen
+
+
+def input_sysfs_name(event_node: str) -> str:
+    """'/dev/input/event5' -> 'input7' (the input device the event handler belongs to)."""
+    return os.path.basename(os.path.realpath(f"/sys/class/input/{os.path.basename(event_node)}/device"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# force feedback client side (EVIOCSFF through python-evdev)
+
+
+def rumble_effect(strong: int, weak: int, length_ms: int = 0):
+    from evdev import ff
+
+    return ff.Effect(
+        ecodes.FF_RUMBLE, -1, 0,
+        ff.Trigger(0, 0),
+        ff.Replay(length_ms, 0),
+        ff.EffectType(ff_rumble_effect=ff.Rumble(strong_magnitude=strong, weak_magnitude=weak)),
+    )
+
+
+def is_rumble(strong: float, weak: float, tolerance: float = 0.01):
+    def check(obj):
+        return (obj.get("type") == "rumble"
+                and abs(obj.get("strong", -9) - strong) <= tolerance
+                and abs(obj.get("weak", -9) - weak) <= tolerance)
+
+    return check

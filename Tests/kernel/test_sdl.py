@@ -1,0 +1,188 @@
+"""SDL2 (Debian's libSDL2 2.26 through pysdl2) as an independent reader: what a game sees.
+
+One SDL_Init per session, every SDL call on the test thread, events pumped in every wait. SDL runs without udevd
+here: SDL_JOYSTICK_DISABLE_UDEV=1 (set by scripts/kernel-suite) makes it scan /dev itself and see hot-plug."""
+
+import ctypes
+import time
+
+import pytest
+
+from conftest import DEADLINE, is_rumble, start_dualsense, start_xbox
+
+
+@pytest.fixture(scope="session")
+def sdl():
+    import sdl2  # ~10 s under emulation; PYSDL2_DLL_PATH must be set or pysdl2 runs gcc for a minute
+
+    if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:
+        pytest.fail(f"SDL_Init: {sdl2.SDL_GetError().decode()}")
+    yield sdl2
+    sdl2.SDL_Quit()
+
+
+def pump(sdl2, wait_ms=20):
+    """Lets SDL notice hot-plug and read input: waits up to wait_ms for an event, then drops the queue (the tests
+    read state, not events)."""
+    sdl2.SDL_WaitEventTimeout(None, wait_ms)
+    sdl2.SDL_GameControllerUpdate()
+    sdl2.SDL_FlushEvents(sdl2.SDL_FIRSTEVENT, sdl2.SDL_LASTEVENT)
+
+
+def sdl_wait(sdl2, condition, what, timeout=DEADLINE):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"SDL: no {what} within {timeout:.0f} s")
+        pump(sdl2)
+
+
+def joystick_ids(sdl2):
+    pump(sdl2, 0)
+    return {sdl2.SDL_JoystickGetDeviceInstanceID(i) for i in range(sdl2.SDL_NumJoysticks())}
+
+
+def open_controller(sdl2, paths, known_ids, timeout=DEADLINE):
+    """Opens the game controller SDL lists at one of `paths` (evdev or hidraw node) that was not in known_ids."""
+
+    def find():
+        for index in range(sdl2.SDL_NumJoysticks()):
+            path = sdl2.SDL_JoystickPathForIndex(index)
+            instance = sdl2.SDL_JoystickGetDeviceInstanceID(index)
+            if path and path.decode() in paths and instance not in known_ids:
+                return index + 1
+        return None
+
+    try:
+        index = sdl_wait(sdl2, find, f"joystick at {paths}", timeout) - 1
+    except AssertionError:
+        listed = [(sdl2.SDL_JoystickPathForIndex(i), sdl2.SDL_JoystickNameForIndex(i))
+                  for i in range(sdl2.SDL_NumJoysticks())]
+        raise AssertionError(f"SDL never listed a new joystick at {paths}; it lists {listed}") from None
+    assert sdl2.SDL_IsGameController(index), \
+        f"SDL lists {sdl2.SDL_JoystickNameForIndex(index)} but has no game-controller mapping for it"
+    controller = sdl2.SDL_GameControllerOpen(index)
+    assert controller, f"SDL_GameControllerOpen: {sdl2.SDL_GetError().decode()}"
+    return controller
+
+
+def test_sdl_sees_the_xbox_pad_as_an_x360_controller(sdl, padbridge):
+    known = joystick_ids(sdl)
+    pad, ready, _ = start_xbox(padbridge)
+    controller = open_controller(sdl, ready["eventNodes"], known)
+    try:
+        assert sdl.SDL_GameControllerGetType(controller) == sdl.SDL_CONTROLLER_TYPE_XBOX360, \
+            f"type {sdl.SDL_GameControllerGetType(controller)}, name {sdl.SDL_GameControllerName(controller)}"
+        pad.button("a", True)
+        sdl_wait(sdl, lambda: sdl.SDL_GameControllerGetButton(controller, sdl.SDL_CONTROLLER_BUTTON_A) == 1,
+                 "button A pressed")
+        pad.axis("leftx", -12000)
+        sdl_wait(sdl, lambda: abs(sdl.SDL_GameControllerGetAxis(controller, sdl.SDL_CONTROLLER_AXIS_LEFTX) + 12000) <= 2,
+                 "leftx ≈ -12000")
+        pad.axis("righttrigger", 32767)
+        sdl_wait(sdl, lambda: sdl.SDL_GameControllerGetAxis(controller, sdl.SDL_CONTROLLER_AXIS_TRIGGERRIGHT) >= 32000,
+                 "right trigger fully pressed")
+        pad.button("dpleft", True)
+        sdl_wait(sdl, lambda: sdl.SDL_GameControllerGetButton(controller, sdl.SDL_CONTROLLER_BUTTON_DPAD_LEFT) == 1,
+                 "d-pad left")
+        # rumble the way games do: SDL uploads an FF_RUMBLE effect to the evdev node, padbridge must answer
+        mark = pad.feedback_mark()
+        assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 10000) == 0, sdl.SDL_GetError()
+        pad.wait_feedback(is_rumble(0.5, 0.25), since=mark, what="rumble ≈ 0.5/0.25 from SDL", pump=lambda: pump(sdl, 0))
+    finally:
+        sdl.SDL_GameControllerClose(controller)
+
+
+def ds5_effects_block(valid_flag0=0, right=b"", left=b""):
+    """SDL's DS5EffectsState_t (47 bytes): valid_flag0, valid_flag1, motors, audio, ... then the right trigger
+    block at offset 10 and the left one at offset 21, 11 bytes each."""
+    block = bytearray(47)
+    block[0] = valid_flag0
+    block[10:10 + len(right)] = right
+    block[21:21 + len(left)] = left
+    return bytes(block)
+
+
+def feedback_trigger(position, strength):
+    """Mode 0x21: zones position..9 at `strength` (1..8): 16-bit zone mask, then 3 bits per zone."""
+    mask = sum(1 << zone for zone in range(position, 10))
+    values = sum((strength - 1) << (3 * zone) for zone in range(position, 10))
+    return bytes([0x21]) + mask.to_bytes(2, "little") + values.to_bytes(4, "little") + bytes(4)
+
+
+def weapon_trigger(start, end, strength):
+    """Mode 0x25: start and end zone bits, strength - 1."""
+    return bytes([0x25]) + ((1 << start) | (1 << end)).to_bytes(2, "little") + bytes([strength - 1]) + bytes(7)
+
+
+def test_sdl_sees_a_full_ps5_controller(sdl, padbridge):
+    known = joystick_ids(sdl)
+    pad, ready, nodes = start_dualsense(padbridge)  # Bluetooth, the bus SDL's HIDAPI driver takes
+    controller = open_controller(sdl, [ready["hidraw"], *ready["eventNodes"]], known)
+    try:
+        path = sdl.SDL_GameControllerPath(controller).decode()
+        kind = sdl.SDL_GameControllerGetType(controller)
+        assert kind == sdl.SDL_CONTROLLER_TYPE_PS5, f"type {kind} at {path}"
+        assert path == ready["hidraw"], f"SDL reads the pad through {path}, not its HIDAPI driver on {ready['hidraw']}"
+        assert sdl.SDL_GameControllerGetNumTouchpads(controller) >= 1
+        assert sdl.SDL_GameControllerHasSensor(controller, sdl.SDL_SENSOR_ACCEL)
+        assert sdl.SDL_GameControllerHasSensor(controller, sdl.SDL_SENSOR_GYRO)
+
+        pad.button("a", True)
+        sdl_wait(sdl, lambda: sdl.SDL_GameControllerGetButton(controller, sdl.SDL_CONTROLLER_BUTTON_A) == 1,
+                 "button A (cross) pressed")
+
+        mark = pad.feedback_mark()
+        assert sdl.SDL_GameControllerSetLED(controller, 255, 0, 64) == 0, sdl.SDL_GetError()
+        pad.wait_feedback(lambda o: o["type"] == "lightbar" and (o["red"], o["green"], o["blue"]) == (255, 0, 64),
+                          since=mark, what="lightbar 255/0/64 from SDL_GameControllerSetLED", pump=lambda: pump(sdl, 0))
+
+        mark = pad.feedback_mark()
+        assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 1000) == 0, sdl.SDL_GetError()
+        pad.wait_feedback(is_rumble(0.5, 0.25, tolerance=1 / 255 + 0.005), since=mark,
+                          what="rumble ≈ 0.5/0.25 from SDL_GameControllerRumble", pump=lambda: pump(sdl, 0))
+
+        right = feedback_trigger(position=3, strength=5)
+        left = weapon_trigger(start=2, end=6, strength=7)
+        assert len(right) == len(left) == 11
+        block = ds5_effects_block(valid_flag0=0x04 | 0x08, right=right, left=left)
+        mark = pad.feedback_mark()
+        assert sdl.SDL_GameControllerSendEffect(controller, block, len(block)) == 0, sdl.SDL_GetError()
+        for side, raw in (("right", right), ("left", left)):
+            _, line = pad.wait_feedback(
+                lambda o, side=side, raw=raw: o["type"] == "trigger" and o.get("trigger") == side
+                and str(o.get("raw", "")).lower() == raw.hex(),
+                since=mark, what=f"{side} trigger line with raw {raw.hex()}", pump=lambda: pump(sdl, 0))
+            if side == "right":
+                assert line["effect"]["mode"] == "feedback", line
+
+        # bonus readers: a touchpad finger and the motion sensors
+        pad.send(type="touch", contact=0, active=True, x=0.25, y=0.75)
+        state, x, y, pressure = ctypes.c_uint8(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+
+        def finger():
+            sdl.SDL_GameControllerGetTouchpadFinger(controller, 0, 0, ctypes.byref(state), ctypes.byref(x),
+                                                    ctypes.byref(y), ctypes.byref(pressure))
+            return state.value == 1 and abs(x.value - 0.25) < 0.01 and abs(y.value - 0.75) < 0.01
+
+        sdl_wait(sdl, finger, "touchpad finger 0 at (0.25, 0.75)")
+
+        assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_ACCEL, sdl.SDL_TRUE) == 0
+        assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_GYRO, sdl.SDL_TRUE) == 0
+        accel, gyro = [0.0, 9.81, 0.0], [0.0, 0.0, 0.5]
+        pad.send(type="motion", gyro=gyro, accel=accel)
+        data = (ctypes.c_float * 3)()
+
+        def sensor(kind, want, tolerance):
+            def check():
+                sdl.SDL_GameControllerGetSensorData(controller, kind, data, 3)
+                return all(abs(a - b) <= tolerance for a, b in zip(data, want))
+            return check
+
+        sdl_wait(sdl, sensor(sdl.SDL_SENSOR_ACCEL, accel, 0.05), f"accel ≈ {accel} m/s²")
+        sdl_wait(sdl, sensor(sdl.SDL_SENSOR_GYRO, gyro, 0.01), f"gyro ≈ {gyro} rad/s")
+    finally:
+        sdl.SDL_GameControllerClose(controller)
