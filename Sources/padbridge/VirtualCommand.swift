@@ -122,12 +122,16 @@ struct VirtualCommand: ParsableCommand {
             { line in
                 lineNumber += 1
                 if line.allSatisfy(\.isWhitespace) { return }
-                do {
-                    let event = try PadEventLines.event(from: line, current: snapshot)
-                    snapshot.apply(event)
-                    try pad.apply(snapshot)
-                } catch let error as JSONLineError {
+                do throws(JSONLineError) {
+                    snapshot.apply(try PadEventLines.event(from: line, current: snapshot))
+                } catch {
                     LineOutput.standardError.write("padbridge: line \(lineNumber): \(error.message); line ignored")
+                }
+            },
+            onBatchEnd: {
+                // The lines of one read are one frame: readers see them together (one SYN_REPORT).
+                do {
+                    try pad.apply(snapshot)
                 } catch {
                     LineOutput.standardError.write("padbridge: \(error)")
                     loop.stop()

@@ -218,6 +218,29 @@ def test_held_inputs_are_released_before_the_pad_goes(padbridge, how):
     assert pad.wait_exit() == 0
 
 
+def test_lines_written_together_are_one_frame(padbridge):
+    """What a writer sends in one write (a frame from `monitor --json`) reaches readers between the same two
+    SYN_REPORTs; lines written apart are separate frames."""
+    pad, _, device = start_xbox(padbridge)
+    frame = ['{"type":"button","button":"a","pressed":true}', '{"type":"axis","axis":"leftx","value":-20000}',
+             '{"type":"axis","axis":"righttrigger","value":32767}']
+    pad.proc.stdin.write(("\n".join(frame) + "\n").encode())
+    pad.proc.stdin.flush()
+    events = expect_events(device, [(e.EV_KEY, e.BTN_A, 1), (e.EV_ABS, e.ABS_X, -20000), (e.EV_ABS, e.ABS_RZ, 255)])
+    frames, current = [], []
+    for event in events:
+        if event.type == e.EV_SYN and event.code == e.SYN_REPORT:
+            if current:
+                frames.append(current)
+            current = []
+        elif event.type in (e.EV_KEY, e.EV_ABS):
+            current.append((event.type, event.code, event.value))
+    if current:
+        frames.append(current)
+    assert frames == [[(e.EV_KEY, e.BTN_A, 1), (e.EV_ABS, e.ABS_X, -20000), (e.EV_ABS, e.ABS_RZ, 255)]], \
+        f"expected one frame, got {frames}"
+
+
 def test_malformed_line_is_reported_and_skipped(padbridge):
     pad, _, device = start_xbox(padbridge)
     pad.button("a", True)                                     # line 1

@@ -83,11 +83,15 @@ public final class DeviceEventLoop {
     /// fd 0 keeps its blocking mode (setting O_NONBLOCK would leak into the shell that shares the terminal): the loop
     /// reads only when epoll reports it readable, and one read per readiness cannot block. A regular file or
     /// /dev/null (which epoll refuses) is read in chunks between other events instead.
+    ///
+    /// `onBatchEnd` runs after the lines of one read(2) have been delivered: lines a writer sent together (one
+    /// frame of a pad) can then be shown to readers together.
     public func watchStandardInputLines(
-        _ onLine: @escaping (String) -> Void, onEndOfFile: @escaping () -> Void
+        _ onLine: @escaping (String) -> Void, onBatchEnd: @escaping () -> Void = {},
+        onEndOfFile: @escaping () -> Void
     ) throws(DeviceAccessError) {
         precondition(standardInputReader == nil, "watchStandardInputLines called twice")
-        let reader = StandardInputLineReader(onLine: onLine, onEndOfFile: onEndOfFile)
+        let reader = StandardInputLineReader(onLine: onLine, onBatchEnd: onBatchEnd, onEndOfFile: onEndOfFile)
         standardInputReader = reader
         let input = FileDescriptor.standardInput
         let token = makeToken()
@@ -240,12 +244,14 @@ private final class StandardInputLineReader {
     enum Outcome { case more, endOfFile }
 
     private let onLine: (String) -> Void
+    private let onBatchEnd: () -> Void
     private let onEndOfFile: () -> Void
     private var pending: [UInt8] = []
     private var finished = false
 
-    init(onLine: @escaping (String) -> Void, onEndOfFile: @escaping () -> Void) {
+    init(onLine: @escaping (String) -> Void, onBatchEnd: @escaping () -> Void, onEndOfFile: @escaping () -> Void) {
         self.onLine = onLine
+        self.onBatchEnd = onBatchEnd
         self.onEndOfFile = onEndOfFile
     }
 
@@ -264,7 +270,10 @@ private final class StandardInputLineReader {
         case .success, .failure:
             // End of file, or an error that ends input just the same (EIO on a closed terminal).
             finished = true
-            if !pending.isEmpty { onLine(String(decoding: pending, as: UTF8.self)) }
+            if !pending.isEmpty {
+                onLine(String(decoding: pending, as: UTF8.self))
+                onBatchEnd()
+            }
             pending.removeAll()
             onEndOfFile()
             return .endOfFile
@@ -278,6 +287,7 @@ private final class StandardInputLineReader {
             start = newline + 1
         }
         pending.removeFirst(start)
+        if start > 0 { onBatchEnd() }
     }
 }
 
