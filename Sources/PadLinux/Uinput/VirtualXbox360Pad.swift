@@ -13,6 +13,8 @@ public final class VirtualXbox360Pad: VirtualPad {
     public var kind: VirtualPadKind { .xbox360 }
 
     static let defaultName = "Microsoft X-Box 360 pad"
+    /// Buttons an Xbox 360 pad does not have (paddles, misc1, touchpad click): checked with one mask per apply.
+    static let buttonsWithoutKeys = ButtonSet(Button.allCases.filter { XboxPadState.key(for: $0) == nil })
 
     private var device: UinputDevice?
     private let devicePath: String
@@ -99,7 +101,7 @@ public final class VirtualXbox360Pad: VirtualPad {
     }
 
     public func apply(_ snapshot: PadSnapshot) throws(DeviceAccessError) {
-        if !reportedDroppedButtons {
+        if !reportedDroppedButtons, snapshot.buttons.rawValue & Self.buttonsWithoutKeys.rawValue != 0 {
             let dropped = snapshot.buttons.pressed.filter { XboxPadState.key(for: $0) == nil }
             if !dropped.isEmpty {
                 reportedDroppedButtons = true
