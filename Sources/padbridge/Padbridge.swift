@@ -10,7 +10,7 @@ struct Padbridge: ParsableCommand {
             Virtual pads: an Xbox 360 pad through /dev/uinput and a DualSense through /dev/uhid that the \
             kernel's hid-playstation driver binds. Pad events go in as JSON lines, feedback comes out as JSON lines.
             """,
-        subcommands: [VirtualCommand.self]
+        subcommands: [VirtualCommand.self, FeedbackCommand.self]
     )
 }
 

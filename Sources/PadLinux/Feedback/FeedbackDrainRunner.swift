@@ -1,0 +1,128 @@
+public import Logging
+public import PadCore
+
+/// Runs a `FeedbackDrain` against a physical pad on the device loop: submits requests, writes what the drain says
+/// is due, and arms one timer at the drain's next deadline (pacing, rumble durations). Loop-confined.
+///
+/// A `.gone` error from the sink ends the drain cleanly (an info line, `onEnded(nil)`); any other write error ends it
+/// with `onEnded(error)`. After the end, submissions are ignored.
+public final class FeedbackDrainRunner {
+    private var drain: FeedbackDrain
+    private let sink: any PhysicalFeedbackSink
+    private let logger: Logger
+    private var timer: LoopTimer?
+    private var ended = false
+    private let onEnded: (DeviceAccessError?) -> Void
+
+    /// Called after every write pass that leaves the drain with nothing scheduled (no pacing, no rumble running
+    /// out): the moment a one-shot command may exit.
+    public var onIdle: (() -> Void)?
+
+    public init(
+        sink: any PhysicalFeedbackSink, restoring initial: Feedback, loop: DeviceEventLoop, logger: Logger,
+        pacingIntervalNanoseconds: UInt64 = FeedbackDrain.defaultPacingIntervalNanoseconds,
+        onEnded: @escaping (DeviceAccessError?) -> Void
+    ) throws(DeviceAccessError) {
+        self.sink = sink
+        self.logger = logger
+        self.onEnded = onEnded
+        drain = FeedbackDrain(
+            supported: sink.supported, pacingIntervalNanoseconds: pacingIntervalNanoseconds, restoring: initial)
+        timer = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in self?.pump() }
+    }
+
+    /// True once the pad went away or a write failed.
+    public var hasEnded: Bool { ended }
+
+    /// Whether the drain has nothing left to do (nothing paced, no rumble timing out).
+    public var isIdle: Bool { ended || drain.nextDeadline == nil }
+
+    /// Submits `feedback`; a rumble with `rumbleDurationMilliseconds` stops by itself after that long.
+    public func submit(_ feedback: Feedback, rumbleDurationMilliseconds: UInt64? = nil) {
+        guard !ended else { return }
+        drain.submit(
+            feedback, rumbleDurationNanoseconds: rumbleDurationMilliseconds.map { $0 * 1_000_000 },
+            now: MonotonicInstant.now().nanoseconds)
+        pump()
+    }
+
+    /// The closing write: quiet pad (rumble off, triggers off), lightbar and player LEDs restored. Then releases the
+    /// timer and the sink. Idempotent.
+    public func close() {
+        timer?.close()
+        timer = nil
+        if !ended, let closing = drain.closingWrite() {
+            write(closing)
+        }
+        ended = true
+        sink.close()
+    }
+
+    /// Writes rumble off at once, ignoring pacing, if the pad was last sent a running rumble. For a command that
+    /// exits without a closing write (one-shot mode keeps lightbar, LEDs and triggers as set).
+    public func stopRumbleNow() {
+        guard !ended, let rumble = drain.written.rumble, !rumble.isOff else { return }
+        write(Feedback(rumble: .off))
+    }
+
+    private func pump() {
+        guard !ended else { return }
+        var now = MonotonicInstant.now().nanoseconds
+        // A deadline already due means "take again now" (bounded: the drain's deadlines move forward as it writes).
+        for _ in 0..<4 {
+            if let feedback = drain.takeWrite(now: now) { write(feedback) }
+            guard !ended else { return }
+            guard let deadline = drain.nextDeadline, deadline <= now else { break }
+            now = MonotonicInstant.now().nanoseconds
+        }
+        logDropped()
+        if let deadline = drain.nextDeadline {
+            do {
+                // Never arm at or before now (an absolute timerfd value of 0 would disarm it).
+                try timer?.schedule(at: MonotonicInstant(nanoseconds: max(deadline, now &+ 1)))
+            } catch {
+                end(error)
+            }
+        } else {
+            timer?.cancel()
+            onIdle?()
+        }
+    }
+
+    private func write(_ feedback: Feedback) {
+        do {
+            logger.trace("writing feedback \(feedback.events)")
+            try sink.write(feedback)
+        } catch {
+            end(error)
+        }
+    }
+
+    private func logDropped() {
+        let dropped = drain.takeNewlyDropped()
+        guard !dropped.isEmpty else { return }
+        logger.debug("this pad has no \(Self.names(dropped).joined(separator: ", ")): ignoring them")
+    }
+
+    private func end(_ error: DeviceAccessError) {
+        guard !ended else { return }
+        ended = true
+        timer?.close()
+        timer = nil
+        if error.code == .gone {
+            logger.info("the pad went away (\(error.path)): feedback stopped")
+            onEnded(nil)
+        } else {
+            logger.error("feedback stopped: \(error)")
+            onEnded(error)
+        }
+    }
+
+    static func names(_ parts: FeedbackParts) -> [String] {
+        let table: [(FeedbackParts, String)] = [
+            (.rumble, "rumble"), (.lightbar, "lightbar"), (.playerLeds, "player LEDs"), (.micLed, "mic LED"),
+            (.leftTrigger, "left adaptive trigger"), (.rightTrigger, "right adaptive trigger"),
+        ]
+        return table.filter { parts.contains($0.0) }.map(\.1)
+    }
+}

@@ -1,0 +1,544 @@
+"""Independent stand-ins for physical pads, for the kernel suite's feedback tests.
+
+`PhysicalDualSense` is a uhid DualSense on the USB or Bluetooth bus that hid-playstation binds like real hardware
+(it answers the probe's feature reports 0x09, 0x20 and 0x05, with CRCs on Bluetooth). It records every output report
+the kernel hands it (UHID_OUTPUT), checks the Bluetooth CRC itself, and lets a test wait for the next report matching
+a predicate. Written from the protocol notes, independently of padbridge's Swift codecs: the descriptors are the
+only data copied (from Sources/PadCore/Virtual/DualSenseDescriptor.swift).
+
+`RumbleOnlyPad` is a python-evdev uinput pad with FF_RUMBLE standing in for a non-Sony controller; it answers the
+force-feedback upload/erase handshake itself and records uploads and play/stop events.
+
+No sleeps: waits block on a condition variable fed by reader threads, with deadlines.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import random
+import select
+import struct
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+
+DEADLINE = float(os.environ.get("KERNEL_SUITE_DEADLINE", "30"))
+
+# 273-byte USB and 279-byte Bluetooth DualSense report descriptors (data, copied from DualSenseDescriptor.swift).
+USB_DESCRIPTOR = bytes.fromhex(
+    "05010905a1018501093009310932093509330934150026ff007508950681020600ff0920950181020501093915002507"
+    "3500463b016514750495018142650005091901290f150025017501950f81020600ff0921950d81020600ff0922150026"
+    "ff0075089534810285020923952f9102850509339528b10285080934952fb102850909249513b102850a0925951ab102"
+    "85200926953fb102852109279504b10285220940953fb10285800928953fb10285810929953fb1028582092a9509b102"
+    "8583092b953fb1028584092c953fb1028585092d9502b10285a0092e9501b10285e0092f953fb10285f00930953fb102"
+    "85f10931953fb10285f20932950fb10285f40935953fb10285f509369503b102c0"
+)
+BLUETOOTH_DESCRIPTOR = bytes.fromhex(
+    "05010905a10185010930093109320935150026ff007508950481020939150025073500463b0165147504950181426500"
+    "05091901290e150025017501950e8102750695018101050109330934150026ff007508950281020600ff150026ff0075"
+    "08954d853109319102093b810285320932958d91028533093395cd910285340934960d01910285350935964d01910285"
+    "360936968d0191028537093796cd01910285380938960d0291028539093996220291020680ff850509339528b1028508"
+    "0934952fb102850909249513b10285200926953fb10285220940953fb10285800928953fb10285810929953fb1028582"
+    "092a9509b1028583092b953fb10285f10931953fb10285f20932950fb10285f00930953fb102c0"
+)
+assert len(USB_DESCRIPTOR) == 273 and len(BLUETOOTH_DESCRIPTOR) == 279
+
+# struct uhid_event (linux/uhid.h), packed; sizeof 4380.
+UHID_EVENT_SIZE = 4380
+UHID_DESTROY, UHID_START, UHID_STOP, UHID_OPEN, UHID_CLOSE, UHID_OUTPUT = 1, 2, 3, 4, 5, 6
+UHID_GET_REPORT, UHID_GET_REPORT_REPLY, UHID_CREATE2, UHID_SET_REPORT, UHID_SET_REPORT_REPLY = 9, 10, 11, 13, 14
+UHID_OUTPUT_REPORT = 1  # rtype
+BUS_USB, BUS_BLUETOOTH = 0x03, 0x05
+
+
+def crc32_with_seed(seed: int, data: bytes) -> int:
+    return zlib.crc32(bytes([seed]) + data) & 0xFFFFFFFF
+
+
+@dataclass
+class OutputReport:
+    """One UHID_OUTPUT output report as the stand-in received it, with the common block decoded (doc §2.2)."""
+
+    raw: bytes
+    received: float
+    bus: int
+    crc_ok: bool | None = None  # Bluetooth only
+    sequence: int | None = None  # Bluetooth kernel layout: byte 1 >> 4
+    c: int = 1  # offset of the common block
+
+    def byte(self, offset: int) -> int:
+        return self.raw[self.c + offset]
+
+    @property
+    def valid_flag0(self): return self.byte(0)
+    @property
+    def valid_flag1(self): return self.byte(1)
+    @property
+    def valid_flag2(self): return self.byte(38)
+    @property
+    def motor_weak(self): return self.byte(2)
+    @property
+    def motor_strong(self): return self.byte(3)
+    @property
+    def mic_led(self): return self.byte(8)
+    @property
+    def power_save(self): return self.byte(9)
+    @property
+    def right_trigger(self): return self.raw[self.c + 10:self.c + 21]
+    @property
+    def left_trigger(self): return self.raw[self.c + 21:self.c + 32]
+    @property
+    def player_leds(self): return self.byte(43)
+    @property
+    def lightbar(self): return tuple(self.raw[self.c + 44:self.c + 47])
+
+    @property
+    def rumble_flagged(self) -> bool:
+        return bool(self.valid_flag0 & 0x01 or self.valid_flag2 & 0x04)
+
+    def describe(self) -> str:
+        head = f"{self.raw[0]:02x} vf0={self.valid_flag0:02x} vf1={self.valid_flag1:02x} vf2={self.valid_flag2:02x}"
+        extra = ""
+        if self.bus == BUS_BLUETOOTH:
+            extra = f" seq={self.sequence} crc_ok={self.crc_ok}"
+        return (f"<{head} motors={self.motor_strong}/{self.motor_weak} rgb={self.lightbar} "
+                f"players={self.player_leds:02x} mic={self.mic_led} R={self.right_trigger.hex()} "
+                f"L={self.left_trigger.hex()}{extra}>")
+
+
+class PhysicalDualSense:
+    """A uhid DualSense that hid-playstation binds as if it were plugged in over `bus` ("usb" or "bluetooth")."""
+
+    def __init__(self, bus: str = "usb", update_version: int = 0x0224):
+        self.bus = BUS_USB if bus == "usb" else BUS_BLUETOOTH
+        rng = random.Random()
+        # A locally administered unicast MAC, different on every run (hid-playstation rejects duplicates).
+        octets = [rng.randrange(256) for _ in range(6)]
+        octets[0] = (octets[0] & 0xFC) | 0x02
+        self.mac = ":".join(f"{o:02x}" for o in octets)  # as the kernel prints it: octets[0] is the MSB
+        self.phys = f"padbridge-standin-{rng.randrange(1 << 32):08x}"
+        self.update_version = update_version
+        self.outputs: list[OutputReport] = []
+        self.bad_reports: list[bytes] = []
+        self.events: list[int] = []
+        self.feature_requests: list[int] = []
+        self._cond = threading.Condition()
+        self._stop = False
+        self.fd = os.open("/dev/uhid", os.O_RDWR | os.O_CLOEXEC)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        self._write(self._create2())
+
+    # -- uhid ------------------------------------------------------------------------------------------------------
+
+    def _create2(self) -> bytes:
+        descriptor = USB_DESCRIPTOR if self.bus == BUS_USB else BLUETOOTH_DESCRIPTOR
+        event = bytearray(UHID_EVENT_SIZE)
+        struct.pack_into("<I", event, 0, UHID_CREATE2)
+        name = b"Sony Interactive Entertainment DualSense Wireless Controller (padbridge stand-in)"
+        event[4:4 + len(name)] = name
+        event[132:132 + len(self.phys)] = self.phys.encode()
+        struct.pack_into("<HHIIII", event, 260, len(descriptor), self.bus, 0x054C, 0x0CE6,
+                         0x0111 if self.bus == BUS_USB else 0x0100, 0)
+        event[280:280 + len(descriptor)] = descriptor
+        return bytes(event)
+
+    def _write(self, event: bytes):
+        os.write(self.fd, event)
+
+    def _seal(self, report: bytearray) -> bytes:
+        """Feature replies carry a CRC (seed 0xA3) on Bluetooth only."""
+        if self.bus == BUS_BLUETOOTH:
+            struct.pack_into("<I", report, len(report) - 4, crc32_with_seed(0xA3, bytes(report[:-4])))
+        return bytes(report)
+
+    def feature(self, rnum: int) -> bytes | None:
+        if rnum == 0x09:
+            report = bytearray(20)
+            report[0] = 0x09
+            octets = bytes.fromhex(self.mac.replace(":", ""))
+            report[1:7] = octets[::-1]  # least-significant byte first
+            return self._seal(report)
+        if rnum == 0x20:
+            report = bytearray(64)
+            report[0] = 0x20
+            report[1:12] = b"Nov 22 2026"
+            report[12:20] = b"01:23:45"
+            struct.pack_into("<II", report, 24, 0x00000617, 0x0110002A)
+            struct.pack_into("<H", report, 44, self.update_version)
+            return self._seal(report)
+        if rnum == 0x05:
+            report = bytearray(41)
+            report[0] = 0x05
+            # Identity calibration: bias 0; pitch/yaw/roll ±8640; speed 540/540; accel ±8192 on each axis.
+            struct.pack_into("<hhh", report, 1, 0, 0, 0)
+            struct.pack_into("<14h", report, 7, 8640, -8640, 8640, -8640, 8640, -8640, 540, 540,
+                             8192, -8192, 8192, -8192, 8192, -8192)
+            return self._seal(report)
+        return None
+
+    def _serve(self):
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        while not self._stop:
+            if not poller.poll(100):
+                continue
+            try:
+                event = os.read(self.fd, UHID_EVENT_SIZE)
+            except OSError as error:
+                if error.errno in (errno.EAGAIN, errno.EINTR):
+                    continue
+                return
+            if len(event) < 4:
+                continue
+            kind = struct.unpack_from("<I", event, 0)[0]
+            if kind == UHID_GET_REPORT:
+                request_id, rnum = struct.unpack_from("<IB", event, 4)
+                self.feature_requests.append(rnum)
+                data = self.feature(rnum)
+                reply = bytearray(UHID_EVENT_SIZE)
+                struct.pack_into("<IIHH", reply, 0, UHID_GET_REPORT_REPLY, request_id, 0 if data else errno.EIO,
+                                 len(data or b""))
+                if data:
+                    reply[12:12 + len(data)] = data
+                self._write(bytes(reply))
+            elif kind == UHID_SET_REPORT:
+                request_id = struct.unpack_from("<I", event, 4)[0]
+                reply = bytearray(UHID_EVENT_SIZE)
+                struct.pack_into("<IIH", reply, 0, UHID_SET_REPORT_REPLY, request_id, errno.EIO)
+                self._write(bytes(reply))
+            elif kind == UHID_OUTPUT:
+                size, rtype = struct.unpack_from("<HB", event, 4100)
+                if rtype == UHID_OUTPUT_REPORT:
+                    self._record(bytes(event[4:4 + size]))
+            with self._cond:
+                self.events.append(kind)
+                self._cond.notify_all()
+
+    def _record(self, data: bytes):
+        report = OutputReport(raw=data, received=time.monotonic(), bus=self.bus)
+        if self.bus == BUS_USB:
+            if data[0] != 0x02 or len(data) < 48:
+                self.bad_reports.append(data)
+                return
+            report.c = 1
+        else:
+            if data[0] != 0x31 or len(data) < 78:
+                self.bad_reports.append(data)
+                return
+            report.crc_ok = struct.unpack_from("<I", data, 74)[0] == crc32_with_seed(0xA2, data[:74])
+            if data[1] & 0x02:  # SDL2 layout
+                report.c = 2
+            else:
+                report.c = 3
+                report.sequence = data[1] >> 4
+        with self._cond:
+            self.outputs.append(report)
+            self._cond.notify_all()
+
+    # -- waiting ---------------------------------------------------------------------------------------------------
+
+    def mark(self) -> int:
+        with self._cond:
+            return len(self.outputs)
+
+    def wait_report(self, predicate, since: int = 0, timeout: float = DEADLINE, what: str = "output report",
+                    pump=None):
+        """Returns (index, report) of the first report at index >= since for which predicate holds. `pump`, when
+        given, is called between waits of at most 50 ms (SDL needs its events pumped to send anything)."""
+        deadline = time.monotonic() + timeout
+        index = since
+        with self._cond:
+            while True:
+                while index < len(self.outputs):
+                    if predicate(self.outputs[index]):
+                        return index, self.outputs[index]
+                    index += 1
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"stand-in {self.mac}: no {what} within {timeout:.0f} s; "
+                                         f"received since #{since}: {self.describe(since)}")
+                if pump is None:
+                    self._cond.wait(remaining)
+                else:
+                    self._cond.wait(min(remaining, 0.05))
+                    self._cond.release()
+                    try:
+                        pump()
+                    finally:
+                        self._cond.acquire()
+
+    def reports_since(self, since: int) -> list[OutputReport]:
+        with self._cond:
+            return list(self.outputs[since:])
+
+    def describe(self, since: int = 0) -> str:
+        with self._cond:
+            return "\n  " + "\n  ".join(r.describe() for r in self.outputs[since:]) if self.outputs[since:] else "(none)"
+
+    def wait_bound(self, timeout: float = DEADLINE) -> str:
+        """Waits until hid-playstation has bound the pad and finished its probe-time LED reports (lightbar and
+        player LEDs); returns the hidraw node."""
+        seen = {"lightbar": False, "players": False}
+
+        def probe_done(report):
+            seen["lightbar"] |= bool(report.valid_flag1 & 0x04)
+            seen["players"] |= bool(report.valid_flag1 & 0x10)
+            return all(seen.values())
+
+        self.wait_report(probe_done, 0, timeout, "probe-time lightbar and player-LED reports from hid-playstation")
+        node = self.hidraw_node()
+        assert node, f"no hidraw node with HID_PHYS={self.phys}"
+        return node
+
+    def hidraw_node(self) -> str | None:
+        root = "/sys/class/hidraw"
+        for name in sorted(os.listdir(root)):
+            try:
+                with open(f"{root}/{name}/device/uevent") as uevent:
+                    lines = uevent.read().splitlines()
+            except OSError:
+                continue
+            if f"HID_PHYS={self.phys}" in lines:
+                return f"/dev/{name}"
+        return None
+
+    def leds_directory(self) -> str:
+        node = os.path.basename(self.hidraw_node())
+        return f"/sys/class/hidraw/{node}/device/leds"
+
+    def close(self):
+        try:
+            destroy = bytearray(UHID_EVENT_SIZE)
+            struct.pack_into("<I", destroy, 0, UHID_DESTROY)
+            self._write(bytes(destroy))
+        except OSError:
+            pass
+        self._stop = True
+        self._thread.join(5)
+        os.close(self.fd)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A uinput pad with FF_RUMBLE (a non-Sony controller)
+
+EV_UINPUT, UI_FF_UPLOAD, UI_FF_ERASE = 0x0101, 1, 2
+UI_BEGIN_FF_UPLOAD, UI_END_FF_UPLOAD = 0xC06855C8, 0x406855C9
+UI_BEGIN_FF_ERASE, UI_END_FF_ERASE = 0xC00C55CA, 0x400C55CB
+EV_FF, FF_RUMBLE = 0x15, 0x50
+
+
+@dataclass
+class FFRecord:
+    kind: str  # "upload", "play", "stop", "erase"
+    effect_id: int
+    strong: int = 0
+    weak: int = 0
+    length: int = 0
+    received: float = field(default_factory=time.monotonic)
+
+
+class RumbleOnlyPad:
+    """python-evdev UInput with EV_FF/FF_RUMBLE and BTN_A; answers uploads and erases, records them and EV_FF
+    play/stop."""
+
+    def __init__(self, name: str = "padbridge stand-in rumble pad"):
+        import evdev
+        from evdev import ecodes
+
+        self.ui = evdev.UInput(
+            events={ecodes.EV_FF: [ecodes.FF_RUMBLE], ecodes.EV_KEY: [ecodes.BTN_A]},
+            name=name, vendor=0x1234, product=0x5678, max_effects=4)
+        self.records: list[FFRecord] = []
+        self._cond = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def path(self) -> str:
+        return self.ui.device.path
+
+    def _serve(self):
+        poller = select.poll()
+        poller.register(self.ui.fd, select.POLLIN)
+        size = struct.calcsize("llHHi")
+        while not self._stop:
+            if not poller.poll(100):
+                continue
+            try:
+                data = os.read(self.ui.fd, size * 16)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+            for offset in range(0, len(data) - size + 1, size):
+                _, _, kind, code, value = struct.unpack_from("llHHi", data, offset)
+                if kind == EV_UINPUT and code == UI_FF_UPLOAD:
+                    self._upload(value)
+                elif kind == EV_UINPUT and code == UI_FF_ERASE:
+                    self._erase(value)
+                elif kind == EV_FF and code < 0x50:
+                    self._add(FFRecord("play" if value else "stop", code))
+
+    def _upload(self, request_id: int):
+        buffer = bytearray(104)
+        struct.pack_into("<I", buffer, 0, request_id)  # python-evdev's begin_upload does not set it
+        fcntl.ioctl(self.ui.fd, UI_BEGIN_FF_UPLOAD, buffer, True)
+        kind, effect_id = struct.unpack_from("<Hh", buffer, 8)
+        length = struct.unpack_from("<H", buffer, 8 + 10)[0]
+        strong, weak = struct.unpack_from("<HH", buffer, 8 + 16)
+        struct.pack_into("<i", buffer, 4, 0 if kind == FF_RUMBLE else -errno.EINVAL)
+        fcntl.ioctl(self.ui.fd, UI_END_FF_UPLOAD, buffer)
+        self._add(FFRecord("upload", effect_id, strong, weak, length))
+
+    def _erase(self, request_id: int):
+        buffer = bytearray(12)
+        struct.pack_into("<I", buffer, 0, request_id)
+        fcntl.ioctl(self.ui.fd, UI_BEGIN_FF_ERASE, buffer, True)
+        effect_id = struct.unpack_from("<I", buffer, 8)[0]
+        struct.pack_into("<i", buffer, 4, 0)
+        fcntl.ioctl(self.ui.fd, UI_END_FF_ERASE, buffer)
+        self._add(FFRecord("erase", effect_id))
+
+    def _add(self, record: FFRecord):
+        with self._cond:
+            self.records.append(record)
+            self._cond.notify_all()
+
+    def wait_record(self, predicate, since: int = 0, timeout: float = DEADLINE, what: str = "force-feedback request"):
+        deadline = time.monotonic() + timeout
+        index = since
+        with self._cond:
+            while True:
+                while index < len(self.records):
+                    if predicate(self.records[index]):
+                        return index, self.records[index]
+                    index += 1
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"rumble pad: no {what} within {timeout:.0f} s; records: {self.records}")
+                self._cond.wait(remaining)
+
+    def close(self):
+        self._stop = True
+        self._thread.join(5)
+        self.ui.close()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A uhid DualShock 4 (v2, 054c:09cc) on the USB bus
+#
+# On Debian's 6.1 kernel hid-sony owns the DualShock 4 (hid-playstation took it over in 6.2); the stand-in answers
+# the probe-time feature reports of both: 0x81 (hid-sony, MAC, 7 B), 0x12 (hid-playstation, pairing info/MAC,
+# 16 B), 0xA3 (firmware info, 49 B) and 0x02 (USB calibration, 37 B); anything else gets EIO at once. Neither driver
+# needs input reports to bind.
+
+# The real 507-byte DualShock 4 USB report descriptor (data only), transcribed from hid-tools'
+# hidtools/device/sony_gamepad.py, class PS4ControllerUSB (the descriptor the kernel's HID selftests use too).
+DS4_USB_DESCRIPTOR = bytes.fromhex(
+    "05010905a10185010930093109320935150026ff007508950481020939150025073500463b0165147504950181426500"
+    "05091901290e150025017501950e81020600ff0920750695011500257f8102050109330934150026ff00750895028102"
+    "0600ff09219536810285050922951f9102850409239524b102850209249524b102850809259503b102851009269504b1"
+    "02851109279502b10285120602ff0921950fb102851309229516b10285140605ff09209510b10285150921952cb10206"
+    "80ff858009209506b102858109219506b102858209229505b102858309239501b102858409249504b102858509259506"
+    "b102858609269506b102858709279523b10285880928953fb102858909299502b102859009309505b102859109319503"
+    "b102859209329503b10285930933950cb10285940934953fb10285a009409506b10285a109419501b10285a209429501"
+    "b10285a309439530b10285a40944950db10285f00947953fb10285f10948953fb10285f20949950fb10285a7094a9501"
+    "b10285a8094b9501b10285a9094c9508b10285aa094e9501b10285ab094f9539b10285ac09509539b10285ad0951950b"
+    "b10285ae09529501b10285af09539502b10285b00954953fb10285e009579502b10285b30955953fb10285b40955953f"
+    "b10285b50956953fb10285d00958953fb10285d40959953fb102c0"
+)
+assert len(DS4_USB_DESCRIPTOR) == 507
+
+
+@dataclass
+class DualShock4Output:
+    """One USB 0x05 output report (doc §8.2) as the DualShock 4 stand-in received it."""
+
+    raw: bytes
+    received: float
+
+    @property
+    def valid_flag0(self): return self.raw[1]
+    @property
+    def valid_flag1(self): return self.raw[2]
+    @property
+    def motor_weak(self): return self.raw[4]  # motor_right
+    @property
+    def motor_strong(self): return self.raw[5]  # motor_left
+    @property
+    def lightbar(self): return tuple(self.raw[6:9])
+    @property
+    def blink(self): return tuple(self.raw[9:11])
+
+    def describe(self) -> str:
+        return (f"<{self.raw[0]:02x} len={len(self.raw)} vf0={self.valid_flag0:02x} vf1={self.valid_flag1:02x} "
+                f"motors strong/weak={self.motor_strong}/{self.motor_weak} rgb={self.lightbar} blink={self.blink} "
+                f"rest={self.raw[11:].hex() if any(self.raw[11:]) else '0'}>")
+
+
+class PhysicalDualShock4(PhysicalDualSense):
+    """A uhid DualShock 4 v2 over USB that the kernel's Sony driver binds as if it were plugged in; records every
+    output report (anything that is not a 32-byte 0x05 report goes to `bad_reports`)."""
+
+    PRODUCT = 0x09CC
+
+    def __init__(self):
+        super().__init__("usb")
+
+    def _create2(self) -> bytes:
+        event = bytearray(UHID_EVENT_SIZE)
+        struct.pack_into("<I", event, 0, UHID_CREATE2)
+        name = b"Sony Interactive Entertainment Wireless Controller (padbridge stand-in)"
+        event[4:4 + len(name)] = name
+        event[132:132 + len(self.phys)] = self.phys.encode()
+        struct.pack_into("<HHIIII", event, 260, len(DS4_USB_DESCRIPTOR), BUS_USB, 0x054C, self.PRODUCT, 0x0100, 0)
+        event[280:280 + len(DS4_USB_DESCRIPTOR)] = DS4_USB_DESCRIPTOR
+        return bytes(event)
+
+    def feature(self, rnum: int) -> bytes | None:
+        mac_lsb_first = bytes.fromhex(self.mac.replace(":", ""))[::-1]
+        if rnum == 0x81:  # hid-sony (≤ 6.1): MAC at bytes 1-6, least-significant byte first
+            return bytes([0x81]) + mac_lsb_first
+        if rnum == 0x12:  # hid-playstation (≥ 6.2): pairing info, MAC at bytes 1-6
+            return bytes([0x12]) + mac_lsb_first + bytes(9)
+        if rnum == 0xA3:  # firmware info: build date and time strings, hw_version u16 @35, fw_version u16 @41
+            report = bytearray(49)
+            report[0] = 0xA3
+            report[1:12] = b"Nov 22 2026"
+            report[17:25] = b"01:23:45"
+            struct.pack_into("<H", report, 35, 0x0100)
+            struct.pack_into("<H", report, 41, 0x0001)
+            return bytes(report)
+        if rnum == 0x02:  # USB calibration, same layout as the DualSense's 0x05 (doc §8.3)
+            report = bytearray(37)
+            report[0] = 0x02
+            struct.pack_into("<hhh", report, 1, 0, 0, 0)
+            struct.pack_into("<14h", report, 7, 8640, -8640, 8640, -8640, 8640, -8640, 540, 540,
+                             8192, -8192, 8192, -8192, 8192, -8192)
+            return bytes(report)
+        return None
+
+    def _record(self, data: bytes):
+        if data[0] != 0x05 or len(data) != 32:
+            with self._cond:
+                self.bad_reports.append(data)
+                self._cond.notify_all()
+            return
+        with self._cond:
+            self.outputs.append(DualShock4Output(raw=data, received=time.monotonic()))
+            self._cond.notify_all()
+
+    def wait_bound(self, timeout: float = DEADLINE) -> str:
+        """Waits for the driver's probe-time LED report (lightbar flagged: hid-sony sends valid_flag0 0x07, its
+        player colour) and returns the hidraw node."""
+        self.wait_report(lambda r: r.valid_flag0 & 0x02, 0, timeout,
+                         f"probe-time lightbar report from the kernel (feature requests so far: "
+                         f"{[hex(n) for n in self.feature_requests]}; bad reports: {self.bad_reports})")
+        node = self.hidraw_node()
+        assert node, f"no hidraw node with HID_PHYS={self.phys}"
+        return node
