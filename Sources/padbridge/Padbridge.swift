@@ -9,6 +9,8 @@ struct Padbridge: ParsableCommand {
         discussion: """
             Virtual pads: an Xbox 360 pad through /dev/uinput and a DualSense through /dev/uhid that the \
             kernel's hid-playstation driver binds. Pad events go in as JSON lines, feedback comes out as JSON lines.
+            Feedback to physical pads: rumble, lightbar, player LEDs, mic LED and adaptive triggers, over hidraw \
+            (DualSense, DualShock 4) or evdev force feedback.
             """,
         subcommands: [VirtualCommand.self, FeedbackCommand.self]
     )

@@ -30,6 +30,16 @@ struct DeviceAccessErrorTests {
         #expect(error.description.contains("/etc/modules-load.d/"))
     }
 
+    @Test(arguments: ["/dev/hidraw7", "/dev/input/event12"])
+    func missingPadNodeSaysToConnectThePad(path: String) {
+        let error = DeviceAccessError.opening(path, .noSuchFileOrDirectory)
+        #expect(error.code == .missingDevice)
+        #expect(error.remedy == .connectPad)
+        #expect(error.description.contains(path))
+        #expect(error.description.contains("connected"))
+        #expect(!error.description.contains("modprobe"))
+    }
+
     @Test func busyNamesTheOtherProgram() {
         let error = DeviceAccessError.ioctl("EVIOCGRAB", path: "/dev/input/event5", .resourceBusy)
         #expect(error.code == .busy)

@@ -30,6 +30,8 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
         case loadKernelModule(String)
         /// Close the program that holds the device (named when it can be told).
         case closeOtherProgram(String?)
+        /// The pad's node is not there: connect the pad, or name a node that exists.
+        case connectPad
     }
 
     public var code: Code
@@ -78,6 +80,9 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
                 + "`sudo install -m644 udev/padbridge-modules.conf /etc/modules-load.d/`"
         case let .closeOtherProgram(holder?):
             "\(holder) holds it exclusively: close that program and try again"
+        case .connectPad:
+            "No pad has this node now: check that it is connected and see the nodes there are with "
+                + "`ls -l /dev/input/by-id/ /dev/hidraw*`"
         case .closeOtherProgram(nil):
             "Another program holds it exclusively: close that program (Steam, another bridge, a remapper) and try again"
         }
@@ -109,6 +114,11 @@ extension DeviceAccessError {
         }
     }
 
+    /// A node that exists while a pad is connected.
+    static func isPadNode(_ path: String) -> Bool {
+        path.hasPrefix("/dev/hidraw") || path.hasPrefix("/dev/input/event") || path.hasPrefix("/dev/input/by-")
+    }
+
     static func needsUdevRule(_ path: String) -> Bool {
         path == "/dev/uinput" || path == "/dev/input/uinput" || path == "/dev/uhid" || path.hasPrefix("/dev/hidraw")
             || path.hasPrefix("/dev/input/event")
@@ -120,7 +130,9 @@ extension DeviceAccessError {
         var remedy: Remedy?
         switch code {
         case .permissionDenied where needsUdevRule(path): remedy = .installUdevRule(file: udevRuleFile)
-        case .missingDevice: remedy = module(providing: path).map(Remedy.loadKernelModule)
+        case .missingDevice:
+            remedy = module(providing: path).map(Remedy.loadKernelModule)
+                ?? (isPadNode(path) ? .connectPad : nil)
         case .gone where module(providing: path) != nil: remedy = module(providing: path).map(Remedy.loadKernelModule)
         case .busy: remedy = .closeOtherProgram(nil)
         default: break
