@@ -488,6 +488,13 @@ class PhysicalDualShock4(PhysicalDualSense):
     PRODUCT = 0x09CC
 
     def __init__(self):
+        # hid-sony sends its probe-time LED report before the hidraw node exists (hid_connect adds hidraw after
+        # the input devices): kernel uevents, listened to from before UHID_CREATE2, tell when the node appears.
+        import socket
+        netlink_kobject_uevent = 15
+        self._uevents = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC,
+                                      netlink_kobject_uevent)
+        self._uevents.bind((0, 1))
         super().__init__("usb")
 
     def _create2(self) -> bytes:
@@ -539,6 +546,16 @@ class PhysicalDualShock4(PhysicalDualSense):
         self.wait_report(lambda r: r.valid_flag0 & 0x02, 0, timeout,
                          f"probe-time lightbar report from the kernel (feature requests so far: "
                          f"{[hex(n) for n in self.feature_requests]}; bad reports: {self.bad_reports})")
-        node = self.hidraw_node()
-        assert node, f"no hidraw node with HID_PHYS={self.phys}"
+        deadline = time.monotonic() + timeout
+        poller = select.poll()
+        poller.register(self._uevents, select.POLLIN)
+        while not (node := self.hidraw_node()):
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"no hidraw node with HID_PHYS={self.phys} within {timeout:.0f} s"
+            if poller.poll(remaining * 1000):
+                self._uevents.recv(65536)
         return node
+
+    def close(self):
+        super().close()
+        self._uevents.close()

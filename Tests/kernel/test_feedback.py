@@ -399,7 +399,8 @@ def test_feedback_dualshock4_rumble_stops_after_duration(dualshock4, feedback):
     assert not off.valid_flag0 & 0x02, f"the rumble-off report touched the lightbar: {off.describe()}"
     assert off.received - on.received >= 0.25, f"rumble stopped after {off.received - on.received:.3f} s"
     process.expect_success()
-    assert any("DualShock 4 over USB" in line for line in process.stderr), f"not identified as a USB DualShock 4: {process.stderr}"
+    assert any("DualShock 4 over USB" in line for line in process.stderr), \
+        f"not identified as a USB DualShock 4: {process.stderr}"
 
 
 def test_feedback_dualshock4_lightbar(dualshock4, feedback):
