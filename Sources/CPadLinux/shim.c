@@ -1,3 +1,5 @@
+#include <errno.h>
+#include <unistd.h>
 #include "CPadLinux.h"
 
 int CPadLinux_ioctlPointer(int fd, unsigned long request, void *argument) { return ioctl(fd, request, argument); }
@@ -97,3 +99,16 @@ const int CPadLinux_TFD_NONBLOCK = TFD_NONBLOCK;
 const int CPadLinux_TFD_TIMER_ABSTIME = TFD_TIMER_ABSTIME;
 const int CPadLinux_SFD_CLOEXEC = SFD_CLOEXEC;
 const int CPadLinux_SFD_NONBLOCK = SFD_NONBLOCK;
+
+int CPadLinux_openKernelUeventSocket(void) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address = { .nl_family = AF_NETLINK, .nl_pid = 0, .nl_groups = 1 };
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}

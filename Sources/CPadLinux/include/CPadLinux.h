@@ -19,6 +19,8 @@
 #include <linux/input.h>
 #include <linux/uhid.h>
 #include <linux/uinput.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
 
 // MARK: - The one C call behind PadLinux's ioctl entry point
 
@@ -105,6 +107,12 @@ extern const size_t CPadLinux_UHID_SET_REPORT_REPLY_ID;
 extern const size_t CPadLinux_UHID_SET_REPORT_REPLY_ERR;
 extern const size_t CPadLinux_UHID_INPUT2_SIZE;
 extern const size_t CPadLinux_UHID_INPUT2_DATA;
+
+// MARK: - kernel uevents (netlink)
+
+/// A non-blocking, close-on-exec NETLINK_KOBJECT_UEVENT socket bound to the kernel's uevent group: every device
+/// add/remove the kernel announces, with or without udevd running. Returns the fd, or -1 with errno set.
+int CPadLinux_openKernelUeventSocket(void);
 
 // MARK: - epoll / eventfd / timerfd / signalfd flags (glibc declares these as enums Swift imports awkwardly)
 

@@ -23,8 +23,6 @@ public final class VirtualDualSense: VirtualPad {
     static let defaultName = "Sony Interactive Entertainment DualSense Wireless Controller"
     static let heartbeatMilliseconds: UInt64 = 20
     static let sensorClockHeadStartMicroseconds: UInt64 = 3_400_000
-    /// How many heartbeats after the calibration answer sysfs is re-checked for the pad's nodes (about 5 s).
-    static let readinessChecksOnHeartbeat = 250
 
     /// The MAC as the kernel prints `uniq`: "aa:bb:cc:dd:ee:ff".
     public var macAddress: String { identity.uniq }
@@ -47,7 +45,9 @@ public final class VirtualDualSense: VirtualPad {
     private var isStarted = false
     private var isOpen = false
     private var calibrationServed = false
-    private var remainingHeartbeatChecks = 0
+    /// Kernel device announcements, watched from creation until the driver has made every node.
+    private var uevents: KernelUeventMonitor?
+    private var ueventWatch: DeviceEventLoop.WatchToken?
     private var current = PadSnapshot.neutral
     private var lastSent: PadSnapshot?
     private var sequence: UInt8 = 0
@@ -104,6 +104,15 @@ public final class VirtualDualSense: VirtualPad {
         watchToken = try loop.watch(descriptor, path: devicePath) { [weak self] _ throws(DeviceAccessError) in
             try self?.serviceEvents()
         }
+        // Opened before UHID_CREATE2, so no announcement of our nodes can be missed.
+        let monitor = try KernelUeventMonitor()
+        let ueventDescriptor = monitor.descriptor
+        uevents = consume monitor
+        ueventWatch = try loop.watch(ueventDescriptor, path: "kernel uevents") { [weak self] _ in
+            guard let self else { return }
+            _ = self.uevents?.drain()
+            if self.calibrationServed { self.checkReadiness() }
+        }
         heartbeat = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in
             try self?.heartbeatFired()
         }
@@ -147,6 +156,7 @@ public final class VirtualDualSense: VirtualPad {
         heartbeat = nil
         probeWatchdog?.close()
         probeWatchdog = nil
+        stopWatchingUevents()
         device.take()?.close()
         isStarted = false
         isOpen = false
@@ -174,10 +184,6 @@ public final class VirtualDualSense: VirtualPad {
 
     private func heartbeatFired() throws(DeviceAccessError) {
         if isOpen { try sendCurrentState() }
-        if onReady != nil, calibrationServed, remainingHeartbeatChecks > 0 {
-            remainingHeartbeatChecks -= 1
-            checkReadiness()
-        }
     }
 
     // MARK: - Kernel requests
@@ -229,7 +235,6 @@ public final class VirtualDualSense: VirtualPad {
             if reportNumber == DualSenseFeatureReport.calibrationID && !calibrationServed {
                 calibrationServed = true
                 probeWatchdog?.cancel()
-                remainingHeartbeatChecks = Self.readinessChecksOnHeartbeat
             }
         } else {
             logger.debug("refusing GET_REPORT", metadata: ["report": "\(reportNumber)", "type": "\(reportType)"])
@@ -253,6 +258,12 @@ public final class VirtualDualSense: VirtualPad {
 
     // MARK: - Readiness
 
+    private func stopWatchingUevents() {
+        if let ueventWatch { loop.removeWatch(ueventWatch) }
+        ueventWatch = nil
+        uevents.take()?.close()
+    }
+
     /// Fires `onReady` once sysfs shows the gamepad, motion-sensor and touchpad nodes with our MAC and the hidraw
     /// node of our HID device.
     private func checkReadiness() {
@@ -271,7 +282,7 @@ public final class VirtualDualSense: VirtualPad {
         let nodes = VirtualPadNodes(
             eventNodes: ordered.compactMap(\.eventNode), hidrawNode: hidraw, sysfsPath: hidDevice)
         self.onReady = nil
-        remainingHeartbeatChecks = 0
+        stopWatchingUevents()
         logger.info("virtual DualSense ready", metadata: [
             "mac": "\(macAddress)", "nodes": "\(nodes.eventNodes.joined(separator: ","))", "hidraw": "\(hidraw)",
         ])
