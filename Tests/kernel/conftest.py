@@ -24,6 +24,8 @@ import evdev
 import pytest
 from evdev import ecodes
 
+from waiting import wait_for_item
+
 # Under software emulation Python and Swift start slowly; these deadlines are generous on purpose.
 READY_DEADLINE = float(os.environ.get("KERNEL_SUITE_READY_DEADLINE", "60"))
 DEADLINE = float(os.environ.get("KERNEL_SUITE_DEADLINE", "30"))
@@ -92,31 +94,15 @@ class Padbridge:
         """Blocks until `match(line)` returns something truthy for a line at index >= since; returns (index, value).
 
         `pump`, when given, is called between waits of at most 50 ms (for SDL, whose events need pumping)."""
-        deadline = time.monotonic() + timeout
-        index = since
-        with self._cond:
-            while True:
-                while index < len(sink):
-                    value = match(sink[index][1])
-                    if value:
-                        return index, value
-                    index += 1
-                if self._eof[name]:
-                    raise AssertionError(
-                        f"{self!r}: {name} closed (exit status {self.proc.poll()}) before {what}\n{self.describe()}"
-                    )
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"{self!r}: no {what} within {timeout:.0f} s\n{self.describe()}")
-                if pump is None:
-                    self._cond.wait(remaining)
-                else:
-                    self._cond.wait(min(remaining, 0.05))
-                    self._cond.release()
-                    try:
-                        pump()
-                    finally:
-                        self._cond.acquire()
+        def fail(reason):
+            raise AssertionError(f"{self!r}: no {what}: {reason}\n{self.describe()}")
+
+        def closed():
+            if self._eof[name]:
+                return f"{name} closed (exit status {self.proc.poll()})"
+            return None
+
+        return wait_for_item(self._cond, sink, since, lambda item: match(item[1]), timeout, fail, closed, pump)
 
     def wait_ready(self, timeout: float = READY_DEADLINE) -> dict:
         prefix = "padbridge: ready "

@@ -25,6 +25,8 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
+from waiting import wait_for_item
+
 DEADLINE = float(os.environ.get("KERNEL_SUITE_DEADLINE", "30"))
 
 # 273-byte USB and 279-byte Bluetooth DualSense report descriptors (data, copied from DualSenseDescriptor.swift).
@@ -249,27 +251,12 @@ class PhysicalDualSense:
                     pump=None):
         """Returns (index, report) of the first report at index >= since for which predicate holds. `pump`, when
         given, is called between waits of at most 50 ms (SDL needs its events pumped to send anything)."""
-        deadline = time.monotonic() + timeout
-        index = since
-        with self._cond:
-            while True:
-                while index < len(self.outputs):
-                    if predicate(self.outputs[index]):
-                        return index, self.outputs[index]
-                    index += 1
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"stand-in {self.mac}: no {what} within {timeout:.0f} s; "
-                                         f"received since #{since}: {self.describe(since)}")
-                if pump is None:
-                    self._cond.wait(remaining)
-                else:
-                    self._cond.wait(min(remaining, 0.05))
-                    self._cond.release()
-                    try:
-                        pump()
-                    finally:
-                        self._cond.acquire()
+        def fail(reason):
+            raise AssertionError(f"stand-in {self.mac}: no {what}: {reason}; received since #{since}: "
+                                 f"{self.describe(since)}")
+
+        return wait_for_item(self._cond, self.outputs, since, lambda report: report if predicate(report) else None,
+                             timeout, fail, pump=pump)
 
     def reports_since(self, since: int) -> list[OutputReport]:
         with self._cond:
