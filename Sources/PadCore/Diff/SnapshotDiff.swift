@@ -32,8 +32,4 @@ public enum SnapshotDiff {
         forEachEvent(from: old, to: new) { result.append($0) }
         return result
     }
-
-    /// Whether anything a reader would see differs.
-    @inlinable
-    public static func isEmpty(from old: PadSnapshot, to new: PadSnapshot) -> Bool { old == new }
 }
