@@ -298,7 +298,7 @@ def test_feedback_loop_from_a_virtual_dualsense_through_sdl(feedback):
     """`padbridge virtual --type dualsense | padbridge feedback HIDRAW --stdin`: a game (SDL2) sets the virtual
     pad's lightbar and rumble; the physical stand-in receives the same through a real pipe."""
     import sdl2
-    from test_sdl import joystick_ids, open_controller, pump
+    from test_sdl import joystick_ids, open_controller, pump, wait_for_enhanced_mode
 
     if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:
         pytest.fail(f"SDL_Init: {sdl2.SDL_GetError().decode()}")
@@ -335,6 +335,7 @@ def test_feedback_loop_from_a_virtual_dualsense_through_sdl(feedback):
         import json
         ready = json.loads(ready_line[0])
         controller = open_controller(sdl2, [ready["hidraw"], *ready["eventNodes"]], known)
+        wait_for_enhanced_mode(sdl2, controller)
 
         since = physical.mark()
         assert sdl2.SDL_GameControllerSetLED(controller, 255, 0, 64) == 0, sdl2.SDL_GetError()

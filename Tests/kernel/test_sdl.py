@@ -96,6 +96,13 @@ def test_sdl_sees_the_xbox_pad_as_an_x360_controller(sdl, padbridge):
         sdl.SDL_GameControllerClose(controller)
 
 
+def wait_for_enhanced_mode(sdl2, controller):
+    """Over Bluetooth SDL's PS5 driver turns on "enhanced mode" (touchpad, sensors, and the LED, rumble and effect
+    calls) only once it has read a full 0x31 input report, on an update after the open: wait for it, pumping."""
+    sdl_wait(sdl2, lambda: sdl2.SDL_GameControllerGetNumTouchpads(controller) >= 1,
+             "touchpad, i.e. enhanced mode after the first 0x31 input report")
+
+
 def ds5_effects_block(valid_flag0=0, right=b"", left=b""):
     """SDL's DS5EffectsState_t (47 bytes): valid_flag0, valid_flag1, motors, audio, ... then the right trigger
     block at offset 10 and the left one at offset 21, 11 bytes each."""
@@ -127,7 +134,7 @@ def test_sdl_sees_a_full_ps5_controller(sdl, padbridge):
         kind = sdl.SDL_GameControllerGetType(controller)
         assert kind == sdl.SDL_CONTROLLER_TYPE_PS5, f"type {kind} at {path}"
         assert path == ready["hidraw"], f"SDL reads the pad through {path}, not its HIDAPI driver on {ready['hidraw']}"
-        assert sdl.SDL_GameControllerGetNumTouchpads(controller) >= 1
+        wait_for_enhanced_mode(sdl, controller)
         assert sdl.SDL_GameControllerHasSensor(controller, sdl.SDL_SENSOR_ACCEL)
         assert sdl.SDL_GameControllerHasSensor(controller, sdl.SDL_SENSOR_GYRO)
 
