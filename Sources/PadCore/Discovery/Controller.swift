@@ -1,0 +1,172 @@
+/// The family a physical controller belongs to, which decides how padbridge reads it and what feedback it takes.
+public enum ControllerKind: String, Sendable, Hashable, Codable, CaseIterable {
+    case dualSense, dualSenseEdge, dualShock4
+    case xbox360, xboxOne
+    case switchPro
+    /// Any other gamepad; SDL's game-controller database supplies its layout where it knows the pad.
+    case generic
+}
+
+/// How a controller is connected, from the kernel's `BUS_*` id.
+public enum ControllerBus: String, Sendable, Hashable, Codable {
+    case usb, bluetooth, virtual, other
+
+    /// BUS_USB 0x03, BUS_BLUETOOTH 0x05, BUS_VIRTUAL 0x06.
+    public init(kernelBusType: UInt16) {
+        switch kernelBusType {
+        case 0x03: self = .usb
+        case 0x05: self = .bluetooth
+        case 0x06: self = .virtual
+        default: self = .other
+        }
+    }
+}
+
+/// A controller's stable id: the same physical pad gets the same fingerprint across unplug/replug and reboots,
+/// and two pads never share one. Lowercase hex, so a unique prefix selects a pad on the command line.
+public struct Fingerprint: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+    public static func < (lhs: Fingerprint, rhs: Fingerprint) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// What a controller has: which inputs, and which kinds of feedback it takes.
+public struct Capabilities: Sendable, Hashable {
+    /// The buttons its nodes report.
+    public var buttons: ButtonSet
+    /// The analog axes its nodes report, in `Axis.allCases` order.
+    public var axes: [Axis]
+    public var touchpad: Bool
+    public var motion: Bool
+    public var rumble: Bool
+    public var lightbar: Bool
+    public var playerLEDs: Bool
+    public var adaptiveTriggers: Bool
+    public var battery: Bool
+
+    public init(
+        buttons: ButtonSet = ButtonSet(), axes: [Axis] = [], touchpad: Bool = false, motion: Bool = false,
+        rumble: Bool = false, lightbar: Bool = false, playerLEDs: Bool = false, adaptiveTriggers: Bool = false,
+        battery: Bool = false
+    ) {
+        self.buttons = buttons
+        self.axes = axes
+        self.touchpad = touchpad
+        self.motion = motion
+        self.rumble = rumble
+        self.lightbar = lightbar
+        self.playerLEDs = playerLEDs
+        self.adaptiveTriggers = adaptiveTriggers
+        self.battery = battery
+    }
+}
+
+/// What one evdev node of a controller carries.
+public enum EvdevNodeRole: String, Sendable, Hashable, Codable {
+    /// Buttons, sticks, triggers, d-pad.
+    case pad
+    /// Accelerometer and gyroscope (INPUT_PROP_ACCELEROMETER).
+    case motion
+    /// A touchpad's contacts (multitouch slots).
+    case touchpad
+    /// Anything else the device made (a headset jack's switches, ...).
+    case other
+}
+
+public struct EvdevNode: Sendable, Hashable, Codable {
+    /// "/dev/input/event3".
+    public var path: String
+    public var role: EvdevNodeRole
+    /// The inputN device's syspath, which the kernel shares between a node and its siblings (js0, ...).
+    public var inputSyspath: String
+
+    public init(path: String, role: EvdevNodeRole, inputSyspath: String) {
+        self.path = path
+        self.role = role
+        self.inputSyspath = inputSyspath
+    }
+}
+
+/// The device nodes one physical controller has.
+public struct ControllerNodes: Sendable, Hashable {
+    /// Its event nodes, the pad node first, then by node number.
+    public var evdev: [EvdevNode]
+    /// Its hidraw node, if it is a HID device.
+    public var hidraw: String?
+
+    public init(evdev: [EvdevNode], hidraw: String?) {
+        self.evdev = evdev
+        self.hidraw = hidraw
+    }
+
+    /// Every path, event nodes first.
+    public var allPaths: [String] { evdev.map(\.path) + (hidraw.map { [$0] } ?? []) }
+    public func evdev(_ role: EvdevNodeRole) -> EvdevNode? { evdev.first { $0.role == role } }
+}
+
+/// SDL2's view of a controller, joined to udev's by device path.
+public struct SDLControllerInfo: Sendable, Hashable {
+    /// SDL's joystick GUID as its 32 hex digits.
+    public var guid: String
+    /// The name SDL's mapping gives the pad ("PS5 Controller").
+    public var mappingName: String?
+    /// The mapping string from SDL's game-controller database ("030000004c050000e60c000000016800,PS5 Controller,a:b0,...").
+    public var mapping: String?
+    /// The node SDL reads the pad through (an event node, or the hidraw node for SDL's HIDAPI drivers).
+    public var path: String
+
+    public init(guid: String, mappingName: String?, mapping: String?, path: String) {
+        self.guid = guid
+        self.mappingName = mappingName
+        self.mapping = mapping
+        self.path = path
+    }
+}
+
+/// One physical controller, however many nodes the kernel made for it.
+public struct Controller: Sendable, Hashable {
+    public var fingerprint: Fingerprint
+    public var name: String
+    public var kind: ControllerKind
+    public var bus: ControllerBus
+    public var vendorID: UInt16
+    public var productID: UInt16
+    public var version: UInt16
+    /// The device's unique serial or MAC (lowercase, colon-separated for MACs), if it reports one.
+    public var serial: String?
+    /// The physical port it hangs off ("pci-0000:00:14.0-usb-0:2:1.0"), used in the fingerprint when there is no serial.
+    public var portPath: String?
+    public var capabilities: Capabilities
+    public var nodes: ControllerNodes
+    /// The syspath that groups the nodes (the HID device, or the input device for non-HID pads).
+    public var groupSyspath: String
+    /// The kernel driver bound to the device ("playstation", "xpad", ...).
+    public var driver: String?
+    /// SDL's view, once joined (`nil` when SDL does not list the pad or is unavailable).
+    public var sdl: SDLControllerInfo?
+
+    public init(
+        fingerprint: Fingerprint, name: String, kind: ControllerKind, bus: ControllerBus,
+        vendorID: UInt16, productID: UInt16, version: UInt16, serial: String?, portPath: String?,
+        capabilities: Capabilities, nodes: ControllerNodes, groupSyspath: String, driver: String?,
+        sdl: SDLControllerInfo? = nil
+    ) {
+        self.fingerprint = fingerprint
+        self.name = name
+        self.kind = kind
+        self.bus = bus
+        self.vendorID = vendorID
+        self.productID = productID
+        self.version = version
+        self.serial = serial
+        self.portPath = portPath
+        self.capabilities = capabilities
+        self.nodes = nodes
+        self.groupSyspath = groupSyspath
+        self.driver = driver
+        self.sdl = sdl
+    }
+}

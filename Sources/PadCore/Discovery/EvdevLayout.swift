@@ -1,0 +1,29 @@
+/// How a pad node's evdev codes map onto padbridge's SDL-named model. Known kinds have built-in layouts
+/// (xpad's and hid-playstation's differ: xpad's BTN_X/BTN_NORTH is the left face button `x`, hid-playstation's
+/// BTN_NORTH is the triangle `y`); generic pads get theirs from SDL's mapping string.
+public struct EvdevLayout: Sendable, Hashable {
+    /// EV_KEY code -> what it drives.
+    public var keys: [UInt16: EvdevKeyRole]
+    /// EV_ABS code -> what it drives.
+    public var absolutes: [UInt16: EvdevAbsoluteRole]
+
+    public init(keys: [UInt16: EvdevKeyRole], absolutes: [UInt16: EvdevAbsoluteRole]) {
+        self.keys = keys
+        self.absolutes = absolutes
+    }
+}
+
+public enum EvdevKeyRole: Sendable, Hashable {
+    case button(Button)
+    /// A digital trigger: pressed is the axis at its maximum, released at 0.
+    case trigger(Axis)
+}
+
+public enum EvdevAbsoluteRole: Sendable, Hashable {
+    /// Scaled from the node's absinfo range onto the axis's range (sticks centred, triggers 0 at the minimum).
+    case axis(Axis, inverted: Bool)
+    /// A hat axis: negative presses `negative`, positive presses `positive` (ABS_HAT0X: dpleft/dpright).
+    case buttons(negative: Button, positive: Button)
+    /// Part of an analog axis drives a button: pressed beyond half of the range on that side.
+    case buttonBeyondHalf(Button, positiveSide: Bool)
+}
