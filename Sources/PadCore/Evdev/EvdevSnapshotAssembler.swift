@@ -1,0 +1,240 @@
+/// Builds one controller's `PadSnapshot` from the kernel events of its event nodes: the pad node (buttons, sticks,
+/// triggers, d-pad, through an `EvdevLayout`), the touchpad node (multitouch slots) and the motion node
+/// (accelerometer and gyroscope, scaled by their resolution).
+///
+/// Each node's events are a frame ended by its own SYN_REPORT; changes are held per node and land in `snapshot`
+/// only when that node's frame ends, so a read that stops mid-frame never shows half a frame. After a SYN_DROPPED
+/// libevdev hands on the events that bring its state up to the device's (its sync events, ended by a SYN_REPORT);
+/// they are applied like any others, on top of the frame that was cut short, because libevdev's state already
+/// includes that partial frame. Nothing is lost: the next frame is the device's full state.
+public struct EvdevSnapshotAssembler: Sendable {
+    /// The state as of the last completed frame of every node.
+    public private(set) var snapshot: PadSnapshot
+
+    private let layout: EvdevLayout
+    private let padAxes: [UInt16: EvdevAbsoluteInfo]
+    private let touchpadAxes: [UInt16: EvdevAbsoluteInfo]
+    private let motionAxes: [UInt16: EvdevAbsoluteInfo]
+    /// Pending state per node; only the fields the node drives are taken from it when its frame ends.
+    private var padPending: PadSnapshot
+    private var touchPending: PadSnapshot
+    private var motionPending: PadSnapshot
+    private var touchSlot: Int = 0
+    /// Nodes between a SYN_DROPPED and the SYN_REPORT that ends libevdev's catch-up.
+    private var resyncing: Set<EvdevNodeRole> = []
+    /// Whether the pad node reports the touchpad click (an SDL mapping may say so); otherwise the touchpad node
+    /// does (hid-playstation: BTN_LEFT there).
+    private let padDrivesTouchpadButton: Bool
+
+    /// `absoluteInfo` holds each node's absolute axes (from EVIOCGABS) keyed by the node's role.
+    public init(layout: EvdevLayout, absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]]) {
+        self.layout = layout
+        padAxes = absoluteInfo[.pad] ?? [:]
+        touchpadAxes = absoluteInfo[.touchpad] ?? [:]
+        motionAxes = absoluteInfo[.motion] ?? [:]
+        padDrivesTouchpadButton = layout.keys.values.contains(.button(.touchpad))
+        snapshot = .neutral
+        padPending = .neutral
+        touchPending = .neutral
+        motionPending = .neutral
+    }
+
+    /// Sets the starting state from a node's current kernel state (pressed keys and the absolute values in its
+    /// absinfo), so a button already held when reading starts is not missed.
+    public mutating func seed(_ role: EvdevNodeRole, pressedKeys: some Sequence<UInt16>) {
+        for code in pressedKeys {
+            apply(EvdevEvent(type: EventType.key, code: code, value: 1), from: role)
+        }
+        let axes: [UInt16: EvdevAbsoluteInfo] =
+            switch role {
+            case .pad: padAxes
+            case .motion: motionAxes
+            case .touchpad, .other: [:]
+            }
+        for (code, info) in axes.sorted(by: { $0.key < $1.key }) {
+            apply(EvdevEvent(type: EventType.absolute, code: code, value: info.value), from: role)
+        }
+        commit(role)
+    }
+
+    /// What one event did.
+    public enum Outcome: Sendable, Hashable {
+        /// Held until the node's frame ends.
+        case pending
+        /// The node's frame ended; `snapshot` is up to date.
+        case frameCompleted(resynced: Bool)
+        /// The kernel dropped events on this node (its buffer overflowed); libevdev's catch-up events follow.
+        case dropped
+    }
+
+    /// Applies one event read from the node with `role`.
+    @discardableResult
+    public mutating func apply(_ event: EvdevEvent, from role: EvdevNodeRole) -> Outcome {
+        switch event.type {
+        case EventType.synchronization:
+            switch event.code {
+            case SynchronizationCode.report:
+                commit(role)
+                return .frameCompleted(resynced: resyncing.remove(role) != nil)
+            case SynchronizationCode.dropped:
+                resyncing.insert(role)
+                return .dropped
+            default:
+                return .pending
+            }
+        case EventType.key:
+            applyKey(code: event.code, pressed: event.value != 0, from: role)
+        case EventType.absolute:
+            applyAbsolute(code: event.code, value: event.value, from: role)
+        case EventType.miscellaneous where role == .motion && event.code == MiscellaneousCode.timestamp:
+            motionPending.motion.timestampMicroseconds = UInt64(UInt32(bitPattern: event.value))
+        default:
+            break
+        }
+        return .pending
+    }
+
+    private mutating func commit(_ role: EvdevNodeRole) {
+        switch role {
+        case .pad:
+            let touchpadClick = snapshot[.touchpad]
+            snapshot.buttons = padPending.buttons
+            if !padDrivesTouchpadButton { snapshot[.touchpad] = touchpadClick }
+            for axis in Axis.allCases { snapshot[axis] = padPending[axis] }
+        case .touchpad:
+            snapshot.touches = touchPending.touches
+            if !padDrivesTouchpadButton { snapshot[.touchpad] = touchPending[.touchpad] }
+        case .motion:
+            snapshot.motion = motionPending.motion
+        case .other:
+            break
+        }
+    }
+
+    private mutating func applyKey(code: UInt16, pressed: Bool, from role: EvdevNodeRole) {
+        switch role {
+        case .pad:
+            switch layout.keys[code] {
+            case .button(let button)?: padPending[button] = pressed
+            case .trigger(let axis)?: padPending[axis] = pressed ? axis.range.upperBound : 0
+            case nil: break
+            }
+        case .touchpad:
+            if code == KeyCode.buttonLeft { touchPending[.touchpad] = pressed }
+        case .motion, .other:
+            break
+        }
+    }
+
+    private mutating func applyAbsolute(code: UInt16, value: Int32, from role: EvdevNodeRole) {
+        switch role {
+        case .pad:
+            guard let target = layout.absolutes[code] else { return }
+            let info = padAxes[code] ?? EvdevAbsoluteInfo(minimum: -32768, maximum: 32767)
+            switch target {
+            case .axis(let axis, let inverted):
+                padPending[axis] = Self.scale(value, from: info, onto: axis, inverted: inverted)
+            case .buttons(let negative, let positive):
+                padPending[negative] = value < 0
+                padPending[positive] = value > 0
+            case .buttonBeyondHalf(let button, let positiveSide):
+                let middle = (Int64(info.minimum) + Int64(info.maximum)) / 2
+                let half = max(1, (Int64(info.maximum) - Int64(info.minimum)) / 4)
+                padPending[button] = positiveSide ? Int64(value) > middle + half : Int64(value) < middle - half
+            }
+        case .touchpad:
+            applyTouch(code: code, value: value)
+        case .motion:
+            applyMotion(code: code, value: value)
+        case .other:
+            break
+        }
+    }
+
+    private mutating func applyTouch(code: UInt16, value: Int32) {
+        switch code {
+        case AbsoluteCode.multitouchSlot:
+            touchSlot = Int(value)
+        case AbsoluteCode.multitouchTrackingID:
+            var contact = touchPending.touches[touchSlot]
+            contact.active = value >= 0
+            if value >= 0 { contact.trackingID = UInt8(truncatingIfNeeded: value) }
+            touchPending.touches[touchSlot] = contact
+        case AbsoluteCode.multitouchPositionX:
+            touchPending.touches[touchSlot].x = Self.unit(value, of: touchpadAxes[code])
+        case AbsoluteCode.multitouchPositionY:
+            touchPending.touches[touchSlot].y = Self.unit(value, of: touchpadAxes[code])
+        default:
+            break
+        }
+    }
+
+    private mutating func applyMotion(code: UInt16, value: Int32) {
+        guard code <= AbsoluteCode.rz else { return }
+        let resolution = Double(max(1, motionAxes[code]?.resolution ?? 1))
+        let reading = Double(value) / resolution
+        switch code {
+        case AbsoluteCode.x: motionPending.motion.accelMetersPerSecondSquared.x = reading * standardGravityMetersPerSecondSquared
+        case AbsoluteCode.y: motionPending.motion.accelMetersPerSecondSquared.y = reading * standardGravityMetersPerSecondSquared
+        case AbsoluteCode.z: motionPending.motion.accelMetersPerSecondSquared.z = reading * standardGravityMetersPerSecondSquared
+        case AbsoluteCode.rx: motionPending.motion.gyroRadiansPerSecond.x = reading * Self.radiansPerDegree
+        case AbsoluteCode.ry: motionPending.motion.gyroRadiansPerSecond.y = reading * Self.radiansPerDegree
+        default: motionPending.motion.gyroRadiansPerSecond.z = reading * Self.radiansPerDegree
+        }
+    }
+
+    private static let radiansPerDegree = Double.pi / 180
+
+    /// Maps `value` from the node's range onto the axis's: sticks onto -32768...32767, triggers onto 0...32767.
+    static func scale(_ value: Int32, from info: EvdevAbsoluteInfo, onto axis: Axis, inverted: Bool) -> Int16 {
+        let minimum = Int64(info.minimum), maximum = Int64(info.maximum)
+        guard maximum > minimum else { return 0 }
+        let clamped = min(max(Int64(value), minimum), maximum)
+        let target = axis.range
+        let low = Int64(target.lowerBound), high = Int64(target.upperBound)
+        var scaled = low + (clamped - minimum) * (high - low) / (maximum - minimum)
+        if inverted { scaled = high + low - scaled }
+        return Int16(min(max(scaled, low), high))
+    }
+
+    /// Maps a touch coordinate onto 0...1 using the axis's absinfo.
+    static func unit(_ value: Int32, of info: EvdevAbsoluteInfo?) -> Double {
+        guard let info, info.maximum > info.minimum else { return 0 }
+        let fraction = Double(Int64(value) - Int64(info.minimum)) / Double(Int64(info.maximum) - Int64(info.minimum))
+        return min(max(fraction, 0), 1)
+    }
+}
+
+// The kernel's input-event-codes.h values this file reads.
+private enum EventType {
+    static let synchronization: UInt16 = 0x00
+    static let key: UInt16 = 0x01
+    static let absolute: UInt16 = 0x03
+    static let miscellaneous: UInt16 = 0x04
+}
+
+private enum SynchronizationCode {
+    static let report: UInt16 = 0
+    static let dropped: UInt16 = 3
+}
+
+private enum KeyCode {
+    static let buttonLeft: UInt16 = 0x110
+}
+
+private enum MiscellaneousCode {
+    static let timestamp: UInt16 = 0x05
+}
+
+private enum AbsoluteCode {
+    static let x: UInt16 = 0x00
+    static let y: UInt16 = 0x01
+    static let z: UInt16 = 0x02
+    static let rx: UInt16 = 0x03
+    static let ry: UInt16 = 0x04
+    static let rz: UInt16 = 0x05
+    static let multitouchSlot: UInt16 = 0x2f
+    static let multitouchPositionX: UInt16 = 0x35
+    static let multitouchPositionY: UInt16 = 0x36
+    static let multitouchTrackingID: UInt16 = 0x39
+}

@@ -1,0 +1,173 @@
+import PadCore
+import PadTestSupport
+import Testing
+
+/// Kernel codes used below (input-event-codes.h), spelled out so the tests do not share the code under test's names.
+private let EV_SYN: UInt16 = 0, EV_KEY: UInt16 = 1, EV_ABS: UInt16 = 3, EV_MSC: UInt16 = 4
+private let SYN_REPORT: UInt16 = 0, SYN_DROPPED: UInt16 = 3
+private let BTN_LEFT: UInt16 = 0x110, BTN_SOUTH: UInt16 = 0x130, BTN_NORTH: UInt16 = 0x133, BTN_TL2: UInt16 = 0x138
+private let ABS_X: UInt16 = 0, ABS_Y: UInt16 = 1, ABS_Z: UInt16 = 2, ABS_RX: UInt16 = 3, ABS_RZ: UInt16 = 5
+private let ABS_HAT0X: UInt16 = 0x10, ABS_HAT0Y: UInt16 = 0x11
+private let ABS_MT_SLOT: UInt16 = 0x2f, ABS_MT_POSITION_X: UInt16 = 0x35, ABS_MT_POSITION_Y: UInt16 = 0x36
+private let ABS_MT_TRACKING_ID: UInt16 = 0x39, MSC_TIMESTAMP: UInt16 = 5
+
+private func key(_ code: UInt16, _ value: Int32) -> EvdevEvent { EvdevEvent(type: EV_KEY, code: code, value: value) }
+private func abs(_ code: UInt16, _ value: Int32) -> EvdevEvent { EvdevEvent(type: EV_ABS, code: code, value: value) }
+private let report = EvdevEvent(type: EV_SYN, code: SYN_REPORT, value: 0)
+private let dropped = EvdevEvent(type: EV_SYN, code: SYN_DROPPED, value: 0)
+
+/// A layout like hid-playstation's pad node, written out by hand.
+private let layout = EvdevLayout(
+    keys: [BTN_SOUTH: .button(.a), BTN_NORTH: .button(.y), BTN_TL2: .trigger(.lefttrigger)],
+    absolutes: [
+        ABS_X: .axis(.leftx, inverted: false), ABS_Y: .axis(.lefty, inverted: true),
+        ABS_RZ: .axis(.righttrigger, inverted: false),
+        ABS_HAT0X: .buttons(negative: .dpleft, positive: .dpright),
+        ABS_HAT0Y: .buttons(negative: .dpup, positive: .dpdown),
+        ABS_RX: .buttonBeyondHalf(.back, positiveSide: true),
+    ])
+
+private let info: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [
+    .pad: [
+        ABS_X: EvdevAbsoluteInfo(minimum: 0, maximum: 255), ABS_Y: EvdevAbsoluteInfo(minimum: 0, maximum: 255),
+        ABS_RZ: EvdevAbsoluteInfo(minimum: 0, maximum: 255), ABS_RX: EvdevAbsoluteInfo(minimum: -100, maximum: 100),
+        ABS_HAT0X: EvdevAbsoluteInfo(minimum: -1, maximum: 1), ABS_HAT0Y: EvdevAbsoluteInfo(minimum: -1, maximum: 1),
+    ],
+    .touchpad: [
+        ABS_MT_POSITION_X: EvdevAbsoluteInfo(minimum: 0, maximum: 1919),
+        ABS_MT_POSITION_Y: EvdevAbsoluteInfo(minimum: 0, maximum: 1079),
+    ],
+    .motion: [
+        ABS_X: EvdevAbsoluteInfo(minimum: -32768, maximum: 32767, resolution: 8192),
+        ABS_Z: EvdevAbsoluteInfo(minimum: -32768, maximum: 32767, resolution: 8192),
+        ABS_RX: EvdevAbsoluteInfo(minimum: -32768, maximum: 32767, resolution: 1024),
+    ],
+]
+
+@Suite struct EvdevSnapshotAssemblerTests {
+    @Test func aFrameLandsOnlyWithItsSynReport() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        #expect(assembler.apply(key(BTN_SOUTH, 1), from: .pad) == .pending)
+        #expect(assembler.apply(abs(ABS_RZ, 255), from: .pad) == .pending)
+        #expect(assembler.snapshot == .neutral)
+        #expect(assembler.apply(report, from: .pad) == .frameCompleted(resynced: false))
+        #expect(assembler.snapshot[.a])
+        #expect(assembler.snapshot.rightTrigger == 32767)
+    }
+
+    @Test func anotherNodesSynReportDoesNotCommitAHalfFrame() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        assembler.apply(key(BTN_NORTH, 1), from: .pad)
+        assembler.apply(abs(ABS_MT_TRACKING_ID, 3), from: .touchpad)
+        assembler.apply(report, from: .touchpad)
+        #expect(assembler.snapshot.touches[0].active)
+        #expect(!assembler.snapshot[.y], "the pad node's frame has not ended")
+        assembler.apply(report, from: .pad)
+        #expect(assembler.snapshot[.y])
+        #expect(assembler.snapshot.touches[0].active, "the pad node's frame keeps the touchpad's fields")
+    }
+
+    @Test(arguments: [
+        (Int32(0), Int16.min), (255, Int16.max), (128, 128), (-5, Int16.min), (300, Int16.max),
+    ] as [(Int32, Int16)])
+    func sticksScaleOntoTheFullRange(raw: Int32, expected: Int16) {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        assembler.apply(abs(ABS_X, raw), from: .pad)
+        assembler.apply(report, from: .pad)
+        #expect(assembler.snapshot.leftX == expected)
+    }
+
+    @Test func anInvertedAxisFlips() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        assembler.apply(abs(ABS_Y, 0), from: .pad)
+        assembler.apply(report, from: .pad)
+        #expect(assembler.snapshot.leftY == Int16.max)
+    }
+
+    @Test func hatsAndDigitalTriggersAndHalfAxesDriveTheirTargets() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        for event in [abs(ABS_HAT0X, -1), abs(ABS_HAT0Y, 1), key(BTN_TL2, 1), abs(ABS_RX, 80), report] {
+            assembler.apply(event, from: .pad)
+        }
+        #expect(assembler.snapshot.buttons == ButtonSet([.dpleft, .dpdown, .back]))
+        #expect(assembler.snapshot.leftTrigger == 32767)
+        for event in [abs(ABS_HAT0X, 1), abs(ABS_HAT0Y, 0), key(BTN_TL2, 0), abs(ABS_RX, 20), report] {
+            assembler.apply(event, from: .pad)
+        }
+        #expect(assembler.snapshot.buttons == ButtonSet([.dpright]))
+        #expect(assembler.snapshot.leftTrigger == 0)
+    }
+
+    @Test func touchSlotsBecomeContactsNormalisedByTheirRange() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        let frame = [
+            abs(ABS_MT_SLOT, 1), abs(ABS_MT_TRACKING_ID, 42), abs(ABS_MT_POSITION_X, 1919),
+            abs(ABS_MT_POSITION_Y, 540), key(BTN_LEFT, 1), report,
+        ]
+        for event in frame { assembler.apply(event, from: .touchpad) }
+        #expect(!assembler.snapshot.touches[0].active)
+        #expect(assembler.snapshot.touches[1] == TouchContact(trackingID: 42, active: true, x: 1, y: 540.0 / 1079))
+        #expect(assembler.snapshot[.touchpad], "hid-playstation reports the click as BTN_LEFT on the touchpad node")
+        for event in [abs(ABS_MT_SLOT, 1), abs(ABS_MT_TRACKING_ID, -1), key(BTN_LEFT, 0), report] {
+            assembler.apply(event, from: .touchpad)
+        }
+        #expect(!assembler.snapshot.touches[1].active)
+        #expect(!assembler.snapshot[.touchpad])
+    }
+
+    @Test func motionIsScaledByResolution() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        let frame = [
+            abs(ABS_X, 8192), abs(ABS_Z, -4096), abs(ABS_RX, 1024 * 90),
+            EvdevEvent(type: EV_MSC, code: MSC_TIMESTAMP, value: -1), report,
+        ]
+        for event in frame { assembler.apply(event, from: .motion) }
+        let motion = assembler.snapshot.motion
+        #expect(Swift.abs(motion.accelMetersPerSecondSquared.x - 9.80665) < 1e-9)
+        #expect(Swift.abs(motion.accelMetersPerSecondSquared.z + 9.80665 / 2) < 1e-9)
+        #expect(Swift.abs(motion.gyroRadiansPerSecond.x - Double.pi / 2) < 1e-9)
+        #expect(motion.timestampMicroseconds == UInt64(UInt32.max), "the timestamp is the kernel's u32 counter")
+        #expect(!assembler.snapshot[.a], "the motion node's ABS_X is not the pad's stick")
+        #expect(assembler.snapshot.leftX == 0)
+    }
+
+    /// libevdev's catch-up after SYN_DROPPED is relative to its own state, which already holds the partial frame:
+    /// the result must be the device's state, not the last complete frame.
+    @Test func aDroppedFrameIsCaughtUpNotLost() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        for event in [key(BTN_SOUTH, 1), report] { assembler.apply(event, from: .pad) }
+        // Partial frame (north pressed), then the kernel's buffer overflowed; the device now has south released,
+        // north still pressed and the trigger at 255: libevdev reports only what differs from its state.
+        assembler.apply(key(BTN_NORTH, 1), from: .pad)
+        #expect(assembler.apply(dropped, from: .pad) == .dropped)
+        assembler.apply(key(BTN_SOUTH, 0), from: .pad)
+        assembler.apply(abs(ABS_RZ, 255), from: .pad)
+        #expect(assembler.apply(report, from: .pad) == .frameCompleted(resynced: true))
+        #expect(assembler.snapshot.buttons == ButtonSet([.y]))
+        #expect(assembler.snapshot.rightTrigger == 32767)
+        #expect(assembler.apply(report, from: .pad) == .frameCompleted(resynced: false))
+    }
+
+    @Test func seedingTakesKeysAlreadyHeldAndCurrentAxisValues() {
+        var seeded = info
+        seeded[.pad]![ABS_X]!.value = 255
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: seeded)
+        assembler.seed(.pad, pressedKeys: [BTN_SOUTH, 0x2ff])
+        #expect(assembler.snapshot[.a])
+        #expect(assembler.snapshot.leftX == Int16.max)
+    }
+
+    @Test(arguments: [11, 12, 13] as [UInt64])
+    func anyEventSequenceIsAccepted(seed: UInt64) {
+        var generator = SplitMix64(seed: seed)
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        let roles: [EvdevNodeRole] = [.pad, .touchpad, .motion, .other]
+        for _ in 0..<20_000 {
+            let event = EvdevEvent(
+                type: UInt16.random(in: 0...5, using: &generator), code: UInt16.random(in: 0...0x300, using: &generator),
+                value: Int32.random(in: .min ... .max, using: &generator))
+            assembler.apply(event, from: roles.randomElement(using: &generator)!)
+        }
+        for axis in Axis.allCases { #expect(axis.range.contains(assembler.snapshot[axis])) }
+    }
+}
