@@ -40,13 +40,16 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        // SDL2 adapter: SDL's game-controller view (GUIDs, database mappings) of the connected pads.
+        .target(name: "PadSDL", dependencies: ["PadCore", "CSDL2"], swiftSettings: strictSwift),
+
         // JSON lines: the text form of pad events and feedback that `virtual` reads and `monitor --json` prints.
         .target(name: "PadJSONLines", dependencies: ["PadCore"], swiftSettings: strictSwift),
 
         .executableTarget(
             name: "padbridge",
             dependencies: [
-                "PadCore", "PadLinux", "PadJSONLines",
+                "PadCore", "PadLinux", "PadSDL", "PadJSONLines",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
