@@ -55,10 +55,11 @@ def padbridge_binary() -> str:
 
 
 class Padbridge:
-    """One `padbridge virtual ...` process: JSON lines in on stdin, feedback lines out on stdout, status on stderr."""
+    """One padbridge process, by default `padbridge virtual ...`: JSON lines in on stdin, feedback lines out on
+    stdout, status on stderr. Other commands (`list --watch`, `monitor`) use the same reader threads."""
 
-    def __init__(self, *args: str):
-        self.argv = [padbridge_binary(), "virtual", *args]
+    def __init__(self, *args: str, command: str = "virtual"):
+        self.argv = [padbridge_binary(), command, *args]
         self.proc = subprocess.Popen(
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
         )
@@ -115,6 +116,14 @@ class Padbridge:
 
     def wait_stderr(self, predicate, timeout: float = DEADLINE, since: int = 0, what: str = "matching stderr line"):
         return self._wait("stderr", self.stderr, lambda line: line if predicate(line) else None, since, timeout, what)
+
+    def wait_stdout(self, predicate, timeout: float = DEADLINE, since: int = 0, what: str = "matching stdout line"):
+        """Waits for a stdout line for which predicate(line) is truthy; returns (index, that value)."""
+        return self._wait("stdout", self.stdout, lambda line: predicate(line) or None, since, timeout, what)
+
+    def stdout_mark(self) -> int:
+        with self._cond:
+            return len(self.stdout)
 
     def feedback_mark(self) -> int:
         """The index of the next stdout line; pass it as `since` to wait only for feedback that comes later."""
@@ -180,12 +189,15 @@ class Padbridge:
         return status
 
     def stop(self) -> int:
-        """End of input first (the normal way to stop), then SIGTERM, then SIGKILL. Returns the exit status."""
+        """End of input first (the normal way to stop `virtual`; SIGINT for the commands that read no input), then
+        SIGTERM, then SIGKILL. Returns the exit status."""
         if self.proc.poll() is None:
             try:
                 self.close_stdin()
             except BrokenPipeError:
                 pass
+            if self.argv[1] != "virtual":
+                self.proc.send_signal(signal.SIGINT)
             try:
                 self.proc.wait(DEADLINE)
             except subprocess.TimeoutExpired:
@@ -206,8 +218,8 @@ def padbridge():
     that the test did not already stop must then exit with status 0 on end of input (the contract)."""
     started: list[Padbridge] = []
 
-    def start(*args: str) -> Padbridge:
-        process = Padbridge(*args)
+    def start(*args: str, command: str = "virtual") -> Padbridge:
+        process = Padbridge(*args, command=command)
         started.append(process)
         return process
 
@@ -218,7 +230,7 @@ def padbridge():
         status = process.stop()
         print(f"{process!r} exited with {status}\n{process.describe()}")
         if not already_ended and status != 0:
-            problems.append(f"{process!r} exited with status {status} on end of input")
+            problems.append(f"{process!r} exited with status {status} when told to stop")
     if problems:
         pytest.fail("; ".join(problems))
 

@@ -1,0 +1,172 @@
+"""Discovery: `padbridge list` groups each pad's nodes into one controller, fingerprints it stably, joins SDL2's view,
+and `list --watch` follows pads coming and going. `padbridge doctor` passes here.
+
+Stand-ins for physical pads: `padbridge virtual` DualSense (uhid, bound by hid-playstation) and Xbox 360 pad
+(uinput), and a generic pad made with python-evdev that only SDL's game-controller database knows how to lay out.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import evdev
+import pytest
+from evdev import ecodes
+
+from conftest import DEADLINE, padbridge_binary, start_dualsense, start_xbox
+
+# Logitech Dual Action (046d:c216): hid-generic makes it a joystick with BTN_TRIGGER..BTN_BASE6, four axes and a hat.
+# SDL2's built-in database maps it ("Logitech Dual Action", a:b1, b:b2, x:b0, y:b3, ... lefttrigger:b6 ...);
+# padbridge has no built-in layout for it, so its standard layout can only come from SDL.
+DUAL_ACTION_NAME = "Logitech Logitech Dual Action"
+DUAL_ACTION_KEYS = list(range(ecodes.BTN_TRIGGER, ecodes.BTN_BASE6 + 1))
+
+
+def make_dual_action() -> evdev.UInput:
+    stick = evdev.AbsInfo(value=128, min=0, max=255, fuzz=0, flat=15, resolution=0)
+    hat = evdev.AbsInfo(value=0, min=-1, max=1, fuzz=0, flat=0, resolution=0)
+    capabilities = {
+        ecodes.EV_KEY: DUAL_ACTION_KEYS,
+        ecodes.EV_ABS: [(ecodes.ABS_X, stick), (ecodes.ABS_Y, stick), (ecodes.ABS_Z, stick), (ecodes.ABS_RZ, stick),
+                        (ecodes.ABS_HAT0X, hat), (ecodes.ABS_HAT0Y, hat)],
+    }
+    return evdev.UInput(capabilities, name=DUAL_ACTION_NAME, vendor=0x046D, product=0xC216, version=0x0110,
+                        bustype=ecodes.BUS_USB)
+
+
+def run_padbridge(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([padbridge_binary(), *args], capture_output=True, text=True, timeout=DEADLINE)
+    if check and result.returncode != 0:
+        raise AssertionError(f"padbridge {' '.join(args)} exited with {result.returncode}:\n{result.stderr}")
+    return result
+
+
+def list_json() -> list[dict]:
+    result = run_padbridge("list", "--json")
+    controllers = json.loads(result.stdout)
+    assert isinstance(controllers, list), result.stdout
+    return controllers
+
+
+def controller_with_node(controllers: list[dict], path: str) -> dict:
+    for controller in controllers:
+        nodes = controller["nodes"]
+        if path == nodes["hidraw"] or path in [node["path"] for node in nodes["evdev"]]:
+            return controller
+    raise AssertionError(f"no controller has {path}: {json.dumps(controllers, indent=1)}")
+
+
+def test_dualsense_nodes_form_one_controller(padbridge):
+    pad, ready, nodes = start_dualsense(padbridge, "--seed", "discovery-1")
+    controllers = list_json()
+    controller = controller_with_node(controllers, ready["hidraw"])
+    assert sum(1 for c in controllers if c["id"] == controller["id"]) == 1
+    roles = {node["path"]: node["role"] for node in controller["nodes"]["evdev"]}
+    assert roles == {nodes["gamepad"].path: "pad", nodes["motion"].path: "motion", nodes["touchpad"].path: "touchpad"}
+    assert controller["nodes"]["evdev"][0]["role"] == "pad"
+    assert controller["nodes"]["hidraw"] == ready["hidraw"]
+    assert (controller["kind"], controller["bus"]) == ("dualsense", "bluetooth")
+    assert (controller["vendor"], controller["product"]) == ("054c", "0ce6")
+    assert controller["serial"] == ready["mac"]
+    assert controller["name"] == "padbridge test DualSense"
+    caps = controller["capabilities"]
+    for feature in ("touchpad", "motion", "rumble", "lightbar", "playerLeds", "adaptiveTriggers", "battery"):
+        assert caps[feature] is True, (feature, caps)
+    assert set(caps["buttons"]) >= {"a", "b", "x", "y", "back", "guide", "start", "leftstick", "rightstick",
+                                    "leftshoulder", "rightshoulder", "dpup", "dpdown", "dpleft", "dpright"}
+    assert set(caps["axes"]) == {"leftx", "lefty", "rightx", "righty", "lefttrigger", "righttrigger"}
+    # no other controller claims any of its nodes
+    others = [c for c in controllers if c["id"] != controller["id"]]
+    claimed = {n["path"] for c in others for n in c["nodes"]["evdev"]} | {c["nodes"]["hidraw"] for c in others}
+    assert not claimed & (set(ready["eventNodes"]) | {ready["hidraw"]})
+
+
+def test_fingerprint_survives_recreation_and_tells_serials_apart(padbridge):
+    ids = []
+    for seed in ("twin", "twin", "other"):
+        pad, ready, _ = start_dualsense(padbridge, "--seed", seed)
+        ids.append((controller_with_node(list_json(), ready["hidraw"])["id"], ready["mac"], ready["hidraw"]))
+        assert pad.stop() == 0
+    print(f"fingerprints: {ids}")
+    assert ids[0][0] == ids[1][0], f"same serial {ids[0][1]}, re-created: ids differ {ids}"
+    assert ids[0][1] != ids[2][1]
+    assert ids[2][0] != ids[0][0], f"different serials share an id: {ids}"
+
+
+def test_xbox360_pad_is_one_controller_without_hidraw(padbridge):
+    pad, ready, device = start_xbox(padbridge)
+    controller = controller_with_node(list_json(), device.path)
+    assert controller["kind"] == "xbox360"
+    assert (controller["vendor"], controller["product"]) == ("045e", "028e")
+    assert controller["nodes"]["hidraw"] is None
+    assert [node["path"] for node in controller["nodes"]["evdev"]] == [device.path]
+    assert controller["capabilities"]["rumble"] is True
+    assert controller["capabilities"]["lightbar"] is False
+    assert set(controller["capabilities"]["buttons"]) >= {"a", "b", "x", "y", "guide", "dpup"}
+
+
+def test_two_identical_serialless_pads_get_distinct_ids(padbridge):
+    first = start_xbox(padbridge)[2]
+    second = start_xbox(padbridge)[2]
+    controllers = list_json()
+    ids = {controller_with_node(controllers, first.path)["id"], controller_with_node(controllers, second.path)["id"]}
+    assert len(ids) == 2, ids
+
+
+def test_generic_pad_gets_its_layout_from_sdls_database():
+    with make_dual_action() as pad:
+        controller = controller_with_node(list_json(), pad.device.path)
+        assert controller["kind"] == "generic"
+        sdl = controller["sdl"]
+        assert sdl is not None, "SDL2 does not list the pad"
+        assert sdl["path"] == pad.device.path
+        assert sdl["guid"].startswith("03000000") and sdl["guid"][8:20] == "6d04000016c2", sdl
+        assert sdl["mappingName"] == "Logitech Dual Action", sdl
+        caps = controller["capabilities"]
+        assert set(caps["buttons"]) == {"a", "b", "x", "y", "back", "start", "leftstick", "rightstick",
+                                        "leftshoulder", "rightshoulder", "dpup", "dpdown", "dpleft", "dpright"}, caps
+        assert set(caps["axes"]) == {"leftx", "lefty", "rightx", "righty", "lefttrigger", "righttrigger"}, caps
+
+
+def test_list_table_names_each_pad(padbridge):
+    pad, ready, _ = start_dualsense(padbridge, "--seed", "table")
+    controller = controller_with_node(list_json(), ready["hidraw"])
+    table = run_padbridge("list").stdout.splitlines()
+    assert table[0].split()[:4] == ["#", "ID", "KIND", "NAME"], table
+    row = next((line for line in table if controller["id"] in line), None)
+    assert row is not None, table
+    assert "DualSense" in row and "bluetooth" in row and "touchpad" in row, row
+
+
+def test_list_watch_reports_add_and_remove(padbridge):
+    watch = padbridge("--watch", "--json", command="list")
+    # the initial listing comes first, as one "present" line per pad; then changes
+    watch.wait_stderr(lambda line: "watching" in line, what="'watching' status line")
+    mark = watch.stdout_mark()
+    pad, ready, _ = start_dualsense(padbridge, "--seed", "watch")
+
+    def event(kind, path):
+        def match(line):
+            obj = json.loads(line)
+            if obj.get("event") != kind:
+                return None
+            nodes = obj["controller"]["nodes"]
+            return obj if path == nodes["hidraw"] or path in [n["path"] for n in nodes["evdev"]] else None
+        return match
+
+    _, added = watch.wait_stdout(event("add", ready["hidraw"]), since=mark, what="add line for the DualSense")
+    assert len(added["controller"]["nodes"]["evdev"]) == 3, "add is reported once the pad is complete"
+    mark = watch.stdout_mark()
+    assert pad.stop() == 0
+    _, removed = watch.wait_stdout(event("remove", ready["hidraw"]), since=mark, what="remove line for the DualSense")
+    assert removed["controller"]["id"] == added["controller"]["id"]
+
+
+def test_doctor_passes_here():
+    result = run_padbridge("doctor", check=False)
+    print(result.stdout)
+    assert result.returncode == 0, f"doctor failed in the VM:\n{result.stdout}\n{result.stderr}"
+    lines = result.stdout.splitlines()
+    assert any(line.split()[:2] == ["ok", "/dev/uinput"] for line in lines), result.stdout
+    assert any(line.split()[:2] == ["ok", "/dev/uhid"] for line in lines), result.stdout
