@@ -168,6 +168,16 @@ public final class DeviceEventLoop {
         return LoopDeadline(timer: timer)
     }
 
+    /// Calls `handler` on the loop thread every `milliseconds` until the returned handle is cancelled or dropped.
+    /// For output a user asked to see periodically (`monitor --stats`); nothing in padbridge polls on a timer.
+    public func repeating(
+        everyMilliseconds milliseconds: UInt64, _ handler: @escaping () -> Void
+    ) throws(DeviceAccessError) -> LoopDeadline {
+        let timer = try makeTimer { handler() }
+        try timer.scheduleRepeating(everyMilliseconds: milliseconds)
+        return LoopDeadline(timer: timer)
+    }
+
     /// A timer whose `handler` runs on the loop thread.
     func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) -> LoopTimer {
         try LoopTimer(loop: self, handler: handler)
@@ -291,7 +301,7 @@ private final class StandardInputLineReader {
     }
 }
 
-/// A pending `DeviceEventLoop.deadline`; cancelled when dropped.
+/// A pending `DeviceEventLoop.deadline` or `repeating` timer; cancelled when dropped.
 public final class LoopDeadline {
     private let timer: LoopTimer
     fileprivate init(timer: LoopTimer) { self.timer = timer }

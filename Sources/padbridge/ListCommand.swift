@@ -1,0 +1,125 @@
+public import ArgumentParser
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the connected pads: one line each, or JSON.",
+        discussion: """
+            Each pad is one physical controller, however many device nodes the kernel made for it (a DualSense: its \
+            pad, motion-sensor and touchpad event nodes and its hidraw node). ID is its fingerprint: the same pad \
+            gets the same ID after replugging and rebooting (from its serial or MAC; pads without one are told \
+            apart by the port they hang off). Other commands take a PAD as the index (#), the ID or a unique prefix \
+            of it, or one of its device paths.
+            --watch prints the pads there are, then a line whenever a pad comes or goes, until SIGINT or SIGTERM.
+            """
+    )
+
+    @Flag(name: .long, help: "Print JSON: an array of pads (with --watch: one object per line and change).")
+    var json = false
+
+    @Flag(name: .long, help: "Keep running and print a line whenever a pad is added or removed.")
+    var watch = false
+
+    @Flag(name: .customLong("udev-records"), help: .hidden)
+    var udevRecords = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let logger = global.makeLogger(label: "padbridge.list")
+        let output = LineOutput.standardOutput
+        if udevRecords {
+            // For bug reports and test fixtures: what udev says about every input and hidraw node.
+            output.write(ControllerPresentation.json(try UdevEnumeration.records(), pretty: true))
+            return
+        }
+        guard watch else {
+            let controllers = try ControllerCatalog.discover(logger: logger)
+            if json {
+                output.write(
+                    ControllerPresentation.json(
+                        controllers.enumerated().map { ControllerPresentation.Object($1, index: $0) }, pretty: true))
+            } else if controllers.isEmpty {
+                LineOutput.standardError.write("padbridge: no pads found (is one connected? `padbridge doctor` checks access)")
+            } else {
+                ControllerPresentation.table(controllers).forEach(output.write)
+            }
+            return
+        }
+        try watchChanges(logger: logger)
+    }
+
+    /// Prints the pads there are ("present"), then "add"/"remove" as they come and go. udev reports a pad node by
+    /// node; a listing is taken once the burst of uevents has been quiet for `settleMilliseconds`, so a pad is
+    /// reported once, complete, not node by node.
+    private func watchChanges(logger: Logger) throws {
+        signal(SIGPIPE, SIG_IGN)
+        let loop = try DeviceEventLoop()
+        try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
+        let output = LineOutput.standardOutput
+        var known: [Fingerprint: Controller] = [:]
+        var settle: LoopDeadline?
+
+        func report(_ event: String, _ controller: Controller, index: Int) {
+            if json {
+                output.write(
+                    ControllerPresentation.json(
+                        WatchLine(event: event, controller: ControllerPresentation.Object(controller, index: index)),
+                        pretty: false))
+            } else {
+                output.write(
+                    "\(event.padding(toWidth: 8))\(index)  \(controller.fingerprint)  "
+                        + "\(ControllerPresentation.kindTitle(controller.kind))  \(controller.name)  \(controller.bus.rawValue)")
+            }
+        }
+
+        func relist(initial: Bool) {
+            let controllers: [Controller]
+            do {
+                controllers = try ControllerCatalog.discover(logger: logger)
+            } catch {
+                logger.error("listing pads failed: \(error)")
+                return
+            }
+            let current = Dictionary(controllers.map { ($0.fingerprint, $0) }, uniquingKeysWith: { first, _ in first })
+            for (fingerprint, controller) in known.sorted(by: { $0.key < $1.key }) where current[fingerprint] == nil {
+                report("remove", controller, index: -1)
+            }
+            for (index, controller) in controllers.enumerated() {
+                if initial {
+                    report("present", controller, index: index)
+                } else if let old = known[controller.fingerprint], old.nodes != controller.nodes {
+                    report("change", controller, index: index)
+                } else if known[controller.fingerprint] == nil {
+                    report("add", controller, index: index)
+                }
+            }
+            known = current
+        }
+
+        let monitor = try UdevHotplugMonitor(loop: loop) { change in
+            logger.debug("uevent \(change)")
+            settle?.cancel()
+            settle = try? loop.deadline(afterMilliseconds: Self.settleMilliseconds) {
+                settle = nil
+                relist(initial: false)
+            }
+        }
+        relist(initial: true)
+        LineOutput.standardError.write(
+            "padbridge: watching for pads (\(monitor.source) uevents); SIGINT or SIGTERM ends")
+        try loop.run()
+        _ = monitor
+    }
+
+    static let settleMilliseconds: UInt64 = 150
+
+    struct WatchLine: Encodable {
+        var event: String
+        var controller: ControllerPresentation.Object
+    }
+}

@@ -1,0 +1,48 @@
+import PadCore
+
+/// `padbridge monitor`'s readable lines: the kernel's timestamp of the frame, then the change.
+///
+///     1700000123.456789  button a pressed
+///     1700000123.460812  axis leftx -12000
+///     1700000123.464101  touch 1 down x 0.750 y 0.125 (id 7)
+///     1700000123.468000  motion gyro 0.500 -0.250 1.000 rad/s accel 0.000 9.807 0.000 m/s² (t 123456 µs)
+enum MonitorText {
+    static func line(for event: PadEvent, seconds: Int64, microseconds: Int32) -> String {
+        let micro = String(microseconds)
+        let stamp = "\(seconds)." + String(repeating: "0", count: max(0, 6 - micro.count)) + micro
+        return stamp + "  " + describe(event)
+    }
+
+    static func describe(_ event: PadEvent) -> String {
+        switch event {
+        case let .button(button, pressed):
+            return "button \(button.rawValue) \(pressed ? "pressed" : "released")"
+        case let .axis(axis, value):
+            return "axis \(axis.rawValue) \(value)"
+        case let .touch(contact, state):
+            guard state.active else { return "touch \(contact) up" }
+            return "touch \(contact) down x \(decimal(state.x, places: 3)) y \(decimal(state.y, places: 3)) (id \(state.trackingID))"
+        case let .motion(sample):
+            let gyro = sample.gyroRadiansPerSecond, accel = sample.accelMetersPerSecondSquared
+            return "motion gyro \([gyro.x, gyro.y, gyro.z].map { decimal($0, places: 3) }.joined(separator: " ")) rad/s "
+                + "accel \([accel.x, accel.y, accel.z].map { decimal($0, places: 3) }.joined(separator: " ")) m/s² "
+                + "(t \(sample.timestampMicroseconds) µs)"
+        case let .battery(state):
+            return "battery \(state.percent)%\(state.charging ? " charging" : "")"
+        }
+    }
+
+    /// `value` with exactly `places` decimals (no Foundation formatter needed for this).
+    static func decimal(_ value: Double, places: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = (abs(value) * scale).rounded()
+        let whole = Int64(scaled / scale)
+        let fraction = Int64(scaled) - whole * Int64(scale)
+        let digits = String(fraction)
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        guard places > 0 else { return sign + String(whole) }
+        return sign + String(whole) + "." + String(repeating: "0", count: max(0, places - digits.count)) + digits
+    }
+}
