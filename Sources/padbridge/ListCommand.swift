@@ -34,7 +34,7 @@ struct ListCommand: ParsableCommand {
         let output = LineOutput.standardOutput
         if udevRecords {
             // For bug reports and test fixtures: what udev says about every input and hidraw node.
-            output.write(ControllerPresentation.json(try UdevEnumeration.records(), pretty: true))
+            output.write(ControllerPresentation.json(try UdevContext().padNodeRecords(), pretty: true))
             return
         }
         guard watch else {
@@ -61,7 +61,7 @@ struct ListCommand: ParsableCommand {
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
         let output = LineOutput.standardOutput
-        var known: [Fingerprint: Controller] = [:]
+        var known: [Fingerprint: (controller: Controller, index: Int)] = [:]
         var settle: LoopDeadline?
 
         func report(_ event: String, _ controller: Controller, index: Int) {
@@ -85,23 +85,28 @@ struct ListCommand: ParsableCommand {
                 logger.error("listing pads failed: \(error)")
                 return
             }
-            let current = Dictionary(controllers.map { ($0.fingerprint, $0) }, uniquingKeysWith: { first, _ in first })
-            for (fingerprint, controller) in known.sorted(by: { $0.key < $1.key }) where current[fingerprint] == nil {
-                report("remove", controller, index: -1)
+            let current = Dictionary(
+                controllers.enumerated().map { ($1.fingerprint, (controller: $1, index: $0)) },
+                uniquingKeysWith: { first, _ in first })
+            for (fingerprint, old) in known.sorted(by: { $0.value.index < $1.value.index })
+            where current[fingerprint] == nil {
+                report("remove", old.controller, index: old.index)
             }
             for (index, controller) in controllers.enumerated() {
                 if initial {
                     report("present", controller, index: index)
-                } else if let old = known[controller.fingerprint], old.nodes != controller.nodes {
-                    report("change", controller, index: index)
-                } else if known[controller.fingerprint] == nil {
+                } else if let old = known[controller.fingerprint] {
+                    if old.controller.nodes != controller.nodes { report("change", controller, index: index) }
+                } else {
                     report("add", controller, index: index)
                 }
             }
             known = current
         }
 
-        let monitor = try UdevHotplugMonitor(loop: loop) { change in
+        // Receiving starts before the first listing, so no pad that comes in between is missed.
+        let monitor = try UdevMonitor(context: UdevContext())
+        let subscription = try loop.watch(monitor) { change in
             logger.debug("uevent \(change)")
             settle?.cancel()
             settle = try? loop.deadline(afterMilliseconds: Self.settleMilliseconds) {
@@ -111,9 +116,9 @@ struct ListCommand: ParsableCommand {
         }
         relist(initial: true)
         LineOutput.standardError.write(
-            "padbridge: watching for pads (\(monitor.source) uevents); SIGINT or SIGTERM ends")
+            "padbridge: watching for pads (\(monitor.source.rawValue) uevents); SIGINT or SIGTERM ends")
         try loop.run()
-        _ = monitor
+        subscription.cancel()
     }
 
     static let settleMilliseconds: UInt64 = 150
