@@ -11,8 +11,9 @@ struct Padbridge: ParsableCommand {
             kernel's hid-playstation driver binds. Pad events go in as JSON lines, feedback comes out as JSON lines.
             Feedback to physical pads: rumble, lightbar, player LEDs, mic LED and adaptive triggers, over hidraw \
             (DualSense, DualShock 4) or evdev force feedback.
+            Diagnostics: `list` shows the connected pads, `monitor` what one does, `doctor` what to fix.
             """,
-        subcommands: [VirtualCommand.self, FeedbackCommand.self]
+        subcommands: [ListCommand.self, MonitorCommand.self, DoctorCommand.self, VirtualCommand.self, FeedbackCommand.self]
     )
 }
 
