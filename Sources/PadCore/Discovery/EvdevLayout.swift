@@ -26,4 +26,8 @@ public enum EvdevAbsoluteRole: Sendable, Hashable {
     case buttons(negative: Button, positive: Button)
     /// Part of an analog axis drives a button: pressed beyond half of the range on that side.
     case buttonBeyondHalf(Button, positiveSide: Bool)
+    /// One half of an analog axis drives `axis` (SDL's `+a5` / `-a5`): from the centre to the `positiveSide` end
+    /// of the absinfo range maps onto the whole output range of a trigger (0 at the centre) or of a stick;
+    /// the other half is ignored. `inverted` (SDL's `~`) runs it from that end back to the centre instead.
+    case halfAxis(Axis, positiveSide: Bool, inverted: Bool)
 }

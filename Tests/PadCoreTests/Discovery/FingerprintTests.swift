@@ -1,0 +1,111 @@
+import PadCore
+import Testing
+
+@Suite struct FingerprintTests {
+    @Test(arguments: [
+        ("", 0xcbf2_9ce4_8422_2325 as UInt64),
+        ("a", 0xaf63_dc4c_8601_ec8c),
+        ("foobar", 0x8594_4171_f739_67e8),
+    ])
+    func fnv1aMatchesThePublishedVectors(text: String, hash: UInt64) {
+        #expect(FNV1a64.hash(text) == hash)
+    }
+
+    @Test func canonicalStringNamesBusIDsAndSerialOrPort() {
+        #expect(
+            Fingerprint.canonicalString(
+                bus: .bluetooth, vendorID: 0x054c, productID: 0x0ce6, serial: "0e:ec:77:d9:19:e9", portPath: "x")
+                == "padbridge-fingerprint-v1|bus=bluetooth|vendor=054c|product=0ce6|serial=0e:ec:77:d9:19:e9")
+        #expect(
+            Fingerprint.canonicalString(bus: .usb, vendorID: 0x79, productID: 6, serial: nil, portPath: "usb1/1-3", occurrence: 2)
+                == "padbridge-fingerprint-v1|bus=usb|vendor=0079|product=0006|port=usb1/1-3#2")
+    }
+
+    @Test func fingerprintIsTwelveHexDigitsOfTheCanonicalHash() {
+        let fingerprint = Fingerprint.derive(bus: .usb, vendorID: 0x045e, productID: 0x028e, serial: nil, portPath: "p")
+        let text = Fingerprint.canonicalString(bus: .usb, vendorID: 0x045e, productID: 0x028e, serial: nil, portPath: "p")
+        var expected = String(FNV1a64.hash(text) >> 16, radix: 16)
+        expected = String(repeating: "0", count: 12 - expected.count) + expected
+        #expect(fingerprint.rawValue == expected)
+        #expect(fingerprint.rawValue.count == 12)
+    }
+
+    @Test func sameDualSenseReappearingWithNewNumbersKeepsItsFingerprint() throws {
+        let first = try #require(ControllerGrouping.controllers(from: UdevFixtures.bluetoothDualSense()).first)
+        let again = try #require(
+            ControllerGrouping.controllers(
+                from: UdevFixtures.bluetoothDualSense(hidInstance: 0x2a, firstInput: 31, firstEvent: 9, hidraw: 4)
+            ).first)
+        #expect(again.nodes.evdev[0].path != first.nodes.evdev[0].path)
+        #expect(again.groupSyspath != first.groupSyspath)
+        #expect(again.fingerprint == first.fingerprint)
+    }
+
+    @Test func serialLessPadOnTheSamePortKeepsItsFingerprintAcrossReplugs() throws {
+        let first = try #require(
+            ControllerGrouping.controllers(
+                from: UdevFixtures.serialLessUSBGamepad(port: "1-3", hidInstance: 3, input: 40, event: 20, hidraw: 5)
+            ).first)
+        let again = try #require(
+            ControllerGrouping.controllers(
+                from: UdevFixtures.serialLessUSBGamepad(port: "1-3", hidInstance: 9, input: 52, event: 23, hidraw: 6)
+            ).first)
+        #expect(again.fingerprint == first.fingerprint)
+    }
+
+    @Test func anotherSerialIsAnotherFingerprint() throws {
+        let one = try #require(ControllerGrouping.controllers(from: UdevFixtures.bluetoothDualSense()).first)
+        let other = try #require(
+            ControllerGrouping.controllers(from: UdevFixtures.bluetoothDualSense(mac: "0e:ec:77:d9:19:ea")).first)
+        #expect(one.fingerprint != other.fingerprint)
+    }
+
+    @Test func identicalSerialLessTwinsAreToldApartByPort() {
+        let records =
+            UdevFixtures.serialLessUSBGamepad(port: "1-3", hidInstance: 3, input: 40, event: 20, hidraw: 5)
+            + UdevFixtures.serialLessUSBGamepad(port: "1-4", hidInstance: 4, input: 41, event: 21, hidraw: 6)
+        let controllers = ControllerGrouping.controllers(from: records)
+        #expect(controllers.count == 2)
+        #expect(Set(controllers.map(\.fingerprint)).count == 2)
+        // Swapping which twin sits in which port keeps each port's fingerprint.
+        let swapped = ControllerGrouping.controllers(
+            from: UdevFixtures.serialLessUSBGamepad(port: "1-4", hidInstance: 7, input: 50, event: 30, hidraw: 9))
+        #expect(swapped.first?.fingerprint == controllers[1].fingerprint)
+    }
+
+    @Test func twoUinputPadsNeverShareAFingerprint() {
+        let records = UdevFixtures.uinputXbox360(input: 8, event: 8) + UdevFixtures.uinputXbox360(input: 7, event: 7)
+        let controllers = ControllerGrouping.controllers(from: records)
+        #expect(controllers.count == 2)
+        #expect(controllers[0].fingerprint != controllers[1].fingerprint)
+        // The earlier pad (event7) keeps the plain fingerprint; the later one gets occurrence 2.
+        #expect(controllers[0].nodes.evdev[0].path == "/dev/input/event7")
+        let plain = Fingerprint.derive(
+            bus: .usb, vendorID: 0x045e, productID: 0x028e, serial: nil, portPath: "virtual/input/input")
+        #expect(controllers[0].fingerprint == plain)
+        #expect(
+            controllers[1].fingerprint
+                == Fingerprint.derive(
+                    bus: .usb, vendorID: 0x045e, productID: 0x028e, serial: nil, portPath: "virtual/input/input",
+                    occurrence: 2))
+    }
+
+    @Test func manyPadsInOneEnumerationHaveDistinctFingerprints() {
+        var records = UdevFixtures.bluetoothDualSense() + UdevFixtures.usbDualSense() + UdevFixtures.xpadXbox360()
+        for index in 0..<5 { records += UdevFixtures.uinputXbox360(input: 60 + index, event: 60 + index) }
+        let controllers = ControllerGrouping.controllers(from: records)
+        #expect(controllers.count == 8)
+        #expect(Set(controllers.map(\.fingerprint)).count == 8)
+    }
+
+    @Test(arguments: [
+        (0x054c as UInt16, 0x0ce6 as UInt16, ControllerKind.dualSense), (0x054c, 0x0df2, .dualSenseEdge),
+        (0x054c, 0x05c4, .dualShock4), (0x054c, 0x09cc, .dualShock4), (0x054c, 0x0ba0, .dualShock4),
+        (0x045e, 0x028e, .xbox360), (0x045e, 0x0719, .xbox360), (0x045e, 0x02ea, .xboxOne),
+        (0x045e, 0x0b12, .xboxOne), (0x045e, 0x0b13, .xboxOne), (0x057e, 0x2009, .switchPro),
+        (0x0079, 0x0006, .generic), (0x054c, 0x0268, .generic),
+    ])
+    func kindsByVendorAndProduct(vendor: UInt16, product: UInt16, kind: ControllerKind) {
+        #expect(ControllerKind(vendorID: vendor, productID: product) == kind)
+    }
+}
