@@ -98,6 +98,18 @@ private let info: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [
         #expect(assembler.snapshot.leftTrigger == 0)
     }
 
+    /// SDL's `righttrigger:+a2`: the centre of the source axis is a released trigger, its top a full one.
+    @Test(arguments: [(Int32(0), Int16(0)), (-20000, 0), (32767, 32767), (16384, 16384)] as [(Int32, Int16)])
+    func halfAnAxisDrivesAWholeTrigger(raw: Int32, expected: Int16) {
+        let halfLayout = EvdevLayout(
+            keys: [:], absolutes: [ABS_Z: .halfAxis(.righttrigger, positiveSide: true, inverted: false)])
+        var assembler = EvdevSnapshotAssembler(
+            layout: halfLayout, absoluteInfo: [.pad: [ABS_Z: EvdevAbsoluteInfo(minimum: -32768, maximum: 32767)]])
+        assembler.apply(abs(ABS_Z, raw), from: .pad)
+        assembler.apply(report, from: .pad)
+        #expect(Swift.abs(Int(assembler.snapshot.rightTrigger) - Int(expected)) <= 1)
+    }
+
     @Test func touchSlotsBecomeContactsNormalisedByTheirRange() {
         var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
         let frame = [

@@ -147,12 +147,14 @@ public struct Controller: Sendable, Hashable {
     public var driver: String?
     /// SDL's view, once joined (`nil` when SDL does not list the pad or is unavailable).
     public var sdl: SDLControllerInfo?
+    /// The battery as the kernel's power_supply device reports it, where the Linux adapter found one.
+    public var battery: BatteryState?
 
     public init(
         fingerprint: Fingerprint, name: String, kind: ControllerKind, bus: ControllerBus,
         vendorID: UInt16, productID: UInt16, version: UInt16, serial: String?, portPath: String?,
         capabilities: Capabilities, nodes: ControllerNodes, groupSyspath: String, driver: String?,
-        sdl: SDLControllerInfo? = nil
+        sdl: SDLControllerInfo? = nil, battery: BatteryState? = nil
     ) {
         self.fingerprint = fingerprint
         self.name = name
@@ -168,5 +170,6 @@ public struct Controller: Sendable, Hashable {
         self.groupSyspath = groupSyspath
         self.driver = driver
         self.sdl = sdl
+        self.battery = battery
     }
 }

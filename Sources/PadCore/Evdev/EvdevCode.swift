@@ -3,11 +3,16 @@
 /// kernel headers, so they are named here once; the names are the kernel's.
 public enum EvdevCode {
     // MARK: Event types (EV_*)
+    public static let evSyn: UInt16 = 0x00
     public static let evKey: UInt16 = 0x01
     public static let evRel: UInt16 = 0x02
     public static let evAbs: UInt16 = 0x03
     public static let evMsc: UInt16 = 0x04
     public static let evFF: UInt16 = 0x15
+
+    // MARK: Synchronization (EV_SYN)
+    public static let synReport: UInt16 = 0
+    public static let synDropped: UInt16 = 3
 
     // MARK: Keys and buttons (EV_KEY)
     public static let btnMouseLeft: UInt16 = 0x110  // BTN_LEFT

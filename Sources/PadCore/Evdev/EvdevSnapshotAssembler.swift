@@ -43,7 +43,7 @@ public struct EvdevSnapshotAssembler: Sendable {
     /// absinfo), so a button already held when reading starts is not missed.
     public mutating func seed(_ role: EvdevNodeRole, pressedKeys: some Sequence<UInt16>) {
         for code in pressedKeys {
-            apply(EvdevEvent(type: EventType.key, code: code, value: 1), from: role)
+            apply(EvdevEvent(type: EvdevCode.evKey, code: code, value: 1), from: role)
         }
         let axes: [UInt16: EvdevAbsoluteInfo] =
             switch role {
@@ -52,7 +52,7 @@ public struct EvdevSnapshotAssembler: Sendable {
             case .touchpad, .other: [:]
             }
         for (code, info) in axes.sorted(by: { $0.key < $1.key }) {
-            apply(EvdevEvent(type: EventType.absolute, code: code, value: info.value), from: role)
+            apply(EvdevEvent(type: EvdevCode.evAbs, code: code, value: info.value), from: role)
         }
         commit(role)
     }
@@ -71,22 +71,22 @@ public struct EvdevSnapshotAssembler: Sendable {
     @discardableResult
     public mutating func apply(_ event: EvdevEvent, from role: EvdevNodeRole) -> Outcome {
         switch event.type {
-        case EventType.synchronization:
+        case EvdevCode.evSyn:
             switch event.code {
-            case SynchronizationCode.report:
+            case EvdevCode.synReport:
                 commit(role)
                 return .frameCompleted(resynced: resyncing.remove(role) != nil)
-            case SynchronizationCode.dropped:
+            case EvdevCode.synDropped:
                 resyncing.insert(role)
                 return .dropped
             default:
                 return .pending
             }
-        case EventType.key:
+        case EvdevCode.evKey:
             applyKey(code: event.code, pressed: event.value != 0, from: role)
-        case EventType.absolute:
+        case EvdevCode.evAbs:
             applyAbsolute(code: event.code, value: event.value, from: role)
-        case EventType.miscellaneous where role == .motion && event.code == MiscellaneousCode.timestamp:
+        case EvdevCode.evMsc where role == .motion && event.code == EvdevCode.mscTimestamp:
             motionPending.motion.timestampMicroseconds = UInt64(UInt32(bitPattern: event.value))
         default:
             break
@@ -120,7 +120,7 @@ public struct EvdevSnapshotAssembler: Sendable {
             case nil: break
             }
         case .touchpad:
-            if code == KeyCode.buttonLeft { touchPending[.touchpad] = pressed }
+            if code == EvdevCode.btnMouseLeft { touchPending[.touchpad] = pressed }
         case .motion, .other:
             break
         }
@@ -137,6 +137,8 @@ public struct EvdevSnapshotAssembler: Sendable {
             case .buttons(let negative, let positive):
                 padPending[negative] = value < 0
                 padPending[positive] = value > 0
+            case .halfAxis(let axis, let positiveSide, let inverted):
+                padPending[axis] = Self.scaleHalf(value, from: info, onto: axis, positiveSide: positiveSide, inverted: inverted)
             case .buttonBeyondHalf(let button, let positiveSide):
                 let middle = (Int64(info.minimum) + Int64(info.maximum)) / 2
                 let half = max(1, (Int64(info.maximum) - Int64(info.minimum)) / 4)
@@ -153,16 +155,16 @@ public struct EvdevSnapshotAssembler: Sendable {
 
     private mutating func applyTouch(code: UInt16, value: Int32) {
         switch code {
-        case AbsoluteCode.multitouchSlot:
+        case EvdevCode.absMTSlot:
             touchSlot = Int(value)
-        case AbsoluteCode.multitouchTrackingID:
+        case EvdevCode.absMTTrackingID:
             var contact = touchPending.touches[touchSlot]
             contact.active = value >= 0
             if value >= 0 { contact.trackingID = UInt8(truncatingIfNeeded: value) }
             touchPending.touches[touchSlot] = contact
-        case AbsoluteCode.multitouchPositionX:
+        case EvdevCode.absMTPositionX:
             touchPending.touches[touchSlot].x = Self.unit(value, of: touchpadAxes[code])
-        case AbsoluteCode.multitouchPositionY:
+        case EvdevCode.absMTPositionY:
             touchPending.touches[touchSlot].y = Self.unit(value, of: touchpadAxes[code])
         default:
             break
@@ -170,15 +172,15 @@ public struct EvdevSnapshotAssembler: Sendable {
     }
 
     private mutating func applyMotion(code: UInt16, value: Int32) {
-        guard code <= AbsoluteCode.rz else { return }
+        guard code <= EvdevCode.absRZ else { return }
         let resolution = Double(max(1, motionAxes[code]?.resolution ?? 1))
         let reading = Double(value) / resolution
         switch code {
-        case AbsoluteCode.x: motionPending.motion.accelMetersPerSecondSquared.x = reading * standardGravityMetersPerSecondSquared
-        case AbsoluteCode.y: motionPending.motion.accelMetersPerSecondSquared.y = reading * standardGravityMetersPerSecondSquared
-        case AbsoluteCode.z: motionPending.motion.accelMetersPerSecondSquared.z = reading * standardGravityMetersPerSecondSquared
-        case AbsoluteCode.rx: motionPending.motion.gyroRadiansPerSecond.x = reading * Self.radiansPerDegree
-        case AbsoluteCode.ry: motionPending.motion.gyroRadiansPerSecond.y = reading * Self.radiansPerDegree
+        case EvdevCode.absX: motionPending.motion.accelMetersPerSecondSquared.x = reading * standardGravityMetersPerSecondSquared
+        case EvdevCode.absY: motionPending.motion.accelMetersPerSecondSquared.y = reading * standardGravityMetersPerSecondSquared
+        case EvdevCode.absZ: motionPending.motion.accelMetersPerSecondSquared.z = reading * standardGravityMetersPerSecondSquared
+        case EvdevCode.absRX: motionPending.motion.gyroRadiansPerSecond.x = reading * Self.radiansPerDegree
+        case EvdevCode.absRY: motionPending.motion.gyroRadiansPerSecond.y = reading * Self.radiansPerDegree
         default: motionPending.motion.gyroRadiansPerSecond.z = reading * Self.radiansPerDegree
         }
     }
@@ -197,44 +199,26 @@ public struct EvdevSnapshotAssembler: Sendable {
         return Int16(min(max(scaled, low), high))
     }
 
+    /// Maps one half of the node's range (centre to the `positiveSide` end) onto the whole axis range; the other
+    /// half reads as the centre. `inverted` runs from that end back to the centre.
+    static func scaleHalf(
+        _ value: Int32, from info: EvdevAbsoluteInfo, onto axis: Axis, positiveSide: Bool, inverted: Bool
+    ) -> Int16 {
+        let minimum = Double(info.minimum), maximum = Double(info.maximum)
+        guard maximum > minimum else { return 0 }
+        let middle = (minimum + maximum) / 2
+        let reading = Double(value)
+        var fraction = positiveSide ? (reading - middle) / (maximum - middle) : (middle - reading) / (middle - minimum)
+        fraction = min(max(fraction, 0), 1)
+        if inverted { fraction = 1 - fraction }
+        let low = Double(axis.range.lowerBound), high = Double(axis.range.upperBound)
+        return Int16((low + fraction * (high - low)).rounded())
+    }
+
     /// Maps a touch coordinate onto 0...1 using the axis's absinfo.
     static func unit(_ value: Int32, of info: EvdevAbsoluteInfo?) -> Double {
         guard let info, info.maximum > info.minimum else { return 0 }
         let fraction = Double(Int64(value) - Int64(info.minimum)) / Double(Int64(info.maximum) - Int64(info.minimum))
         return min(max(fraction, 0), 1)
     }
-}
-
-// The kernel's input-event-codes.h values this file reads.
-private enum EventType {
-    static let synchronization: UInt16 = 0x00
-    static let key: UInt16 = 0x01
-    static let absolute: UInt16 = 0x03
-    static let miscellaneous: UInt16 = 0x04
-}
-
-private enum SynchronizationCode {
-    static let report: UInt16 = 0
-    static let dropped: UInt16 = 3
-}
-
-private enum KeyCode {
-    static let buttonLeft: UInt16 = 0x110
-}
-
-private enum MiscellaneousCode {
-    static let timestamp: UInt16 = 0x05
-}
-
-private enum AbsoluteCode {
-    static let x: UInt16 = 0x00
-    static let y: UInt16 = 0x01
-    static let z: UInt16 = 0x02
-    static let rx: UInt16 = 0x03
-    static let ry: UInt16 = 0x04
-    static let rz: UInt16 = 0x05
-    static let multitouchSlot: UInt16 = 0x2f
-    static let multitouchPositionX: UInt16 = 0x35
-    static let multitouchPositionY: UInt16 = 0x36
-    static let multitouchTrackingID: UInt16 = 0x39
 }
