@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "PadLinux",
             dependencies: [
-                "PadCore", "CPadLinux",
+                "PadCore", "CPadLinux", "CLibUdev", "CLibEvdev",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -84,7 +84,8 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
             "No pad has this node now: check that it is connected and see the nodes there are with "
                 + "`ls -l /dev/input/by-id/ /dev/hidraw*`"
         case .closeOtherProgram(nil):
-            "Another program holds it exclusively: close that program (Steam, another bridge, a remapper) and try again"
+            "Another program holds it exclusively: close that program (Steam, another bridge, a remapper) and try again; "
+                + "`sudo fuser -v \(path)` lists the programs that have it open"
         }
     }
 }

@@ -90,11 +90,13 @@ extension Errno {
 }
 
 extension FileDescriptor {
-    /// Opens a device node chosen at run time (a `/dev/hidrawN` or `/dev/input/eventN` the user named) read-write,
-    /// non-blocking, close-on-exec; a failure says what to do about it.
-    static func openDeviceNode(atPath path: String) throws(DeviceAccessError) -> FileDescriptor {
+    /// Opens a device node chosen at run time (a `/dev/hidrawN` or `/dev/input/eventN` the user named), read-write
+    /// unless told otherwise, non-blocking, close-on-exec; a failure says what to do about it.
+    static func openDeviceNode(
+        atPath path: String, access: FileDescriptor.AccessMode = .readWrite
+    ) throws(DeviceAccessError) -> FileDescriptor {
         do {
-            return try FileDescriptor.open(FilePath(path), .readWrite, options: [.nonBlocking, .closeOnExec])
+            return try FileDescriptor.open(FilePath(path), access, options: [.nonBlocking, .closeOnExec])
         } catch {
             throw .opening(path, error as? Errno ?? .ioError)
         }

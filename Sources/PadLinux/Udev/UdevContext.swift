@@ -1,0 +1,121 @@
+import CLibUdev
+import Glibc
+public import PadCore
+import SystemPackage
+
+/// Owns one libudev context (`struct udev *`): the one place it is created and unreferenced. Reads what udev knows
+/// of pads' nodes and the devices above them, and makes hotplug monitors.
+///
+/// Works with and without udevd. Without it (containers, the test VM) libudev reads sysfs directly: properties are
+/// then only the kernel's uevent variables (DEVNAME, MAJOR, HID_ID, ...), never udevd's (ID_INPUT_JOYSTICK, ...).
+///
+/// Not `Sendable`: libudev objects are not thread-safe (one context and everything made from it must stay on one
+/// thread at a time). Use it from the thread that made it, like the `DeviceEventLoop`.
+public final class UdevContext {
+    let handle: OpaquePointer
+
+    public init() throws(DeviceAccessError) {
+        guard let handle = udev_new() else {
+            throw .creating("udev_new", Errno(rawValue: errno == 0 ? ENOMEM : errno))
+        }
+        self.handle = handle
+    }
+
+    deinit { udev_unref(handle) }
+
+    /// Every input event node (`/dev/input/eventN`) and hidraw node with the devices above it, in natural order
+    /// of their sysnames (event2 before event10, then hidraw nodes).
+    public func padNodeRecords() throws(DeviceAccessError) -> [UdevDeviceRecord] {
+        guard let enumeration = udev_enumerate_new(handle) else {
+            throw .creating("udev_enumerate_new", Errno(rawValue: errno == 0 ? ENOMEM : errno))
+        }
+        defer { udev_enumerate_unref(enumeration) }
+        // Several subsystem matches are alternatives. No `add_match_is_initialized`: without udevd no device is.
+        udev_enumerate_add_match_subsystem(enumeration, "input")
+        udev_enumerate_add_match_subsystem(enumeration, "hidraw")
+        let status = udev_enumerate_scan_devices(enumeration)
+        guard status >= 0 else {
+            throw .controlling("/sys", operation: "udev_enumerate_scan_devices", Errno(rawValue: -status))
+        }
+        var syspaths: [String] = []
+        var entry = udev_enumerate_get_list_entry(enumeration)
+        while let current = entry {
+            if let name = udev_list_entry_get_name(current) { syspaths.append(String(cString: name)) }
+            entry = udev_list_entry_get_next(current)
+        }
+        let records = syspaths.compactMap { syspath -> UdevDeviceRecord? in
+            guard let record = record(syspath: syspath), Self.isPadNode(record) else { return nil }
+            return record
+        }
+        return records.sorted { lhs, rhs in
+            lhs.subsystem != rhs.subsystem
+                ? lhs.subsystem == "input" : SysfsInputDevices.naturalOrder(lhs.sysname, rhs.sysname)
+        }
+    }
+
+    /// The record of one device by its sysfs path, with every ancestor; nil when the device is gone (or was never
+    /// there). Meant for nodes (`.../input/input12/event5`, `.../hidraw/hidraw0`), works for any device.
+    public func record(syspath: String) -> UdevDeviceRecord? {
+        guard let device = udev_device_new_from_syspath(handle, syspath) else { return nil }
+        defer { udev_device_unref(device) }
+        var ancestors: [UdevAncestorRecord] = []
+        // A parent belongs to its child (no unref); `get_parent` skips sysfs directories that are not devices.
+        var parent = udev_device_get_parent(device)
+        while let current = parent {
+            ancestors.append(Self.ancestorRecord(current))
+            parent = udev_device_get_parent(current)
+        }
+        return UdevDeviceRecord(
+            subsystem: Self.string(udev_device_get_subsystem(device)) ?? "",
+            sysname: Self.string(udev_device_get_sysname(device)) ?? "",
+            syspath: Self.string(udev_device_get_syspath(device)) ?? syspath,
+            devnode: Self.string(udev_device_get_devnode(device)),
+            properties: Self.properties(device),
+            ancestors: ancestors)
+    }
+
+    /// The sysfs attributes an ancestor record keeps where they exist (see `UdevAncestorRecord.attributes`).
+    static let recordedAttributes = [
+        "serial", "idVendor", "idProduct", "devpath", "uniq", "phys", "name",
+        "id/bustype", "id/vendor", "id/product", "id/version",
+    ]
+
+    static func isPadNode(_ record: UdevDeviceRecord) -> Bool {
+        switch record.subsystem {
+        case "input": record.sysname.hasPrefix("event") && record.devnode != nil
+        case "hidraw": record.devnode != nil
+        default: false
+        }
+    }
+
+    static func ancestorRecord(_ device: OpaquePointer) -> UdevAncestorRecord {
+        var attributes: [String: String] = [:]
+        for name in recordedAttributes {
+            if let value = string(udev_device_get_sysattr_value(device, name)) { attributes[name] = value }
+        }
+        return UdevAncestorRecord(
+            subsystem: string(udev_device_get_subsystem(device)),
+            devtype: string(udev_device_get_devtype(device)),
+            sysname: string(udev_device_get_sysname(device)) ?? "",
+            syspath: string(udev_device_get_syspath(device)) ?? "",
+            driver: string(udev_device_get_driver(device)),
+            properties: properties(device),
+            attributes: attributes)
+    }
+
+    static func properties(_ device: OpaquePointer) -> [String: String] {
+        var properties: [String: String] = [:]
+        var entry = udev_device_get_properties_list_entry(device)
+        while let current = entry {
+            if let name = udev_list_entry_get_name(current) {
+                properties[String(cString: name)] = string(udev_list_entry_get_value(current)) ?? ""
+            }
+            entry = udev_list_entry_get_next(current)
+        }
+        return properties
+    }
+
+    static func string(_ pointer: UnsafePointer<CChar>?) -> String? {
+        pointer.map { String(cString: $0) }
+    }
+}
