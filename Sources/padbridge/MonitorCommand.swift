@@ -111,10 +111,11 @@ private final class MonitorSessionState {
     var watched: [WatchedEvdevDevice] = []
     let multipleNodes: Bool
 
-    init(controller: Controller, output: MonitorOutput, assembler: EvdevSnapshotAssembler) {
+    /// The assembler is replaced once the nodes' capabilities are known, before any event is handled.
+    init(controller: Controller, output: MonitorOutput) {
         self.controller = controller
         self.output = output
-        self.assembler = assembler
+        assembler = EvdevSnapshotAssembler(layout: .linuxGamepadConvention, absoluteInfo: [:])
         printed = assembler.snapshot
         multipleNodes = controller.nodes.evdev.count > 1
     }
@@ -130,39 +131,13 @@ struct MonitorSession {
 
     init(controller: Controller, output: MonitorOutput, loop: DeviceEventLoop, logger: Logger) throws {
         self.loop = loop
-        // Open every node first: the layout and the scaling need their capabilities.
-        var devices: [(EvdevNode, EvdevDevice)] = []
-        var absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [:]
-        var padKeys: [UInt16] = [], padAbsolutes: [UInt16] = []
-        var pressed: [EvdevNodeRole: [UInt16]] = [:]
-        var headers: [String] = []
+        let state = MonitorSessionState(controller: controller, output: output)
+        self.state = state
+        // Watch every node (events are handled only once the loop runs), then read their capabilities: the layout
+        // and the scaling need them, and their current state seeds the first snapshot.
         for node in controller.nodes.evdev {
-            let device = try EvdevDevice(path: node.path)
-            let info = device.info()
-            absoluteInfo[node.role] = info.absoluteInfo
-            pressed[node.role] = (info.states[EvdevCode.evKey] ?? [:]).filter { $0.value != 0 }.map(\.key).sorted()
-            if node.role == .pad {
-                padKeys = info.codes[EvdevCode.evKey] ?? []
-                padAbsolutes = info.codes[EvdevCode.evAbs] ?? []
-            }
-            if output == .raw {
-                if controller.nodes.evdev.count > 1 { headers.append("# \(node.path) (\(node.role.rawValue))") }
-                headers += EvtestFormat.headerLines(info)
-            }
-            devices.append((node, device))
-        }
-        let layout = ControllerCatalog.layout(for: controller, padKeyCodes: padKeys, padAbsoluteCodes: padAbsolutes)
-        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: absoluteInfo)
-        for node in controller.nodes.evdev { assembler.seed(node.role, pressedKeys: pressed[node.role] ?? []) }
-        state = MonitorSessionState(controller: controller, output: output, assembler: assembler)
-        if output == .raw {
-            headers.append("Testing ... (interrupt to exit)")
-            headers.forEach(LineOutput.standardOutput.write)
-        }
-        for (node, device) in devices {
-            let state = self.state, loop = self.loop
             state.watched.append(
-                try loop.watch(device) { result in
+                try loop.watch(try EvdevDevice(path: node.path)) { result in
                     switch result {
                     case let .events(readings): MonitorSession.handle(readings, from: node, state: state)
                     case .unplugged:
@@ -172,6 +147,32 @@ struct MonitorSession {
                         loop.stop()
                     }
                 })
+        }
+        var absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [:]
+        var pressed: [EvdevNodeRole: [UInt16]] = [:]
+        var padKeys: [UInt16] = [], padAbsolutes: [UInt16] = []
+        var headers: [String] = []
+        for (node, watched) in zip(controller.nodes.evdev, state.watched) {
+            guard let info = try watched.withDevice({ device in device.info() }) else { continue }
+            absoluteInfo[node.role] = info.absoluteInfo
+            pressed[node.role] = (info.states[EvdevCode.evKey] ?? [:]).filter { $0.value != 0 }.map(\.key).sorted()
+            if node.role == .pad {
+                padKeys = info.codes[EvdevCode.evKey] ?? []
+                padAbsolutes = info.codes[EvdevCode.evAbs] ?? []
+            }
+            if output == .raw {
+                if state.multipleNodes { headers.append("# \(node.path) (\(node.role.rawValue) node)") }
+                headers += EvtestFormat.headerLines(info)
+            }
+        }
+        let layout = ControllerCatalog.layout(for: controller, padKeyCodes: padKeys, padAbsoluteCodes: padAbsolutes)
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: absoluteInfo)
+        for node in controller.nodes.evdev { assembler.seed(node.role, pressedKeys: pressed[node.role] ?? []) }
+        state.assembler = assembler
+        state.printed = assembler.snapshot
+        if output == .raw {
+            headers.append("Testing ... (interrupt to exit)")
+            LineOutput.standardOutput.write(headers.joined(separator: "\n"))
         }
     }
 

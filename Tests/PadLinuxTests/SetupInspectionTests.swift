@@ -65,13 +65,25 @@ private func controller(lightbar: Bool, hidraw: String? = "/dev/hidraw3") -> Con
         #expect(finding.fix?.hasPrefix("sudo modprobe uinput") == true)
     }
 
+    @Test func withoutAModuleTreeTheAdviceIsStillModprobe() {
+        var machine = DescribedMachine.healthy
+        machine.nodes.remove("/dev/uinput")
+        machine.directories.remove("/sys/module/uinput")
+        let finding = SetupInspection(facts: machine).virtualDeviceNodes()[0]
+        #expect(finding.severity == .problem)
+        #expect(finding.fix?.hasPrefix("sudo modprobe uinput") == true)
+        #expect(finding.fix?.contains("CONFIG_INPUT_UINPUT") == true)
+    }
+
     @Test func aKernelWithoutTheModuleSaysSoInsteadOfModprobe() {
         var machine = DescribedMachine.healthy
         machine.nodes.remove("/dev/uhid")
         machine.directories.remove("/sys/module/uhid")
+        machine.files["/lib/modules/6.1.0-56-amd64/modules.dep"] = "kernel/drivers/input/misc/uinput.ko.xz:\n"
         let finding = SetupInspection(facts: machine).virtualDeviceNodes()[1]
         #expect(finding.severity == .problem)
         #expect(finding.finding.contains("has no uhid module"))
+        #expect(finding.fix?.contains("CONFIG_UHID") == true)
         #expect(finding.fix?.contains("modprobe") == false)
     }
 

@@ -55,19 +55,32 @@ public struct SetupInspection {
 
     /// `/dev/uinput` (virtual Xbox 360 pads) and `/dev/uhid` (virtual DualSense pads): present and writable.
     func virtualDeviceNodes() -> [SetupFinding] {
-        [("/dev/uinput", "uinput", "virtual Xbox 360 pads"), ("/dev/uhid", "uhid", "virtual DualSense pads")].map {
-            node, module, use in
+        [
+            ("/dev/uinput", "uinput", "CONFIG_INPUT_UINPUT", "virtual Xbox 360 pads"),
+            ("/dev/uhid", "uhid", "CONFIG_UHID", "virtual DualSense pads"),
+        ].map { node, module, option, use in
             if !facts.exists(node) {
-                let builtIn = moduleIsAvailable(module)
-                return SetupFinding(
-                    .problem, node,
-                    builtIn
-                        ? "missing: the \(module) kernel module is not loaded, so padbridge cannot create \(use)"
-                        : "missing, and kernel \(facts.kernelRelease) has no \(module) module to load: \(use) cannot work",
-                    fix: builtIn
-                        ? "sudo modprobe \(module); to load it at every boot: "
-                            + "sudo install -m644 udev/padbridge-modules.conf /etc/modules-load.d/"
-                        : "install a kernel built with CONFIG_\(module.uppercased()) (Debian: apt-get install linux-image-amd64)")
+                let load = "sudo modprobe \(module); to load it at every boot: "
+                    + "sudo install -m644 udev/padbridge-modules.conf /etc/modules-load.d/"
+                switch moduleAvailability(module) {
+                case .available:
+                    return SetupFinding(
+                        .problem, node,
+                        "missing: the \(module) kernel module is not loaded, so padbridge cannot create \(use)",
+                        fix: load)
+                case .absent:
+                    return SetupFinding(
+                        .problem, node,
+                        "missing, and kernel \(facts.kernelRelease) has no \(module) module: \(use) cannot work",
+                        fix: "boot a kernel built with \(option) (Debian's linux-image-amd64 has it as a module)")
+                case .unknown:
+                    return SetupFinding(
+                        .problem, node,
+                        "missing: the \(module) kernel module is not loaded (this system has no "
+                            + "/lib/modules/\(facts.kernelRelease) to tell whether the kernel has it), so padbridge "
+                            + "cannot create \(use)",
+                        fix: load + "; if modprobe finds no module, the kernel needs \(option)")
+                }
             }
             guard facts.isWritable(node) else {
                 return SetupFinding(
@@ -81,17 +94,24 @@ public struct SetupInspection {
     /// hid-playstation binds virtual DualSense pads and reads physical ones; without it a virtual DualSense
     /// has no event nodes.
     func driverModule() -> SetupFinding {
-        if facts.exists("/sys/module/hid_playstation") {
+        switch moduleAvailability("hid-playstation") {
+        case .available where facts.exists("/sys/module/hid_playstation"):
             return SetupFinding(.ok, "hid-playstation", "loaded")
-        }
-        if moduleIsAvailable("hid-playstation") {
+        case .available:
             return SetupFinding(.ok, "hid-playstation", "available; the kernel loads it when a DualSense appears")
+        case .absent:
+            return SetupFinding(
+                .advice, "hid-playstation",
+                "kernel \(facts.kernelRelease) has no hid-playstation driver (Linux 5.12+), so virtual DualSense pads "
+                    + "get no event nodes and DualSense pads are read without touchpad and motion",
+                fix: "boot a kernel of 5.12 or later with CONFIG_HID_PLAYSTATION")
+        case .unknown:
+            return SetupFinding(
+                .advice, "hid-playstation",
+                "not loaded, and this system has no /lib/modules/\(facts.kernelRelease) to tell whether the kernel "
+                    + "has it; virtual DualSense pads need it",
+                fix: "sudo modprobe hid-playstation")
         }
-        return SetupFinding(
-            .advice, "hid-playstation",
-            "kernel \(facts.kernelRelease) has no hid-playstation driver (Linux 5.12+), so virtual DualSense pads get no "
-                + "event nodes and DualSense pads are read without touchpad and motion",
-            fix: "use a kernel of 5.12 or later")
     }
 
     /// A rule that tags uinput, uhid and Sony hidraw nodes with uaccess, sorted before 73-seat-late.rules; and the
@@ -177,12 +197,17 @@ public struct SetupInspection {
         return found
     }
 
-    private func moduleIsAvailable(_ module: String) -> Bool {
+    enum ModuleAvailability { case available, absent, unknown }
+
+    /// Whether the running kernel has `module`: loaded or built in (/sys/module), or listed in its modules.dep /
+    /// modules.builtin; unknown when the system has no module tree for the running kernel (a container).
+    func moduleAvailability(_ module: String) -> ModuleAvailability {
         let sysName = Self.sysfsModuleName(module)
-        if facts.exists("/sys/module/\(sysName)") { return true }
+        if facts.exists("/sys/module/\(sysName)") { return .available }
         let base = "/lib/modules/\(facts.kernelRelease)"
         let listed = [facts.contents(of: "\(base)/modules.dep"), facts.contents(of: "\(base)/modules.builtin")]
-        return listed.contains { text in
+        if listed.allSatisfy({ $0 == nil }) { return .unknown }
+        let found = listed.contains { text in
             guard let text else { return false }
             return text.split(separator: "\n").contains { line in
                 let path = line.split(separator: ":", maxSplits: 1).first ?? line
@@ -191,6 +216,7 @@ public struct SetupInspection {
                 return Self.sysfsModuleName(name) == sysName
             }
         }
+        return found ? .available : .absent
     }
 
     /// The kernel names modules with underscores in /sys/module ("hid_playstation") and either way elsewhere.
