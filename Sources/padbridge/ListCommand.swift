@@ -92,16 +92,25 @@ struct ListCommand: ParsableCommand {
             where current[fingerprint] == nil {
                 report("remove", old.controller, index: old.index)
             }
+            var next = current
             for (index, controller) in controllers.enumerated() {
                 if initial {
                     report("present", controller, index: index)
                 } else if let old = known[controller.fingerprint] {
-                    if old.controller.nodes != controller.nodes { report("change", controller, index: index) }
+                    // A pad's nodes go away one by one, with pauses the settle time does not always cover: a pad
+                    // that only lost nodes is on its way out; it stays as it was last reported until it is gone,
+                    // so "remove" names the whole pad. Gaining nodes (a late touchpad node) is a change.
+                    let before = Set(old.controller.nodes.allPaths)
+                    if Set(controller.nodes.allPaths).isSubset(of: before) {
+                        next[controller.fingerprint] = old
+                    } else {
+                        report("change", controller, index: index)
+                    }
                 } else {
                     report("add", controller, index: index)
                 }
             }
-            known = current
+            known = next
         }
 
         // Receiving starts before the first listing, so no pad that comes in between is missed.

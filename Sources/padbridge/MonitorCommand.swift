@@ -169,11 +169,20 @@ struct MonitorSession {
         var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: absoluteInfo)
         for node in controller.nodes.evdev { assembler.seed(node.role, pressedKeys: pressed[node.role] ?? []) }
         state.assembler = assembler
-        state.printed = assembler.snapshot
         if output == .raw {
             headers.append("Testing ... (interrupt to exit)")
             LineOutput.standardOutput.write(headers.joined(separator: "\n"))
+        } else {
+            // What is already held when monitor starts is part of the pad's state: print it first, as one frame
+            // (a forwarded pad must show it too).
+            var lines: [String] = []
+            SnapshotDiff.forEachEvent(from: .neutral, to: assembler.snapshot) { change in
+                lines.append(
+                    output == .json ? PadEventLines.line(for: change) : "at start  " + MonitorText.describe(change))
+            }
+            if !lines.isEmpty { LineOutput.standardOutput.write(lines.joined(separator: "\n")) }
         }
+        state.printed = assembler.snapshot
     }
 
     func grabAll() throws {
