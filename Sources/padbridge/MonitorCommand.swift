@@ -153,9 +153,17 @@ struct MonitorSession {
         var padKeys: [UInt16] = [], padAbsolutes: [UInt16] = []
         var headers: [String] = []
         for (node, watched) in zip(controller.nodes.evdev, state.watched) {
-            guard let info = try watched.withDevice({ device in device.info() }) else { continue }
+            guard
+                let (info, held) = try watched.withDevice({ device in
+                    let info = device.info()
+                    let held = (info.codes[EvdevCode.evKey] ?? []).filter {
+                        (device.currentValue(type: EvdevCode.evKey, code: $0) ?? 0) != 0
+                    }
+                    return (info, held)
+                })
+            else { continue }
             absoluteInfo[node.role] = info.absoluteInfo
-            pressed[node.role] = (info.states[EvdevCode.evKey] ?? [:]).filter { $0.value != 0 }.map(\.key).sorted()
+            pressed[node.role] = held
             if node.role == .pad {
                 padKeys = info.codes[EvdevCode.evKey] ?? []
                 padAbsolutes = info.codes[EvdevCode.evAbs] ?? []
