@@ -168,7 +168,7 @@ final class KernelDiscoveryTests {
         }
         if !complete(changes) {
             until = complete
-            #expect(try loop.run(forAtMost: 10), "saw \(changes)")
+            #expect(try loop.run(forAtMost: 30), "no bind of \(nodes.sysfsPath) and its nodes' adds; saw \(changes)")
         }
         // (Other suites make pads at the same time: look only at this pad's changes.)
         let bind = try #require(changes.first { $0.action == .bind && $0.syspath == nodes.sysfsPath })
