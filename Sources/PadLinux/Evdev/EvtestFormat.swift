@@ -6,9 +6,10 @@ public import PadCore
 /// diffed like evtest's. Formats follow evtest 1.35 (`print_device_info`, `print_absdata`, `print_events`).
 ///
 /// Names come from libevdev (`libevdev_event_type_get_name`, `libevdev_event_code_get_name`,
-/// `libevdev_property_get_name`); "?" where it has none, as evtest prints. Where one code has two names, libevdev
-/// gives the newer one and evtest may give the older: 0x130 is BTN_SOUTH here and BTN_A in evtest 1.35 (likewise
-/// BTN_EAST/BTN_B, BTN_NORTH/BTN_X, BTN_WEST/BTN_Y, ...). Numbers, values, timestamps and layout are the same.
+/// `libevdev_property_get_name`); "?" where it has none, as evtest prints. Where one code has two names (0x130 is
+/// BTN_A and BTN_SOUTH) both print the newer one: the kernel suite compares these lines with evtest 1.35's own for
+/// a virtual Xbox 360 pad and all three DualSense nodes and finds them equal, names included. A code newer than
+/// evtest's built-in table would still differ: "?" there, libevdev's name here.
 public enum EvtestFormat {
     /// evtest's device header, from "Input driver version is ..." through "Properties:" and its entries.
     public static func headerLines(_ info: EvdevDeviceInfo) -> [String] {

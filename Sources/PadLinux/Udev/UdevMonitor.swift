@@ -84,24 +84,24 @@ public final class UdevMonitor {
         guard let handle = udev_monitor_new_from_netlink(context.handle, source.rawValue) else {
             throw .creating("udev_monitor_new_from_netlink(\(source.rawValue))", Errno(rawValue: errno == 0 ? EINVAL : errno))
         }
+        self.context = context
+        self.source = source
+        self.handle = handle
+        // From here on a throw runs deinit, the one place the monitor is unreferenced.
         for subsystem in Self.subsystems {
             let status = udev_monitor_filter_add_match_subsystem_devtype(handle, subsystem, nil)
-            if status < 0 {
-                udev_monitor_unref(handle)
-                throw .controlling("udev monitor", operation: "udev_monitor_filter_add_match_subsystem_devtype(\(subsystem))",
-                                   Errno(rawValue: -status))
+            guard status >= 0 else {
+                throw .controlling(
+                    "udev monitor", operation: "udev_monitor_filter_add_match_subsystem_devtype(\(subsystem))",
+                    Errno(rawValue: -status))
             }
         }
         // A burst of hotplug (a hub with several pads) must not overflow the socket; best effort (needs privilege).
         _ = udev_monitor_set_receive_buffer_size(handle, 1 << 20)
         let status = udev_monitor_enable_receiving(handle)
         guard status >= 0 else {
-            udev_monitor_unref(handle)
             throw .controlling("udev monitor", operation: "udev_monitor_enable_receiving", Errno(rawValue: -status))
         }
-        self.context = context
-        self.source = source
-        self.handle = handle
     }
 
     deinit { udev_monitor_unref(handle) }
