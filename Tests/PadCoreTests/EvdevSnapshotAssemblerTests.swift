@@ -1,4 +1,4 @@
-import PadCore
+@testable import PadCore
 import PadTestSupport
 import Testing
 
@@ -68,7 +68,8 @@ private let info: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [
     }
 
     @Test(arguments: [
-        (Int32(0), Int16.min), (255, Int16.max), (128, 128), (-5, Int16.min), (300, Int16.max),
+        (Int32(0), Int16.min), (255, Int16.max), (128, 0), (127, -256), (192, 16512), (-5, Int16.min),
+        (300, Int16.max),
     ] as [(Int32, Int16)])
     func sticksScaleOntoTheFullRange(raw: Int32, expected: Int16) {
         var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
@@ -77,11 +78,19 @@ private let info: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [
         #expect(assembler.snapshot.leftX == expected)
     }
 
-    @Test func anInvertedAxisFlips() {
+    @Test(arguments: [(Int32(0), Int16.max), (255, Int16.min), (128, 0)] as [(Int32, Int16)])
+    func anInvertedAxisFlips(raw: Int32, expected: Int16) {
         var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
-        assembler.apply(abs(ABS_Y, 0), from: .pad)
+        assembler.apply(abs(ABS_Y, raw), from: .pad)
         assembler.apply(report, from: .pad)
-        #expect(assembler.snapshot.leftY == Int16.max)
+        #expect(assembler.snapshot.leftY == expected)
+    }
+
+    @Test func aFullRangeStickIsTakenAsIs() {
+        let full = EvdevAbsoluteInfo(minimum: -32768, maximum: 32767)
+        for value in [-32768, -1, 0, 1, 12345, 32767] as [Int32] {
+            #expect(EvdevSnapshotAssembler.scale(value, from: full, onto: .leftx, inverted: false) == Int16(value))
+        }
     }
 
     @Test func hatsAndDigitalTriggersAndHalfAxesDriveTheirTargets() {

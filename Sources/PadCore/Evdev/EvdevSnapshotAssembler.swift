@@ -187,16 +187,29 @@ public struct EvdevSnapshotAssembler: Sendable {
 
     private static let radiansPerDegree = Double.pi / 180
 
-    /// Maps `value` from the node's range onto the axis's: sticks onto -32768...32767, triggers onto 0...32767.
+    /// Maps `value` from the node's range onto the axis's. Triggers: the minimum is 0, the maximum 32767. Sticks: the
+    /// centre is exactly 0 (for an even count of values such as 0...255, the upper middle, 128, which is what pads
+    /// send at rest), each half scaled on its own onto -32768...0 and 0...32767, so a resting stick reads 0.
     static func scale(_ value: Int32, from info: EvdevAbsoluteInfo, onto axis: Axis, inverted: Bool) -> Int16 {
         let minimum = Int64(info.minimum), maximum = Int64(info.maximum)
         guard maximum > minimum else { return 0 }
         let clamped = min(max(Int64(value), minimum), maximum)
-        let target = axis.range
-        let low = Int64(target.lowerBound), high = Int64(target.upperBound)
-        var scaled = low + (clamped - minimum) * (high - low) / (maximum - minimum)
-        if inverted { scaled = high + low - scaled }
-        return Int16(min(max(scaled, low), high))
+        let result: Int64
+        if axis.isTrigger {
+            let fraction = inverted ? maximum - clamped : clamped - minimum
+            result = fraction * Int64(Int16.max) / (maximum - minimum)
+        } else {
+            let centre = (minimum + maximum + 1) / 2
+            let offset = inverted ? centre - clamped : clamped - centre
+            if offset >= 0 {
+                let span = inverted ? centre - minimum : maximum - centre
+                result = span == 0 ? 0 : offset * Int64(Int16.max) / span
+            } else {
+                let span = inverted ? maximum - centre : centre - minimum
+                result = span == 0 ? 0 : offset * 32768 / span
+            }
+        }
+        return Int16(min(max(result, Int64(Int16.min)), Int64(Int16.max)))
     }
 
     /// Maps one half of the node's range (centre to the `positiveSide` end) onto the whole axis range; the other
