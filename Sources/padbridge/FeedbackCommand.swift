@@ -10,9 +10,10 @@ struct FeedbackCommand: ParsableCommand {
         commandName: "feedback",
         abstract: "Set a physical pad's rumble, lightbar, player LEDs, mic LED and adaptive triggers.",
         discussion: """
-            PAD is a device path for now: a DualSense or DualShock 4 hidraw node (/dev/hidrawN: every output) or any \
-            pad's evdev node with force feedback (/dev/input/eventN: rumble only). Choosing a pad by index or id \
-            comes with pad discovery (`padbridge list`), not yet available.
+            PAD is an index or ID (or a unique start of one) as `padbridge list` prints them, or a device path: a \
+            DualSense or DualShock 4 hidraw node (/dev/hidrawN: every output) or any pad's evdev node with force \
+            feedback (/dev/input/eventN: rumble only). A pad chosen by index or ID gets its feedback through its \
+            hidraw node where it has one that takes feedback (DualSense, DualShock 4), else its pad event node.
 
             One-shot mode applies the options and exits. Lightbar, LEDs and triggers stay as set; rumble never \
             outlives the command: with --duration it stops after that long, without it runs until SIGINT/SIGTERM.
@@ -23,7 +24,7 @@ struct FeedbackCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The pad: /dev/hidrawN (DualSense, DualShock 4) or /dev/input/eventN (rumble only).")
+    @Argument(help: "The pad: index, ID or ID prefix (see `padbridge list`), /dev/hidrawN or /dev/input/eventN.")
     var pad: String
 
     @Option(name: .long, help: ArgumentHelp("Rumble: strong and weak motor, each 0...1.", valueName: "STRONG,WEAK"))
@@ -127,15 +128,14 @@ struct FeedbackCommand: ParsableCommand {
     }
 
     func validate() throws {
-        let name = pad.split(separator: "/").last.map(String.init) ?? ""
-        let resolved = Self.resolve(pad)
-        let resolvedName = resolved.split(separator: "/").last.map(String.init) ?? ""
-        guard [name, resolvedName].contains(where: { $0.hasPrefix("hidraw") || $0.hasPrefix("event") }),
-            pad.hasPrefix("/")
-        else {
-            throw ValidationError(
-                "PAD must be a device path, /dev/hidrawN or /dev/input/eventN; got \"\(pad)\". Choosing a pad by "
-                    + "index or id comes with pad discovery and is not available yet.")
+        if pad.hasPrefix("/") {
+            let name = pad.split(separator: "/").last.map(String.init) ?? ""
+            let resolvedName = Self.resolve(pad).split(separator: "/").last.map(String.init) ?? ""
+            guard [name, resolvedName].contains(where: { $0.hasPrefix("hidraw") || $0.hasPrefix("event") }) else {
+                throw ValidationError(
+                    "PAD \"\(pad)\" is neither a hidraw node (/dev/hidrawN) nor an event node (/dev/input/eventN); "
+                        + "`padbridge list` shows the pads, their indexes, IDs and nodes.")
+            }
         }
         let (feedback, _) = try plan()
         if fromStandardInput && !feedback.isEmpty {
@@ -145,6 +145,19 @@ struct FeedbackCommand: ParsableCommand {
             throw ValidationError(
                 "Nothing to do: give --rumble, --lightbar, --player, --player-leds, --mic-led, --trigger or --stdin.")
         }
+    }
+
+    /// The node feedback goes to: PAD itself when it is a path; for an index or ID, the pad's hidraw node if it
+    /// is a PlayStation pad (every output), else its pad event node (rumble through evdev force feedback).
+    func feedbackNode(logger: Logger) throws -> String {
+        if pad.hasPrefix("/") { return Self.resolve(pad) }
+        let controller = try MonitorCommand.choose(pad, from: try ControllerCatalog.discover(logger: logger))
+        if controller.kind.isPlayStation, let hidraw = controller.nodes.hidraw { return hidraw }
+        guard let node = controller.nodes.evdev(.pad) else {
+            throw ValidationError("\(controller.name) [\(controller.fingerprint)] has no pad event node to rumble.")
+        }
+        logger.info("\(controller.name) [\(controller.fingerprint)]: feedback through \(node.path)")
+        return node.path
     }
 
     static func resolve(_ path: String) -> String {
@@ -163,7 +176,7 @@ struct FeedbackCommand: ParsableCommand {
             if let onSignal { onSignal() } else { loop.stop() }
         }
 
-        let path = Self.resolve(pad)
+        let path = try feedbackNode(logger: logger)
         let opened = try PhysicalFeedbackSinks.open(path: path)
         logger.info("\(path): \(opened.summary); initial state \(opened.initialState.events)")
         var failure: DeviceAccessError?

@@ -285,10 +285,24 @@ def test_feedback_evdev_rumble_pad(feedback):
         pad.close()
 
 
+def test_feedback_finds_a_pad_by_its_list_id(dualsense, feedback):
+    """PAD as `padbridge list` names it: the ID (a prefix of it) leads to the pad's hidraw node."""
+    from test_discovery import controller_with_node, list_json
+
+    controller = controller_with_node(list_json(), dualsense.hidraw)
+    since = dualsense.mark()
+    feedback(controller["id"][:5], "--lightbar", "00ff80").expect_success()
+    dualsense.wait_report(lambda r: r.valid_flag1 & 0x04 and r.lightbar == (0x00, 0xFF, 0x80), since,
+                          what="lightbar 00ff80 report, the pad chosen by its ID")
+
+
 def test_feedback_rejects_other_pad_names(feedback):
-    process = feedback("0", "--rumble", "1,1")
+    process = feedback("99", "--rumble", "1,1")
     assert process.wait() == 64
-    assert any("not available yet" in line for line in process.stderr), process.stderr
+    assert any("padbridge list" in line for line in process.stderr), process.stderr
+    process = feedback("/dev/null", "--rumble", "1,1")
+    assert process.wait() == 64
+    assert any("neither a hidraw node" in line for line in process.stderr), process.stderr
     process = feedback("/dev/hidraw0", "--player", "9")
     assert process.wait() == 64
     assert any("--player must be 1...5" in line for line in process.stderr), process.stderr
