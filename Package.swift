@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(
             name: "PadJSONLinesTests", dependencies: ["PadJSONLines", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
-        .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore"], swiftSettings: strictSwift),
+        .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux"], swiftSettings: strictSwift),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,7 @@
 #include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include "CPadLinux.h"
 
@@ -111,4 +114,19 @@ int CPadLinux_openKernelUeventSocket(void) {
         return -1;
     }
     return fd;
+}
+
+int CPadLinux_unixSocketIsListening(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    struct sockaddr_un address = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof address.sun_path) {
+        close(fd);
+        return 0;
+    }
+    strcpy(address.sun_path, path);
+    int listening = connect(fd, (struct sockaddr *)&address, sizeof address) == 0 || errno == EINPROGRESS
+        || errno == EAGAIN;
+    close(fd);
+    return listening;
 }

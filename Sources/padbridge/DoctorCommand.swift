@@ -1,4 +1,4 @@
-public import ArgumentParser
+import ArgumentParser
 import Logging
 import PadCore
 import PadLinux

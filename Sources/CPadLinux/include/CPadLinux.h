@@ -114,6 +114,10 @@ extern const size_t CPadLinux_UHID_INPUT2_DATA;
 /// add/remove the kernel announces, with or without udevd running. Returns the fd, or -1 with errno set.
 int CPadLinux_openKernelUeventSocket(void);
 
+// Whether a process listens on the AF_UNIX SOCK_SEQPACKET socket at `path` (a connect succeeds): udevd's
+// /run/udev/control outlives udevd as a file, so its existence alone does not say udevd runs.
+int CPadLinux_unixSocketIsListening(const char *path);
+
 // MARK: - epoll / eventfd / timerfd / signalfd flags (glibc declares these as enums Swift imports awkwardly)
 
 extern const uint32_t CPadLinux_EPOLLIN;

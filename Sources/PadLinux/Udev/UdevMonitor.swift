@@ -1,3 +1,4 @@
+import CPadLinux
 import CLibUdev
 import Glibc
 import SystemPackage
@@ -61,12 +62,13 @@ public final class UdevMonitor {
         /// The kernel's own uevents: the only source without udevd (containers, the test VM).
         case kernel
 
-        /// udevd's control socket: while it exists, udevd runs and re-broadcasts.
+        /// udevd's control socket: while udevd runs it accepts connections there. The file stays behind when
+        /// udevd exits, so its existence alone is not enough.
         public static let udevControlSocket = "/run/udev/control"
 
-        /// `.udev` when udevd runs (its control socket exists), else `.kernel`.
+        /// `.udev` when udevd runs (it accepts a connection on its control socket), else `.kernel`.
         public static func automatic() -> Source {
-            choosing(udevdRunning: access(udevControlSocket, F_OK) == 0)
+            choosing(udevdRunning: CPadLinux_unixSocketIsListening(udevControlSocket) != 0)
         }
 
         static func choosing(udevdRunning: Bool) -> Source { udevdRunning ? .udev : .kernel }
