@@ -148,9 +148,14 @@ def test_sdl_sees_a_full_ps5_controller(sdl, padbridge):
                           since=mark, what="lightbar 255/0/64 from SDL_GameControllerSetLED", pump=lambda: pump(sdl, 0))
 
         mark = pad.feedback_mark()
-        assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 1000) == 0, sdl.SDL_GetError()
+        # Long enough that SDL's expiry (which replaces a request its rumble thread has not sent yet with "off")
+        # cannot overtake the request on a slow, emulated machine; switched off explicitly below.
+        assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 10000) == 0, sdl.SDL_GetError()
         pad.wait_feedback(is_rumble(0.5, 0.25, tolerance=1 / 255 + 0.005), since=mark,
                           what="rumble ≈ 0.5/0.25 from SDL_GameControllerRumble", pump=lambda: pump(sdl, 0))
+        mark = pad.feedback_mark()
+        assert sdl.SDL_GameControllerRumble(controller, 0, 0, 0) == 0, sdl.SDL_GetError()
+        pad.wait_feedback(is_rumble(0, 0), since=mark, what="rumble off from SDL", pump=lambda: pump(sdl, 0))
 
         right = feedback_trigger(position=3, strength=5)
         left = weapon_trigger(start=2, end=6, strength=7)
