@@ -21,8 +21,4 @@ enum ControllerCatalog {
         }
         return SDLControllerJoin.joining(controllers, sdl: sdl, records: records)
     }
-
-    static func layout(for controller: Controller, padKeyCodes: [UInt16], padAbsoluteCodes: [UInt16]) -> EvdevLayout {
-        SDLControllerJoin.layout(for: controller, padKeyCodes: padKeyCodes, padAbsoluteCodes: padAbsoluteCodes)
-    }
 }

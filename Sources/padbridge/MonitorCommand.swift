@@ -173,7 +173,8 @@ struct MonitorSession {
                 headers += EvtestFormat.headerLines(info)
             }
         }
-        let layout = ControllerCatalog.layout(for: controller, padKeyCodes: padKeys, padAbsoluteCodes: padAbsolutes)
+        // Without absinfo: SDL 2.26 (Debian 12's) numbers every hat as a hat, as `list` does from udev's records.
+        let layout = SDLControllerJoin.layout(for: controller, padKeyCodes: padKeys, padAbsoluteCodes: padAbsolutes)
         var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: absoluteInfo)
         for node in controller.nodes.evdev { assembler.seed(node.role, pressedKeys: pressed[node.role] ?? []) }
         state.assembler = assembler
