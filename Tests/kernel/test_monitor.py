@@ -173,7 +173,9 @@ def test_monitor_ends_cleanly_when_the_pad_is_unplugged(padbridge):
 def test_monitor_stats_reports_the_report_interval(padbridge):
     pad, ready, device = start_xbox(padbridge)
     monitor = start_monitor(padbridge, device.path, "--stats")
-    for value in range(1, 40):
-        pad.axis("leftx", value * 500)
+    # Separate frames (each seen by monitor before the next is sent), so there are intervals to measure.
+    for value in (1000, 2000, 3000, 4000):
+        pad.axis("leftx", value)
+        monitor.wait_stdout(lambda line, v=value: line.endswith(f"axis leftx {v}"), what=f"leftx {value} line")
     _, line = monitor.wait_stderr(lambda l: "reports/s" in l and "interval" in l, what="rate summary on stderr")
     assert re.search(r"interval min [\d.]+ ms avg [\d.]+ ms max [\d.]+ ms", line), line
