@@ -22,3 +22,13 @@ enum ControllerCatalog {
         return SDLControllerJoin.joining(controllers, sdl: sdl, records: records)
     }
 }
+
+enum ControllerLayouts {
+    /// The layout to read a controller's pad node with (see `SDLControllerJoin.layout`). Without absinfo: SDL 2.26
+    /// (Debian 12's) numbers every hat as a hat, as `list` does from udev's records.
+    static func layout(for controller: Controller, padNode: EvdevDeviceInfo?) -> EvdevLayout {
+        SDLControllerJoin.layout(
+            for: controller, padKeyCodes: padNode?.codes[EvdevCode.evKey] ?? [],
+            padAbsoluteCodes: padNode?.codes[EvdevCode.evAbs] ?? [])
+    }
+}

@@ -51,8 +51,7 @@ struct MonitorCommand: ParsableCommand {
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
 
         let session = try MonitorSession(
-            controller: controller, output: raw ? .raw : json ? .json : .readable, loop: loop, logger: logger)
-        if grab { try session.grabAll() }
+            controller: controller, output: raw ? .raw : json ? .json : .readable, grab: grab, loop: loop)
         var statisticsTimer: LoopDeadline?
         if stats {
             statisticsTimer = try loop.repeating(everyMilliseconds: 1000) { [session] in
@@ -99,140 +98,96 @@ struct MonitorCommand: ParsableCommand {
     }
 }
 
-/// One monitored pad: its event nodes watched on the loop, their events assembled into snapshots, and the
-/// changes printed.
-private final class MonitorSessionState {
-    let controller: Controller
-    let output: MonitorOutput
-    var assembler: EvdevSnapshotAssembler
-    var printed: PadSnapshot
-    var statistics = ReportIntervalStatistics()
-    var eventsInFrame = 0
-    var watched: [WatchedEvdevDevice] = []
-    let multipleNodes: Bool
-
-    /// The assembler is replaced once the nodes' capabilities are known, before any event is handled.
-    init(controller: Controller, output: MonitorOutput) {
-        self.controller = controller
-        self.output = output
-        assembler = EvdevSnapshotAssembler(layout: .linuxGamepadConvention, absoluteInfo: [:])
-        printed = assembler.snapshot
-        multipleNodes = controller.nodes.evdev.count > 1
-    }
-}
-
 enum MonitorOutput {
     case readable, json, raw
 }
 
-struct MonitorSession {
-    private let state: MonitorSessionState
-    private let loop: DeviceEventLoop
+/// One monitored pad: a `ControllerReader` whose frames are printed as changes (readable or JSON lines), or whose
+/// raw events are printed as evtest does; and the report-rate statistics of its pad node.
+final class MonitorSession {
+    private let reader: ControllerReader
+    private let output: MonitorOutput
+    private var printed: PadSnapshot
+    private var statistics = ReportIntervalStatistics()
+    private var eventsInFrame = 0
 
-    init(controller: Controller, output: MonitorOutput, loop: DeviceEventLoop, logger: Logger) throws {
-        self.loop = loop
-        let state = MonitorSessionState(controller: controller, output: output)
-        self.state = state
-        // Watch every node (events are handled only once the loop runs), then read their capabilities: the layout
-        // and the scaling need them, and their current state seeds the first snapshot.
-        for node in controller.nodes.evdev {
-            state.watched.append(
-                try loop.watch(try EvdevDevice(path: node.path)) { result in
-                    switch result {
-                    case let .events(readings): MonitorSession.handle(readings, from: node, state: state)
-                    case .unplugged:
-                        LineOutput.standardError.write(
-                            "padbridge: \(state.controller.name) [\(state.controller.fingerprint)] was unplugged "
-                                + "(\(node.path) is gone); monitor ends")
-                        loop.stop()
-                    }
-                })
+    init(controller: Controller, output: MonitorOutput, grab: Bool, loop: DeviceEventLoop) throws {
+        reader = try ControllerReader(controller: controller, grab: grab, loop: loop) { pad in
+            ControllerLayouts.layout(for: controller, padNode: pad)
         }
-        var absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [:]
-        var pressed: [EvdevNodeRole: [UInt16]] = [:]
-        var padKeys: [UInt16] = [], padAbsolutes: [UInt16] = []
-        var headers: [String] = []
-        for (node, watched) in zip(controller.nodes.evdev, state.watched) {
-            guard
-                let (info, held) = try watched.withDevice({ device in
-                    let info = device.info()
-                    let held = (info.codes[EvdevCode.evKey] ?? []).filter {
-                        (device.currentValue(type: EvdevCode.evKey, code: $0) ?? 0) != 0
-                    }
-                    return (info, held)
-                })
-            else { continue }
-            absoluteInfo[node.role] = info.absoluteInfo
-            pressed[node.role] = held
-            if node.role == .pad {
-                padKeys = info.codes[EvdevCode.evKey] ?? []
-                padAbsolutes = info.codes[EvdevCode.evAbs] ?? []
-            }
-            if output == .raw {
-                if state.multipleNodes { headers.append("# \(node.path) (\(node.role.rawValue) node)") }
+        self.output = output
+        printed = .neutral
+        let multipleNodes = controller.nodes.evdev.count > 1
+
+        if output == .raw {
+            var headers: [String] = []
+            for (node, info) in zip(controller.nodes.evdev, reader.nodeInfo) {
+                if multipleNodes { headers.append("# \(node.path) (\(node.role.rawValue) node)") }
                 headers += EvtestFormat.headerLines(info)
             }
-        }
-        // Without absinfo: SDL 2.26 (Debian 12's) numbers every hat as a hat, as `list` does from udev's records.
-        let layout = SDLControllerJoin.layout(for: controller, padKeyCodes: padKeys, padAbsoluteCodes: padAbsolutes)
-        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: absoluteInfo)
-        for node in controller.nodes.evdev { assembler.seed(node.role, pressedKeys: pressed[node.role] ?? []) }
-        state.assembler = assembler
-        if output == .raw {
             headers.append("Testing ... (interrupt to exit)")
             LineOutput.standardOutput.write(headers.joined(separator: "\n"))
+            reader.onEvents = { node, readings in
+                let lines = readings.map { reading in
+                    let line = EvtestFormat.eventLine(reading.event)
+                    return multipleNodes ? "[\(node.path)] " + line : line
+                }
+                LineOutput.standardOutput.write(lines.joined(separator: "\n"))
+            }
         } else {
             // What is already held when monitor starts is part of the pad's state: print it first, as one frame
             // (a forwarded pad must show it too).
             var lines: [String] = []
-            SnapshotDiff.forEachEvent(from: .neutral, to: assembler.snapshot) { change in
+            SnapshotDiff.forEachEvent(from: .neutral, to: reader.snapshot) { change in
                 lines.append(
                     output == .json ? PadEventLines.line(for: change) : "at start  " + MonitorText.describe(change))
             }
             if !lines.isEmpty { LineOutput.standardOutput.write(lines.joined(separator: "\n")) }
+            printed = reader.snapshot
         }
-        state.printed = assembler.snapshot
+        reader.onEvents = { [unowned self, previous = reader.onEvents] node, readings in
+            previous?(node, readings)
+            if node.role == .pad { self.count(readings) }
+        }
+        reader.onFrame = { [unowned self] snapshot, _, event in self.printChanges(to: snapshot, at: event) }
+        reader.onUnplugged = { node in
+            LineOutput.standardError.write(
+                "padbridge: \(controller.name) [\(controller.fingerprint)] was unplugged (\(node.path) is gone); "
+                    + "monitor ends")
+            loop.stop()
+        }
     }
 
-    func grabAll() throws {
-        for device in state.watched { try device.grab() }
-    }
-
-    private static func handle(_ readings: [EvdevReading], from node: EvdevNode, state: MonitorSessionState) {
-        var lines: [String] = []
+    /// Counts the pad node's events and frames for the statistics (kernel timestamps of its SYN_REPORTs).
+    private func count(_ readings: [EvdevReading]) {
         for reading in readings {
             let event = reading.event
-            if state.output == .raw {
-                let line = EvtestFormat.eventLine(event)
-                lines.append(state.multipleNodes ? "[\(node.path)] " + line : line)
-            }
-            if node.role == .pad && event.type != EvdevCode.evSyn { state.eventsInFrame += 1 }
-            switch state.assembler.apply(event, from: node.role) {
-            case .pending, .dropped:
-                continue
-            case .frameCompleted:
-                if node.role == .pad {
-                    state.statistics.recordFrame(atMicroseconds: event.timestampMicroseconds, events: state.eventsInFrame)
-                    state.eventsInFrame = 0
-                }
-                guard state.output != .raw else { continue }
-                let now = state.assembler.snapshot
-                SnapshotDiff.forEachEvent(from: state.printed, to: now) { change in
-                    lines.append(
-                        state.output == .json
-                            ? PadEventLines.line(for: change)
-                            : MonitorText.line(for: change, seconds: event.seconds, microseconds: event.microseconds))
-                }
-                state.printed = now
+            if event.type != EvdevCode.evSyn {
+                eventsInFrame += 1
+            } else if event.code == EvdevCode.synReport {
+                statistics.recordFrame(atMicroseconds: event.timestampMicroseconds, events: eventsInFrame)
+                eventsInFrame = 0
             }
         }
-        // One write per batch: a frame's lines reach a reader (`padbridge virtual`) in one read, as one frame.
+    }
+
+    private func printChanges(to snapshot: PadSnapshot, at event: EvdevEvent) {
+        guard output != .raw else { return }
+        var lines: [String] = []
+        SnapshotDiff.forEachEvent(from: printed, to: snapshot) { change in
+            lines.append(
+                output == .json
+                    ? PadEventLines.line(for: change)
+                    : MonitorText.line(for: change, seconds: event.seconds, microseconds: event.microseconds))
+        }
+        printed = snapshot
+        // One write per frame: its lines reach a reader (`padbridge virtual`) in one read, as one frame.
         if !lines.isEmpty { LineOutput.standardOutput.write(lines.joined(separator: "\n")) }
     }
 
     func printStatistics(overMicroseconds window: Int64) {
-        defer { state.statistics.startWindow() }
-        guard let summary = state.statistics.summary(overMicroseconds: window) else { return }
+        defer { statistics.startWindow() }
+        guard let summary = statistics.summary(overMicroseconds: window) else { return }
         func figure(_ value: Double) -> String { MonitorText.decimal(value, places: 2) }
         LineOutput.standardError.write(
             "padbridge: \(figure(summary.framesPerSecond)) reports/s, \(figure(summary.eventsPerSecond)) events/s, "
@@ -240,8 +195,5 @@ struct MonitorSession {
                 + "\(figure(summary.averageIntervalMilliseconds)) ms max \(figure(summary.maximumIntervalMilliseconds)) ms")
     }
 
-    func finish() {
-        for device in state.watched { device.close() }
-        state.watched = []
-    }
+    func finish() { reader.close() }
 }

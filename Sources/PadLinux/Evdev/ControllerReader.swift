@@ -1,0 +1,86 @@
+public import PadCore
+
+/// Reads one controller: every event node of it watched on the loop, their events assembled into one
+/// `PadSnapshot` (pad, motion and touchpad nodes alike), a frame at a time. What `monitor` prints and `remap`
+/// forwards. Loop-confined.
+///
+/// The first snapshot is the controller's state when reading starts (held buttons included), so nothing that
+/// happened before is missed. Unplugging any of its nodes ends the reader: `onUnplugged` is called once and every
+/// node is closed (grabs end with them).
+public final class ControllerReader {
+    public let controller: Controller
+    /// The controller's state as of its last completed frame.
+    public var snapshot: PadSnapshot { assembler.snapshot }
+    /// The nodes' identities and capabilities, in `controller.nodes.evdev` order (for evtest-style headers).
+    public private(set) var nodeInfo: [EvdevDeviceInfo] = []
+
+    /// Called for every batch of events read from a node, before they are assembled (monitor --raw).
+    public var onEvents: ((EvdevNode, [EvdevReading]) -> Void)?
+    /// Called when a node's frame completed: the snapshot, and the kernel timestamp of the frame's SYN_REPORT.
+    public var onFrame: ((PadSnapshot, EvdevNode, EvdevEvent) -> Void)?
+    /// Called once when a node of the controller went away.
+    public var onUnplugged: ((EvdevNode) -> Void)?
+
+    private var assembler: EvdevSnapshotAssembler
+    private var watched: [WatchedEvdevDevice] = []
+    private var ended = false
+
+    /// Opens every event node of `controller` and watches it on `loop`. `layout` picks the pad node's layout from
+    /// its capabilities (nil when the controller has no pad node). With `grab`, each node is grabbed (EVIOCGRAB) so
+    /// only padbridge sees its events.
+    public init(
+        controller: Controller, grab: Bool, loop: DeviceEventLoop,
+        layout: (_ padNode: EvdevDeviceInfo?) -> EvdevLayout
+    ) throws(DeviceAccessError) {
+        self.controller = controller
+        assembler = EvdevSnapshotAssembler(layout: .linuxGamepadConvention, absoluteInfo: [:])
+        var absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [:]
+        var held: [EvdevNodeRole: [UInt16]] = [:]
+        do throws(DeviceAccessError) {
+            for node in controller.nodes.evdev {
+                let device = try EvdevDevice(path: node.path)
+                if grab { try device.grab() }
+                let info = device.info()
+                nodeInfo.append(info)
+                absoluteInfo[node.role] = info.absoluteInfo
+                held[node.role] = (info.codes[EvdevCode.evKey] ?? []).filter {
+                    (device.currentValue(type: EvdevCode.evKey, code: $0) ?? 0) != 0
+                }
+                // Events are handled only once the loop runs, after the assembler below is in place.
+                watched.append(
+                    try loop.watch(device) { [unowned self] result in self.handle(result, from: node) })
+            }
+        } catch {
+            close()
+            throw error
+        }
+        let padInfo = zip(controller.nodes.evdev, nodeInfo).first { $0.0.role == .pad }?.1
+        assembler = EvdevSnapshotAssembler(layout: layout(padInfo), absoluteInfo: absoluteInfo)
+        for node in controller.nodes.evdev { assembler.seed(node.role, pressedKeys: held[node.role] ?? []) }
+    }
+
+    private func handle(_ result: EvdevReadResult, from node: EvdevNode) {
+        guard !ended else { return }
+        switch result {
+        case let .events(readings):
+            onEvents?(node, readings)
+            for reading in readings {
+                if case .frameCompleted = assembler.apply(reading.event, from: node.role) {
+                    onFrame?(assembler.snapshot, node, reading.event)
+                }
+            }
+        case .unplugged:
+            close()
+            onUnplugged?(node)
+        }
+    }
+
+    /// Stops reading and closes every node (which ends their grabs). Idempotent.
+    public func close() {
+        ended = true
+        for device in watched { device.close() }
+        watched = []
+    }
+
+    deinit { close() }
+}
