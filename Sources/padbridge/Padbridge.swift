@@ -13,7 +13,10 @@ struct Padbridge: ParsableCommand {
             (DualSense, DualShock 4) or evdev force feedback.
             Diagnostics: `list` shows the connected pads, `monitor` what one does, `doctor` what to fix.
             """,
-        subcommands: [ListCommand.self, MonitorCommand.self, DoctorCommand.self, VirtualCommand.self, FeedbackCommand.self]
+        subcommands: [
+            ListCommand.self, MonitorCommand.self, DoctorCommand.self, VirtualCommand.self, FeedbackCommand.self,
+            RemapCommand.self,
+        ]
     )
 }
 

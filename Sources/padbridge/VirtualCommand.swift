@@ -167,13 +167,15 @@ extension HIDTransport: ExpressibleByArgument {}
 
 /// The JSON object of the "ready" status line.
 enum ReadyLine {
-    static func json(kind: VirtualPadKind, nodes: VirtualPadNodes, mac: String?) -> String {
+    /// `source`: for `remap`, the ID of the physical pad the virtual one stands for.
+    static func json(kind: VirtualPadKind, nodes: VirtualPadNodes, mac: String?, source: String? = nil) -> String {
         func string(_ value: String?) -> String {
             guard let value else { return "null" }
             return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
         let events = nodes.eventNodes.map { string($0) }.joined(separator: ",")
-        return #"{"kind":"\#(kind.rawValue)","eventNodes":[\#(events)],"hidraw":\#(string(nodes.hidrawNode)),"sysfs":\#(string(nodes.sysfsPath)),"mac":\#(string(mac))}"#
+        let sourceField = source.map { #","source":\#(string($0))"# } ?? ""
+        return #"{"kind":"\#(kind.rawValue)","eventNodes":[\#(events)],"hidraw":\#(string(nodes.hidrawNode)),"sysfs":\#(string(nodes.sysfsPath)),"mac":\#(string(mac))\#(sourceField)}"#
     }
 }
 

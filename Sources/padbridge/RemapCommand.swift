@@ -1,0 +1,226 @@
+import ArgumentParser
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+
+struct RemapCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remap",
+        abstract: "Bridge a physical pad to a virtual one: grabbed, remapped, with feedback going back.",
+        discussion: """
+            Grabs every event node of the pad (games see only the virtual pad; released on exit), creates the \
+            virtual pad (--as; default: the same kind where padbridge can build it, a DualSense for DualSense \
+            pads, else an Xbox 360 pad), and forwards each frame. Feedback games send to the virtual pad (rumble, \
+            lightbar, player LEDs, mic LED, trigger effects) goes back to the physical pad; what it lacks is dropped.
+            When the pad goes away the virtual pad is set to neutral at once and stays (games keep its player \
+            slot); when the same pad (same ID) comes back, forwarding resumes. A virtual DualSense's identity \
+            (MAC) derives from the physical pad's ID, so it is the same virtual pad across runs.
+            --all bridges every connected pad, each to its own virtual pad, in `padbridge list` order.
+            For each virtual pad, one line "padbridge: ready {...}" goes to standard error once it exists.
+            Ends on end of input, SIGINT or SIGTERM: inputs released, virtual pads destroyed, grabs released, \
+            physical pads quiet.
+            """
+    )
+
+    @Argument(help: "The pad: index, ID or ID prefix, or device path (see `padbridge list`).")
+    var pad: String?
+
+    @Option(name: .customLong("as"), help: "The virtual pad: xbox360 or dualsense.")
+    var virtualKind: VirtualPadKind?
+
+    @Flag(name: .long, help: "Bridge every connected pad, each to its own virtual pad.")
+    var all = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if all && pad != nil { throw ValidationError("--all bridges every pad: give no PAD with it.") }
+    }
+
+    func run() throws {
+        let logger = global.makeLogger(label: "padbridge.remap")
+        signal(SIGPIPE, SIG_IGN)
+        let loop = try DeviceEventLoop()
+        var shutdown: (() -> Void)?
+        try loop.watchSignals([SIGINT, SIGTERM]) { signal in
+            logger.info("received signal \(signal): releasing inputs and destroying the virtual pads")
+            if let shutdown { shutdown() } else { loop.stop() }
+        }
+
+        // Receiving hotplug events starts before the listing, so a pad that comes back in between is not missed.
+        let monitor = try UdevMonitor(context: UdevContext())
+        let controllers = try ControllerCatalog.discover(logger: logger)
+        let chosen: [Controller] = all ? controllers : [try MonitorCommand.choose(pad, from: controllers)]
+        if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
+
+        var bridges: [RemapBridge] = []
+        defer { bridges.forEach { $0.close() } }
+        for controller in chosen {
+            let kind = virtualKind ?? RemapBridge.defaultVirtualKind(for: controller)
+            bridges.append(try RemapBridge(controller: controller, as: kind, loop: loop, logger: logger))
+        }
+
+        var settle: LoopDeadline?
+        let hotplug = try loop.watch(monitor) { _ in
+            settle?.cancel()
+            settle = try? loop.deadline(afterMilliseconds: ListCommand.settleMilliseconds) {
+                settle = nil
+                guard bridges.contains(where: \.isWaitingForItsPad) else { return }
+                do {
+                    let present = try ControllerCatalog.discover(logger: logger)
+                    for bridge in bridges { bridge.resume(from: present) }
+                } catch {
+                    logger.warning("listing pads after a hotplug event failed: \(error)")
+                }
+            }
+        }
+        defer { hotplug.cancel() }
+
+        var releaseGrace: LoopDeadline?
+        shutdown = {
+            if releaseGrace != nil {
+                loop.stop()
+                return
+            }
+            for bridge in bridges { bridge.releaseInputs() }
+            releaseGrace = try? loop.deadline(afterMilliseconds: VirtualCommand.releaseGraceMilliseconds) {
+                loop.stop()
+            }
+            if releaseGrace == nil { loop.stop() }
+        }
+        try loop.watchStandardInputLines({ _ in }, onEndOfFile: { shutdown?() })
+        try loop.run()
+    }
+}
+
+/// One physical pad bridged to one virtual pad: the physical pad's frames go to the virtual pad, the virtual pad's
+/// feedback to the physical pad's drain. Survives the physical pad going away and coming back. Loop-confined.
+final class RemapBridge {
+    let fingerprint: Fingerprint
+    private var controller: Controller
+    private let loop: DeviceEventLoop
+    private let logger: Logger
+    private var virtualPad: (any VirtualPad)?
+    private var reader: ControllerReader?
+    private var feedback: FeedbackDrainRunner?
+    private var shown = PadSnapshot.neutral
+
+    /// The virtual pad padbridge builds for a physical pad by default: the same kind where it can.
+    static func defaultVirtualKind(for controller: Controller) -> VirtualPadKind {
+        switch controller.kind {
+        case .dualSense, .dualSenseEdge: .dualsense
+        default: .xbox360
+        }
+    }
+
+    init(controller: Controller, as kind: VirtualPadKind, loop: DeviceEventLoop, logger: Logger) throws {
+        fingerprint = controller.fingerprint
+        self.controller = controller
+        self.loop = loop
+        self.logger = logger
+        let onFeedback: (FeedbackEvent) -> Void = { [weak self] event in
+            self?.feedback?.submit(Feedback(event))
+        }
+        // The same physical pad gets the same virtual DualSense (MAC) on every run.
+        let seed = "padbridge-remap-\(fingerprint)"
+        let mac = kind == .dualsense ? DualSenseIdentity(seed: seed).uniq : nil
+        let onReady: (VirtualPadNodes) -> Void = { [fingerprint] nodes in
+            LineOutput.standardError.write(
+                "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue))
+        }
+        switch kind {
+        case .xbox360:
+            virtualPad = try VirtualXbox360Pad.create(
+                name: nil, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        case .dualsense:
+            virtualPad = try VirtualDualSense.create(
+                name: nil, seed: seed, bus: .bluetooth, loop: loop, logger: logger,
+                onFeedback: onFeedback, onReady: onReady)
+        }
+        try attach(controller)
+        logger.info(
+            "bridging \(controller.name) [\(fingerprint)] to a virtual \(kind.rawValue) pad",
+            metadata: ["nodes": "\(controller.nodes.allPaths.joined(separator: ","))"])
+    }
+
+    /// Whether the physical pad went away and the bridge waits for it to come back.
+    var isWaitingForItsPad: Bool { reader == nil && virtualPad != nil }
+
+    /// Grabs and reads the physical pad, and opens its feedback path.
+    private func attach(_ controller: Controller) throws {
+        self.controller = controller
+        let reader = try ControllerReader(controller: controller, grab: true, loop: loop) { pad in
+            ControllerLayouts.layout(for: controller, padNode: pad)
+        }
+        reader.onFrame = { [unowned self] snapshot, _, _ in self.show(snapshot) }
+        reader.onUnplugged = { [unowned self] node in self.padWentAway(node) }
+        self.reader = reader
+        show(reader.snapshot)
+        feedback = openFeedback(for: controller)
+    }
+
+    private func openFeedback(for controller: Controller) -> FeedbackDrainRunner? {
+        let path: String? =
+            controller.kind.isPlayStation ? controller.nodes.hidraw
+            : controller.capabilities.rumble ? controller.nodes.evdev(.pad)?.path : nil
+        guard let path else {
+            logger.debug("\(controller.name) takes no feedback; games' feedback is dropped")
+            return nil
+        }
+        do {
+            let opened = try PhysicalFeedbackSinks.open(path: path)
+            return try FeedbackDrainRunner(
+                sink: opened.sink, restoring: opened.initialState, loop: loop, logger: logger
+            ) { [weak self] error in
+                if let error { self?.logger.warning("feedback to the physical pad stopped: \(error)") }
+            }
+        } catch {
+            logger.warning("no feedback to \(controller.name): \(error)")
+            return nil
+        }
+    }
+
+    private func show(_ snapshot: PadSnapshot) {
+        shown = snapshot
+        do {
+            try virtualPad?.apply(snapshot)
+        } catch {
+            logger.error("the virtual pad for \(controller.name) failed: \(error)")
+        }
+    }
+
+    /// The physical pad went away: the virtual pad goes neutral at once (no stuck buttons) and stays.
+    private func padWentAway(_ node: EvdevNode) {
+        logger.notice(
+            "\(controller.name) [\(fingerprint)] went away (\(node.path)); the virtual pad stays, neutral, until it comes back")
+        reader?.close()
+        reader = nil
+        feedback = nil
+        show(shown.released)
+    }
+
+    /// If the bridge's pad is among `controllers` again, grab it and forward again.
+    func resume(from controllers: [Controller]) {
+        guard isWaitingForItsPad, let again = controllers.first(where: { $0.fingerprint == fingerprint }) else { return }
+        do {
+            try attach(again)
+            logger.notice("\(again.name) [\(fingerprint)] is back; forwarding again")
+        } catch {
+            logger.warning("\(again.name) [\(fingerprint)] is back but cannot be read: \(error)")
+        }
+    }
+
+    /// Shows the released state (end of the bridge: readers see the release before the pad goes).
+    func releaseInputs() { show(shown.released) }
+
+    /// Leaves nothing behind: the physical pad quiet and ungrabbed, the virtual pad destroyed.
+    func close() {
+        feedback?.close()
+        feedback = nil
+        reader?.close()
+        reader = nil
+        virtualPad?.close()
+        virtualPad = nil
+    }
+}

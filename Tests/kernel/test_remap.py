@@ -1,0 +1,74 @@
+"""`padbridge remap`: a physical pad (stand-in: a `padbridge virtual` pad, which the kernel treats as real) grabbed and
+forwarded to a virtual pad of the same or another type; feedback going back; unplug and replug; clean exit.
+Independent readers (python-evdev) read the virtual pad; the stand-in's own feedback output shows what reached it.
+"""
+
+from __future__ import annotations
+
+import evdev
+from evdev import ecodes
+
+from conftest import (DEADLINE, drain, expect_events, is_rumble, read_available, read_until_gone, rumble_effect,
+                      start_dualsense, start_xbox)
+
+
+def start_remap(padbridge, pad_argument: str, *options: str):
+    remap = padbridge(pad_argument, *options, command="remap")
+    ready = remap.wait_ready()
+    return remap, ready
+
+
+def test_dualsense_shown_as_an_xbox_pad_with_rumble_going_back(padbridge):
+    physical, physical_ready, nodes = start_dualsense(padbridge, "--seed", "remap-physical")
+    remap, ready = start_remap(padbridge, physical_ready["hidraw"], "--as", "xbox360")
+    assert ready["kind"] == "xbox360" and len(ready["eventNodes"]) == 1, ready
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    assert virtual.name == "Microsoft X-Box 360 pad"
+
+    physical.button("a", True)
+    physical.axis("righttrigger", 32767)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 1), (ecodes.EV_ABS, ecodes.ABS_RZ, 255)])
+    # the grab: the physical pad's own node shows nothing to anyone else while remap runs
+    assert [e for e in read_available(nodes["gamepad"], 0) if e.type != ecodes.EV_SYN] == []
+
+    # a game rumbles the virtual Xbox pad; the physical DualSense receives it as an output report
+    mark = physical.feedback_mark()
+    effect_id = virtual.upload_effect(rumble_effect(0x8000, 0x4000))
+    virtual.write(ecodes.EV_FF, effect_id, 1)
+    physical.wait_feedback(is_rumble(0.5, 0.25, tolerance=0.01), since=mark, what="rumble relayed to the DualSense")
+
+    # exit: the virtual pad goes, the physical pad is released (readable again) and quiet
+    mark = physical.feedback_mark()
+    assert remap.stop() == 0
+    read_until_gone(virtual)
+    physical.wait_feedback(is_rumble(0, 0), since=mark, what="rumble off when remap ends")
+    drain(nodes["gamepad"])
+    physical.button("b", True)
+    expect_events(nodes["gamepad"], [(ecodes.EV_KEY, ecodes.BTN_EAST, 1)])
+
+
+def test_xbox_pad_shown_as_a_dualsense(padbridge):
+    physical, physical_ready, device = start_xbox(padbridge, "--name", "remap physical xbox")
+    remap, ready = start_remap(padbridge, device.path, "--as", "dualsense")
+    assert ready["kind"] == "dualsense" and ready["mac"], ready
+    pad_node = evdev.InputDevice(ready["eventNodes"][0])
+    physical.button("y", True)
+    physical.axis("leftx", -32768)
+    expect_events(pad_node, [(ecodes.EV_KEY, ecodes.BTN_NORTH, 1), (ecodes.EV_ABS, ecodes.ABS_X, 0)])
+
+
+def test_unplug_goes_neutral_and_replug_resumes(padbridge):
+    physical, physical_ready, _ = start_dualsense(padbridge, "--seed", "remap-replug")
+    remap, ready = start_remap(padbridge, physical_ready["hidraw"], "--as", "xbox360")
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    physical.button("a", True)
+    physical.axis("leftx", 30000)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 1), (ecodes.EV_ABS, ecodes.ABS_X, lambda v: v > 29000)])
+
+    assert physical.stop() == 0  # unplugged mid-press
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 0), (ecodes.EV_ABS, ecodes.ABS_X, 0)])
+    assert remap.proc.poll() is None, "remap must outlive its physical pad"
+
+    again, again_ready, _ = start_dualsense(padbridge, "--seed", "remap-replug")  # same MAC: same ID
+    again.button("b", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_B, 1)], timeout=DEADLINE * 2)
