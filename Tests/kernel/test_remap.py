@@ -5,6 +5,8 @@ Independent readers (python-evdev) read the virtual pad; the stand-in's own feed
 
 from __future__ import annotations
 
+import json
+
 import evdev
 from evdev import ecodes
 
@@ -75,3 +77,25 @@ def test_unplug_goes_neutral_and_replug_resumes(padbridge):
     again, again_ready, _ = start_dualsense(padbridge, "--seed", "remap-replug")  # same MAC: same ID
     again.button("b", True)
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_B, 1)], timeout=DEADLINE * 2)
+
+
+def test_all_bridges_every_pad_in_list_order(padbridge):
+    from test_discovery import list_json
+
+    first = start_xbox(padbridge, "--name", "remap all one")
+    second = start_dualsense(padbridge, "--seed", "remap-all-two")
+    listed = [c["id"] for c in list_json()]
+    remap = padbridge("--all", command="remap")
+    readies = []
+    for _ in range(len(listed)):
+        index, ready = remap.wait_stderr(lambda line: line.startswith("padbridge: ready "),
+                                         since=(readies[-1][0] + 1) if readies else 0, what="a ready line per pad")
+        readies.append((index, json.loads(ready[len("padbridge: ready "):])))
+    sources = sorted(ready["source"] for _, ready in readies)
+    assert sources == sorted(listed), (sources, listed)
+    kinds = {ready["source"]: ready["kind"] for _, ready in readies}
+    # each pad as itself where padbridge can build it: the DualSense as a DualSense, the Xbox pad as an Xbox pad
+    assert sorted(kinds.values()) == ["dualsense", "xbox360"], kinds
+    first[0].button("a", True)
+    xbox_ready = next(ready for _, ready in readies if ready["kind"] == "xbox360")
+    expect_events(evdev.InputDevice(xbox_ready["eventNodes"][0]), [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
