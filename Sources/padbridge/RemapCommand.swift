@@ -16,7 +16,8 @@ struct RemapCommand: ParsableCommand {
             When the pad goes away the virtual pad is set to neutral at once and stays (games keep its player \
             slot); when the same pad (same ID) comes back, forwarding resumes. A virtual DualSense's identity \
             (MAC) derives from the physical pad's ID, so it is the same virtual pad across runs.
-            --all bridges every connected pad, each to its own virtual pad, in `padbridge list` order.
+            --all bridges every connected pad, each to its own virtual pad, created in the order of their IDs \
+            (the same pads get the same virtual slots every run).
             For each virtual pad, one line "padbridge: ready {...}" goes to standard error once it exists.
             Ends on end of input, SIGINT or SIGTERM: inputs released, virtual pads destroyed, grabs released, \
             physical pads quiet.
@@ -29,7 +30,7 @@ struct RemapCommand: ParsableCommand {
     @Option(name: .customLong("as"), help: "The virtual pad: xbox360 or dualsense.")
     var virtualKind: VirtualPadKind?
 
-    @Flag(name: .long, help: "Bridge every connected pad, each to its own virtual pad.")
+    @Flag(name: .long, help: "Bridge every connected pad, each to its own virtual pad (in ID order).")
     var all = false
 
     @OptionGroup var global: GlobalOptions
@@ -51,7 +52,10 @@ struct RemapCommand: ParsableCommand {
         // Receiving hotplug events starts before the listing, so a pad that comes back in between is not missed.
         let monitor = try UdevMonitor(context: UdevContext())
         let controllers = try ControllerCatalog.discover(logger: logger)
-        let chosen: [Controller] = all ? controllers : [try MonitorCommand.choose(pad, from: controllers)]
+        // --all: in fingerprint order, so the same pads get the same virtual slots every run, whatever order they
+        // were plugged in.
+        let chosen: [Controller] =
+            all ? controllers.sorted { $0.fingerprint < $1.fingerprint } : [try MonitorCommand.choose(pad, from: controllers)]
         if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
 
         var bridges: [RemapBridge] = []
