@@ -14,7 +14,8 @@ their probes interleaved (A, B, C, D, A, B, ...), so every peer sees the same em
 - idle CPU: the same counters over a quiet window with no probes, in ms of CPU per second.
 - time to first event: from the peer's start to the kernel timestamp of the first event it forwarded. A peer is
   ready when its first event comes through, not when its device node appears (xboxdrv forwards nothing for about
-  60 s after start): a warm-up loop sends a probe every 500 ms until one arrives, bounded at 120 s.
+  60 s after start): a warm-up loop sends a probe every 500 ms (every 50 ms in the first 2 s after the node
+  appears) until one arrives, bounded at 120 s.
 
 How a peer's output node is found: peers are started one at a time; after starting one, the driver waits for an
 input device that did not exist before that start and has the name the peer is known to create ("Microsoft X-Box
@@ -71,7 +72,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 NODE_DEADLINE = 60.0      # start -> output node (python-evdev alone can take 36 s to import under emulation)
 READY_DEADLINE = 120.0    # start -> first event through
-WARMUP_INTERVAL = 0.5     # one warm-up probe per not-yet-ready peer every 500 ms
+WARMUP_INTERVAL = 0.5     # one warm-up probe per not-yet-ready peer every 500 ms ...
+WARMUP_EAGER = (0.05, 2.0)  # ... but every 50 ms in the first 2 s after its node appears, so that time to first
+                            # event is known to 50 ms where it matters (padbridge's goal is under 1 s)
 PROBE_DEADLINE = 2.0      # one probe's event must come through within this, else it counts as lost
 MAX_LOST_IN_A_ROW = 20    # then the peer is dropped from the run with a note
 # A stick value differs from the previous one by this much: > 32, so a reader-side fuzz of 16 (xpad's, which
@@ -301,7 +304,11 @@ def start_and_warm_up(peers: list[Peer]):
     pending = sorted(peers, key=lambda p: START_ORDER.index(p.name))
     starting: Optional[Peer] = None
     known: set[str] = set()
-    interval_ns = int(WARMUP_INTERVAL * 1e9)
+
+    def interval_ns(peer: Peer) -> int:
+        eager_interval, eager_window = WARMUP_EAGER
+        found_ns = peer.started_ns + int(peer.node_after_s * 1e9)
+        return int((eager_interval if now_ns() - found_ns < eager_window * 1e9 else WARMUP_INTERVAL) * 1e9)
     try:
         while True:
             if starting is None and pending:
@@ -336,14 +343,14 @@ def start_and_warm_up(peers: list[Peer]):
                     peer.skip(f"{reason} (before its first event came through)")
                 elif now_ns() - peer.started_ns > READY_DEADLINE * 1e9:
                     peer.skip(f"nothing came through within {READY_DEADLINE:.0f} s of start")
-                elif now_ns() - peer.last_warmup_ns >= interval_ns:
+                elif now_ns() - peer.last_warmup_ns >= interval_ns(peer):
                     peer.write_probe(peer.next_value())
                     peer.last_warmup_ns = now_ns()
             warming = [p for p in warming if p.active]
             if starting is None and not pending and not warming:
                 return
 
-            due = min((p.last_warmup_ns + interval_ns for p in warming), default=now_ns() + interval_ns)
+            due = min((p.last_warmup_ns + interval_ns(p) for p in warming), default=now_ns() + 250_000_000)
             timeout_ms = max(0, min(250, (due - now_ns()) // 1_000_000 + 1))
             fds = [p.output_fd for p in warming] + ([watch.fd] if starting else [])
             readable, _, _ = select.select(fds, [], [], timeout_ms / 1000)
@@ -476,10 +483,15 @@ def results(peers: list[Peer], args) -> dict:
             per_k = 1000 / (len(peer.latencies_ns) + peer.lost)
             row["cpu_ms_per_1k_events"] = probe_cpu["stat_ms"] * per_k
             row["cpu_ms_per_1k_events_schedstat"] = probe_cpu["schedstat_ms"] * per_k
+            row["probe_phase_s"] = probe_cpu["seconds"]
         idle_cpu = cpu_delta(peer, "idle_start", "idle_end")
         if idle_cpu:
             row["idle_cpu_ms_per_s"] = idle_cpu["stat_ms"] / idle_cpu["seconds"]
             row["idle_cpu_ms_per_s_schedstat"] = idle_cpu["schedstat_ms"] / idle_cpu["seconds"]
+            if "cpu_ms_per_1k_events_schedstat" in row:
+                # What forwarding itself costs: the probe phase's CPU less what the peer burns anyway when idle.
+                row["cpu_ms_per_1k_events_net_of_idle_schedstat"] = (
+                    probe_cpu["schedstat_ms"] - row["idle_cpu_ms_per_s_schedstat"] * probe_cpu["seconds"]) * per_k
         rows.append(row)
     return {
         "kernel": os.uname().release, "cpus": os.cpu_count(), "clk_tck": CLK_TCK,
