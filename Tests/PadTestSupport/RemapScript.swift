@@ -1,4 +1,4 @@
-import PadCore
+public import PadCore
 
 /// Remap tests as text, events in and events out (evsieve's way). One line per step:
 ///
@@ -9,9 +9,9 @@ import PadCore
 /// (`SnapshotDiff` order: buttons in `Button.allCases` order, then axes). Events: `+a` press, `-a` release,
 /// `leftx=-32768` an axis, `gyro=X,Y,Z` the gyroscope in rad/s (input only; motion is left out of outputs).
 /// Whitespace separates events; a step with no inputs just runs the pipeline again (a turbo wake).
-enum RemapScript {
+public enum RemapScript {
     /// Runs `lines` and returns them as the pipeline answered: equal to `lines` when every step's outputs match.
-    static func run(_ pipeline: inout RemapPipeline, _ lines: [String]) -> [String] {
+    public static func run(_ pipeline: inout RemapPipeline, _ lines: [String]) -> [String] {
         var source = PadSnapshot.neutral
         var output = PadSnapshot.neutral
         var time: UInt64 = 0
@@ -38,7 +38,7 @@ enum RemapScript {
     }
 
     /// `lines` with spacing normalised as `run` writes them, to compare with its answer.
-    static func normalised(_ lines: [String]) -> [String] {
+    public static func normalised(_ lines: [String]) -> [String] {
         lines.map { line in
             let arrow = line.firstRange(of: "->")
             var left = arrow.map { String(line[..<$0.lowerBound]) } ?? line
