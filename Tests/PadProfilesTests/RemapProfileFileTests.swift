@@ -27,6 +27,19 @@ import Testing
         #expect(Set(files) == Set(Self.examples.map(\.file)))
     }
 
+    /// The README's examples are shortened copies of the files; they must parse as well.
+    @Test func everyTOMLBlockInTheREADMEParses() throws {
+        let readme = try String(
+            contentsOf: Self.examplesDirectory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"),
+            encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```toml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        #expect(blocks.count >= 3)
+        for block in blocks {
+            let target: VirtualPadCapabilities = block.contains("(dualsense)") ? .dualsense : .xbox360
+            #expect(throws: Never.self) { try RemapProfileFile.parse(block, for: target) }
+        }
+    }
+
     @Test func theWholeSchemaReadsIntoTheModel() throws {
         let text = """
             [map]
