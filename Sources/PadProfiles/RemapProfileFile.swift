@@ -11,6 +11,14 @@ public enum RemapProfileFile {
         _ text: String, for target: VirtualPadCapabilities = .everything
     ) throws(ProfileError) -> RemapProfile {
         let lines = TOMLKeyLines(text: text)
+        if let line = lines.malformedHeaderLine {
+            throw ProfileError(keyPath: "", line: line, problem: .syntax(
+                message: "a table header's name must start with a letter, digit, _, - or a quote ([sticks.left])"))
+        }
+        if let line = TOMLAssertionGuard.firstUnparseableLine(in: text) {
+            throw ProfileError(keyPath: "", line: line, problem: .syntax(
+                message: "a value is missing here (a bracket or comma where a value belongs)"))
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)

@@ -7,6 +7,10 @@
 /// header also stands for the tables above it.
 struct TOMLKeyLines {
     private var lineOfKeyPath: [String: Int] = [:]
+    /// The first table header whose key does not start with a bare-key character or a quote (`[}toggle]`).
+    /// The toml++ inside TOMLKit 0.6.0 only asserts this (an abort in debug builds, undefined behaviour in release
+    /// ones), so the file is refused before TOMLKit sees it.
+    private(set) var malformedHeaderLine: Int?
 
     init(text: String) {
         var header: [String] = []
@@ -21,8 +25,12 @@ struct TOMLKeyLines {
             }
             if line.isEmpty { continue }
             if line.hasPrefix("[") {
-                var inner = Substring(line)
-                while inner.first == "[" { inner = inner.dropFirst() }
+                var inner = Substring(line).dropFirst()
+                if inner.first == "[" { inner = inner.dropFirst() }
+                let keyStart = inner.first { $0 != " " && $0 != "\t" }
+                if malformedHeaderLine == nil, !(keyStart.map(Self.canStartKey) ?? false) {
+                    malformedHeaderLine = number
+                }
                 while inner.last == "]" { inner = inner.dropLast() }
                 header = Self.keyParts(inner)
                 record(header, line: number, from: 1)
@@ -66,6 +74,13 @@ struct TOMLKeyLines {
             record(inner, line: line, from: key.count + 1)
             recordInlineTable(entry[entry.index(after: equals)...], under: inner, line: line)
         }
+    }
+
+    /// A bare-key character (A-Z a-z 0-9 _ -) or a quote.
+    static func canStartKey(_ character: Character) -> Bool {
+        guard let ascii = character.asciiValue else { return false }
+        return (ascii >= 0x30 && ascii <= 0x39) || (ascii >= 0x41 && ascii <= 0x5A) || (ascii >= 0x61 && ascii <= 0x7A)
+            || character == "_" || character == "-" || character == "\"" || character == "'"
     }
 
     /// `a."leftx+".b` -> ["a", "leftx+", "b"].

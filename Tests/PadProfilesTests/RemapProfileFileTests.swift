@@ -204,6 +204,12 @@ import Testing
         ErrorCase(name: "curve going down, written over several lines",
                   text: "[sticks.right]\ndeadzone = 0.1\ncurve = [\n  [0, 0],\n  [0.5, 0.6],\n  [1, 0.5],\n]\n[sticks.left]\ndeadzone = 0.1\n",
                   target: .xbox360, keyPath: "sticks.right.curve", line: 3, expected: .curve, mentions: "monotonic"),
+        ErrorCase(name: "table header starting with a brace (toml++ would only assert this)", text: "[map]\na = \"b\"\n[ }toggle]\n",
+                  target: .xbox360, keyPath: "", line: 3, expected: .syntax, mentions: "table header"),
+        ErrorCase(name: "a key with ] for a value (toml++ would only assert this)", text: "[map]\na = \"b\"\n\n[turbo]\nx = { period_ms = ] }\n",
+                  target: .xbox360, keyPath: "", line: 5, expected: .syntax, mentions: "value is missing"),
+        ErrorCase(name: "a brace where a list's value belongs", text: "[sticks.left]\ncurve = [\n  [0, 0],\n  [0.5, }0.3],\n]\n",
+                  target: .xbox360, keyPath: "", line: 4, expected: .syntax, mentions: "value is missing"),
         ErrorCase(name: "not TOML", text: "[map]\na = \"b\"\nb = \n", target: .xbox360,
                   keyPath: "", line: 3, expected: .syntax, mentions: "line 3"),
     ]
@@ -220,6 +226,40 @@ import Testing
             #expect(error.description.contains(testCase.mentions), "\(error.description)")
             if !testCase.keyPath.isEmpty { #expect(error.description.contains(testCase.keyPath)) }
             return true
+        }
+    }
+}
+
+@Suite struct RemapProfileFileRobustnessTests {
+    /// Parsing is total: mangled profiles give a `ProfileError` or a profile, never a trap; and whatever parses
+    /// for a pad type runs on it without trapping on random snapshots.
+    @Test(arguments: Array(1...12) as [UInt64])
+    func mangledProfilesNeverTrap(seed: UInt64) throws {
+        var generator = SplitMix64(seed: seed)
+        let original = try String(
+            contentsOf: RemapProfileFileTests.examplesDirectory.appendingPathComponent("shooter.toml"), encoding: .utf8)
+        let pieces: [String] = ["[", "]", "=", "\"", "\n", "1.5", "-1", "a", "leftx+", "{", "}", ",", "#", "true", "map", "."]
+        for _ in 0..<150 {
+            var characters = Array(original)
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let index = Int.random(in: 0..<characters.count, using: &generator)
+                if generator.chance(1, in: 2) {
+                    characters.remove(at: index)
+                } else {
+                    characters.insert(contentsOf: pieces[Int.random(in: 0..<pieces.count, using: &generator)], at: index)
+                }
+            }
+            do {
+                let profile = try RemapProfileFile.parse(String(characters), for: .xbox360)
+                var pipeline = try RemapPipeline(profile: profile, target: .xbox360)
+                var snapshot = PadSnapshot.neutral
+                for step in 0..<20 {
+                    snapshot = PadSnapshot.random(using: &generator, from: snapshot, changeRate: 0.3)
+                    _ = pipeline.apply(snapshot, atMicroseconds: UInt64(step) * 7000)
+                }
+            } catch let error as ProfileError {
+                #expect(!error.description.isEmpty)
+            }  // A profile that parsed but then failed RemapPipeline's validation throws out of the test: a bug.
         }
     }
 }
