@@ -13,11 +13,13 @@ let package = Package(
         .executable(name: "padbridge", targets: ["padbridge"]),
         .library(name: "PadCore", targets: ["PadCore"]),
         .library(name: "PadLinux", targets: ["PadLinux"]),
+        .library(name: "PadProfiles", targets: ["PadProfiles"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // Pure core: the model, snapshot diff, report codecs, trigger effects, wire codec. Standard library only.
@@ -46,6 +48,13 @@ let package = Package(
         // JSON lines: the text form of pad events and feedback that `virtual` reads and `monitor --json` prints.
         .target(name: "PadJSONLines", dependencies: ["PadCore"], swiftSettings: strictSwift),
 
+        // Remap profiles: TOML text into a validated `RemapProfile`, with the key and line of every mistake.
+        .target(
+            name: "PadProfiles",
+            dependencies: ["PadCore", .product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: strictSwift
+        ),
+
         .executableTarget(
             name: "padbridge",
             dependencies: [
@@ -64,6 +73,9 @@ let package = Package(
             exclude: ["Discovery/Recorded"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadJSONLinesTests", dependencies: ["PadJSONLines", "PadCore", "PadTestSupport"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux"], swiftSettings: strictSwift),
     ],

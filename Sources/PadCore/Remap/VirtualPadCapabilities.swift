@@ -1,0 +1,52 @@
+/// What a virtual pad type can show to games: the outputs a remap may target.
+public struct VirtualPadCapabilities: Sendable, Hashable {
+    /// The pad type's name in messages: "xbox360", "dualsense".
+    public var name: String
+    public var buttons: ButtonSet
+    /// The axes it has, in `Axis.allCases` order.
+    public var axes: [Axis]
+    /// Passes touchpad contacts on.
+    public var touchpad: Bool
+    /// Passes motion samples on.
+    public var motion: Bool
+
+    public init(name: String, buttons: ButtonSet, axes: [Axis], touchpad: Bool, motion: Bool) {
+        self.name = name
+        self.buttons = buttons
+        self.axes = Axis.allCases.filter(axes.contains)
+        self.touchpad = touchpad
+        self.motion = motion
+    }
+
+    /// xpad's wired Xbox 360 pad: face buttons, back/guide/start, stick clicks, shoulders, the d-pad (as a hat),
+    /// both sticks and both triggers. No paddles, misc1, touchpad or motion.
+    public static let xbox360 = VirtualPadCapabilities(
+        name: "xbox360",
+        buttons: ButtonSet([
+            .a, .b, .x, .y, .back, .guide, .start, .leftstick, .rightstick, .leftshoulder, .rightshoulder,
+            .dpup, .dpdown, .dpleft, .dpright,
+        ]),
+        axes: Axis.allCases, touchpad: false, motion: false)
+
+    /// A DualSense as hid-playstation presents it: the Xbox 360 set plus the touchpad click and the mute button
+    /// (`misc1`), touchpad contacts and motion. No paddles (those are the DualSense Edge's).
+    public static let dualsense = VirtualPadCapabilities(
+        name: "dualsense",
+        buttons: ButtonSet(xbox360.buttons.pressed + [.touchpad, .misc1]),
+        axes: Axis.allCases, touchpad: true, motion: true)
+
+    /// Everything padbridge's model has: what a physical source is assumed to have when nothing better is known.
+    public static let everything = VirtualPadCapabilities(
+        name: "any", buttons: ButtonSet(Button.allCases), axes: Axis.allCases, touchpad: true, motion: true)
+
+    /// Whether `control` can be shown: its button, or the axis it is (part of).
+    public func has(_ control: RemapControl) -> Bool {
+        switch control {
+        case let .button(button): buttons.contains(button)
+        case let .axis(axis), let .stickHalf(axis, _): axes.contains(axis)
+        }
+    }
+
+    /// The names of every control it can show, in `RemapControl.allCases` order.
+    public var controlNames: [String] { RemapControl.allCases.filter(has).map(\.name) }
+}
