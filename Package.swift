@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(
             name: "padbridge",
             dependencies: [
-                "PadCore", "PadLinux", "PadSDL", "PadJSONLines",
+                "PadCore", "PadLinux", "PadSDL", "PadJSONLines", "PadProfiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Glibc
 import Logging
+import Foundation
 import PadCore
 import PadLinux
+import PadProfiles
 
 struct RemapCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,6 +21,8 @@ struct RemapCommand: ParsableCommand {
             --all bridges every connected pad, each to its own virtual pad, created in the order of their IDs \
             (the same pads get the same virtual slots every run).
             For each virtual pad, one line "padbridge: ready {...}" goes to standard error once it exists.
+            --profile FILE remaps through a TOML profile, checked completely before any device is opened; SIGHUP \
+            reloads it without touching the virtual pad (a broken new profile is reported and the old one stays).
             Ends on end of input, SIGINT or SIGTERM: inputs released, virtual pads destroyed, grabs released, \
             physical pads quiet.
             """
@@ -33,18 +37,49 @@ struct RemapCommand: ParsableCommand {
     @Flag(name: .long, help: "Bridge every connected pad, each to its own virtual pad (in ID order).")
     var all = false
 
+    @Option(name: .long, help: "A TOML remap profile (see README, \"Remap profiles\"). SIGHUP reloads it.")
+    var profile: String?
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         if all && pad != nil { throw ValidationError("--all bridges every pad: give no PAD with it.") }
     }
 
+    /// The profile for a virtual pad of `kind`, parsed and validated: a mistake names the file, key and line.
+    static func loadProfile(_ path: String?, for kind: VirtualPadKind) throws -> RemapProfile {
+        guard let path else { return .identity }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ValidationError("cannot read the profile \(path): \(error.localizedDescription)")
+        }
+        do {
+            return try RemapProfileFile.parse(text, for: RemapBridge.capabilities(of: kind))
+        } catch {
+            throw ValidationError("\(path): \(error)")
+        }
+    }
+
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.remap")
         signal(SIGPIPE, SIG_IGN)
+        // The profile is checked before any device is opened: its syntax and keys now, against the virtual pad
+        // type (known once the pad is) before that pad's virtual pad is made.
+        if let virtualKind {
+            _ = try Self.loadProfile(profile, for: virtualKind)
+        } else if let profile {
+            _ = try Self.loadProfile(profile, for: .dualsense)  // the wider type: only the target check waits
+        }
         let loop = try DeviceEventLoop()
         var shutdown: (() -> Void)?
-        try loop.watchSignals([SIGINT, SIGTERM]) { signal in
+        var reload: (() -> Void)?
+        try loop.watchSignals([SIGINT, SIGTERM, SIGHUP]) { signal in
+            if signal == SIGHUP {
+                reload?()
+                return
+            }
             logger.info("received signal \(signal): releasing inputs and destroying the virtual pads")
             if let shutdown { shutdown() } else { loop.stop() }
         }
@@ -62,7 +97,21 @@ struct RemapCommand: ParsableCommand {
         defer { bridges.forEach { $0.close() } }
         for controller in chosen {
             let kind = virtualKind ?? RemapBridge.defaultVirtualKind(for: controller)
-            bridges.append(try RemapBridge(controller: controller, as: kind, loop: loop, logger: logger))
+            bridges.append(
+                try RemapBridge(
+                    controller: controller, as: kind, profile: try Self.loadProfile(profile, for: kind), loop: loop,
+                    logger: logger))
+        }
+        reload = { [profile] in
+            guard let profile else { return logger.info("SIGHUP: no --profile to reload") }
+            for bridge in bridges {
+                do {
+                    try bridge.use(try Self.loadProfile(profile, for: bridge.kind))
+                    logger.notice("reloaded \(profile) for \(bridge.fingerprint)")
+                } catch {
+                    LineOutput.standardError.write("padbridge: \(error); keeping the previous profile")
+                }
+            }
         }
 
         var settle: LoopDeadline?
@@ -102,13 +151,17 @@ struct RemapCommand: ParsableCommand {
 /// feedback to the physical pad's drain. Survives the physical pad going away and coming back. Loop-confined.
 final class RemapBridge {
     let fingerprint: Fingerprint
+    let kind: VirtualPadKind
+    private var pipeline: RemapPipeline
+    private var turboWake: LoopDeadline?
     private var controller: Controller
     private let loop: DeviceEventLoop
     private let logger: Logger
     private var virtualPad: (any VirtualPad)?
     private var reader: ControllerReader?
     private var feedback: FeedbackDrainRunner?
-    private var shown = PadSnapshot.neutral
+    /// The physical pad's last snapshot (what the pipeline last got).
+    private var source = PadSnapshot.neutral
 
     /// The virtual pad padbridge builds for a physical pad by default: the same kind where it can.
     static func defaultVirtualKind(for controller: Controller) -> VirtualPadKind {
@@ -118,8 +171,19 @@ final class RemapBridge {
         }
     }
 
-    init(controller: Controller, as kind: VirtualPadKind, loop: DeviceEventLoop, logger: Logger) throws {
+    static func capabilities(of kind: VirtualPadKind) -> VirtualPadCapabilities {
+        switch kind {
+        case .xbox360: .xbox360
+        case .dualsense: .dualsense
+        }
+    }
+
+    init(
+        controller: Controller, as kind: VirtualPadKind, profile: RemapProfile, loop: DeviceEventLoop, logger: Logger
+    ) throws {
         fingerprint = controller.fingerprint
+        self.kind = kind
+        pipeline = try RemapPipeline(profile: profile, target: Self.capabilities(of: kind))
         self.controller = controller
         self.loop = loop
         self.logger = logger
@@ -185,13 +249,38 @@ final class RemapBridge {
         }
     }
 
+    /// Runs the physical pad's snapshot through the profile and shows the result on the virtual pad. A held turbo
+    /// button arms one timer for the pipeline's next wake; nothing runs while nothing is held.
     private func show(_ snapshot: PadSnapshot) {
-        shown = snapshot
+        source = snapshot
+        let output = pipeline.apply(snapshot, atMicroseconds: Self.monotonicMicroseconds())
         do {
-            try virtualPad?.apply(snapshot)
+            try virtualPad?.apply(output)
         } catch {
             logger.error("the virtual pad for \(controller.name) failed: \(error)")
         }
+        turboWake?.cancel()
+        turboWake = nil
+        if let wake = pipeline.nextWakeMicroseconds {
+            let now = Self.monotonicMicroseconds()
+            let milliseconds = wake > now ? (wake - now + 999) / 1000 : 0
+            turboWake = try? loop.deadline(afterMilliseconds: max(1, milliseconds)) { [weak self] in
+                guard let self else { return }
+                self.show(self.source)
+            }
+        }
+    }
+
+    /// Switches to another profile without touching the virtual pad; its state (toggles, layers) starts afresh.
+    func use(_ profile: RemapProfile) throws {
+        pipeline = try RemapPipeline(profile: profile, target: Self.capabilities(of: kind))
+        show(source)
+    }
+
+    static func monotonicMicroseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000 + UInt64(time.tv_nsec) / 1000
     }
 
     /// The physical pad went away: the virtual pad goes neutral at once (no stuck buttons) and stays.
@@ -201,7 +290,9 @@ final class RemapBridge {
         reader?.close()
         reader = nil
         feedback = nil
-        show(shown.released)
+        releaseInputs()
+        // Latched toggles and layers must not come back held: the pipeline starts afresh when the pad returns.
+        pipeline = (try? RemapPipeline(profile: pipeline.profile, target: pipeline.target)) ?? pipeline
     }
 
     /// If the bridge's pad is among `controllers` again, grab it and forward again.
@@ -216,7 +307,11 @@ final class RemapBridge {
     }
 
     /// Shows the released state (end of the bridge: readers see the release before the pad goes).
-    func releaseInputs() { show(shown.released) }
+    func releaseInputs() {
+        turboWake = nil
+        source = source.released
+        do { try virtualPad?.apply(.neutral) } catch { logger.warning("could not release the virtual pad: \(error)") }
+    }
 
     /// Leaves nothing behind: the physical pad quiet and ungrabbed, the virtual pad destroyed.
     func close() {

@@ -104,3 +104,51 @@ def test_all_bridges_every_pad_in_id_order(padbridge):
     first[0].button("a", True)
     xbox_ready = next(ready for _, ready in readies if ready["kind"] == "xbox360")
     expect_events(evdev.InputDevice(xbox_ready["eventNodes"][0]), [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
+
+
+def test_profile_swap_and_reload(padbridge, tmp_path):
+    import signal
+
+    profile = tmp_path / "swap.toml"
+    profile.write_text('[map]\na = "b"\nb = "a"\n')
+    physical, physical_ready, _ = start_dualsense(padbridge, "--seed", "remap-profile")
+    remap, ready = start_remap(padbridge, physical_ready["hidraw"], "--as", "xbox360", "--profile", str(profile))
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    physical.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_B, 1)])
+    physical.button("a", False)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_B, 0)])
+
+    # a broken profile: reported with its key and line, the swap stays
+    mark = len(remap.stderr)
+    profile.write_text('[map]\na = "b"\nb = "touchpad"\n')
+    remap.proc.send_signal(signal.SIGHUP)
+    _, message = remap.wait_stderr(lambda line: "keeping the previous profile" in line, since=mark,
+                                   what="the broken profile reported")
+    assert "map.b" in message and "line 3" in message, message
+    physical.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_B, 1)])
+    physical.button("a", False)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_B, 0)])
+
+    # a good one applies without a new virtual pad
+    mark = len(remap.stderr)
+    profile.write_text('[map]\na = "y"\n')
+    remap.proc.send_signal(signal.SIGHUP)
+    remap.wait_stderr(lambda line: "reloaded" in line, since=mark, what="reload notice")
+    physical.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_Y, 1)])
+    assert virtual.path in [n for n in evdev.list_devices()], "the virtual pad was kept"
+
+
+def test_a_broken_profile_stops_remap_before_any_device(padbridge, tmp_path):
+    profile = tmp_path / "broken.toml"
+    profile.write_text('[map]\na = "b"\n[sticks.left]\ndeadzone = 2\n')
+    pad, ready, device = start_xbox(padbridge, "--name", "remap broken profile source")
+    remap = padbridge(device.path, "--profile", str(profile), "--as", "xbox360", command="remap")
+    assert remap.wait_exit() == 64
+    text = "\n".join(line for _, line in remap.stderr)
+    assert "broken.toml" in text and "sticks.left.deadzone" in text and "line 4" in text, text
+    assert not any("ready" in line for _, line in remap.stderr), "no virtual pad may be made"
+    pad.button("a", True)  # and the source was never grabbed
+    expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
