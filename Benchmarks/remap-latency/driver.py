@@ -216,7 +216,8 @@ class Peer:
         self.started_ns = now_ns()
         try:
             with open(self.log_path, "wb") as log:  # a file, not a pipe: a chatty peer never blocks on it
-                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                # stdin is a pipe held open for the peer's life: `padbridge remap` ends at end of input.
+                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                                              start_new_session=True)
         except OSError as error:
             self.skip(f"could not start {argv[0]}: {error}")
