@@ -86,7 +86,7 @@ struct RemapCommand: ParsableCommand {
 
         // Receiving hotplug events starts before the listing, so a pad that comes back in between is not missed.
         let monitor = try UdevMonitor(context: UdevContext())
-        let controllers = try ControllerCatalog.discover(logger: logger)
+        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
         // --all: in fingerprint order, so the same pads get the same virtual slots every run, whatever order they
         // were plugged in.
         let chosen: [Controller] =
@@ -121,7 +121,7 @@ struct RemapCommand: ParsableCommand {
                 settle = nil
                 guard bridges.contains(where: \.isWaitingForItsPad) else { return }
                 do {
-                    let present = try ControllerCatalog.discover(logger: logger)
+                    let present = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
                     for bridge in bridges { bridge.resume(from: present) }
                 } catch {
                     logger.warning("listing pads after a hotplug event failed: \(error)")
