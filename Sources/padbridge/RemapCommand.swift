@@ -21,8 +21,9 @@ struct RemapCommand: ParsableCommand {
             --all bridges every connected pad, each to its own virtual pad, created in the order of their IDs \
             (the same pads get the same virtual slots every run).
             For each virtual pad, one line "padbridge: ready {...}" goes to standard error once it exists.
-            --profile FILE remaps through a TOML profile, checked completely before any device is opened; SIGHUP \
-            reloads it without touching the virtual pad (a broken new profile is reported and the old one stays).
+            --profile FILE remaps through a TOML profile, checked completely before any device is opened; a change \
+            to the file, or SIGHUP, reloads it without touching the virtual pad (a broken new profile is reported \
+            and the old one stays).
             Ends on end of input, SIGINT or SIGTERM: inputs released, virtual pads destroyed, grabs released, \
             physical pads quiet.
             """
@@ -37,7 +38,9 @@ struct RemapCommand: ParsableCommand {
     @Flag(name: .long, help: "Bridge every connected pad, each to its own virtual pad (in ID order).")
     var all = false
 
-    @Option(name: .long, help: "A TOML remap profile (see README, \"Remap profiles\"). SIGHUP reloads it.")
+    @Option(
+        name: .long,
+        help: "A TOML remap profile (see README, \"Remap profiles\"). Saving the file or SIGHUP reloads it.")
     var profile: String?
 
     @OptionGroup var global: GlobalOptions
@@ -129,6 +132,19 @@ struct RemapCommand: ParsableCommand {
             }
         }
         defer { hotplug.cancel() }
+
+        // A change to the profile file reloads it, as SIGHUP does (after the burst of writes an editor makes).
+        var reloadSoon: LoopDeadline?
+        let profileWatch = try profile.map { path in
+            try FileChangeWatch(path: path, loop: loop) {
+                reloadSoon?.cancel()
+                reloadSoon = try? loop.deadline(afterMilliseconds: 100) {
+                    reloadSoon = nil
+                    reload?()
+                }
+            }
+        }
+        defer { profileWatch?.cancel() }
 
         var releaseGrace: LoopDeadline?
         shutdown = {
