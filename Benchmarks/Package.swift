@@ -1,5 +1,5 @@
 // swift-tools-version: 6.3
-// The hot-path benchmarks, kept apart from the main package so that building and testing padbridge never
+// The hot-path benchmarks (ReportHotPath: DualSense reports; RemapHotPath: `padbridge remap`'s per-frame work), kept apart from the main package so that building and testing padbridge never
 // builds the benchmark harness. Run: `cd Benchmarks && swift package benchmark`.
 import PackageDescription
 
@@ -25,7 +25,18 @@ let package = Package(
             ],
             path: "Benchmarks/ReportHotPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "RemapHotPath",
+            dependencies: [
+                .product(name: "PadCore", package: padbridgeIdentity),
+                .product(name: "PadLinux", package: padbridgeIdentity),
+                .product(name: "PadProfiles", package: padbridgeIdentity),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "Benchmarks/RemapHotPath",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -212,6 +212,33 @@ public final class VirtualXbox360Pad: VirtualPad {
     }
 }
 
+/// Encodes snapshots as the frames an Xbox 360 pad shows on evdev: the key and axis events that changed since the
+/// last frame, then SYN_REPORT, as `struct input_event`s laid out for one write(2) to uinput.
+public struct XboxPadFrameEncoder: Sendable {
+    /// The most a frame takes: every key and axis changed, plus the SYN_REPORT.
+    public static let maximumFrameBytes = (XboxPadState.keys.count + XboxPadState.axisCodes.count + 1)
+        * MemoryLayout<input_event>.stride
+
+    /// What the last encoded frame left the pad showing.
+    private var shown = XboxPadState.neutral
+
+    public init() {}
+
+    /// Writes the frame that turns what the pad shows into `snapshot` into `buffer` (at least `maximumFrameBytes`)
+    /// and returns its size in bytes: 0 when nothing changed (nothing to write).
+    public mutating func encode(_ snapshot: PadSnapshot, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let state = XboxPadState(snapshot)
+        let events = state.events(changedFrom: shown)
+        guard !events.isEmpty else { return 0 }
+        let frame = events + [VirtualXbox360Pad.event(EV_SYN, SYN_REPORT, 0)]
+        shown = state
+        return frame.withUnsafeBytes { bytes in
+            buffer.copyMemory(from: bytes)
+            return bytes.count
+        }
+    }
+}
+
 /// What an Xbox 360 pad shows on evdev: 11 keys, four sticks, two 8-bit triggers, a hat.
 struct XboxPadState: Hashable, Sendable {
     static let keys: [Int32] = [
