@@ -82,15 +82,19 @@ struct UinputDevice: ~Copyable {
 
     /// Writes `events` in one write(2); end them with EV_SYN/SYN_REPORT.
     func write(_ events: [input_event]) throws(DeviceAccessError) {
-        guard !events.isEmpty else { return }
-        let expected = events.count * MemoryLayout<input_event>.stride
+        try events.withUnsafeBytes { bytes in Result { () throws(DeviceAccessError) in try write(bytes) } }.get()
+    }
+
+    /// Writes `bytes` (whole `input_event`s, ending with EV_SYN/SYN_REPORT) in one write(2).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(DeviceAccessError) {
+        guard !bytes.isEmpty else { return }
         let written: Int
         do {
-            written = try events.withUnsafeBytes { try descriptor.write($0, retryOnInterrupt: true) }
+            written = try descriptor.write(bytes, retryOnInterrupt: true)
         } catch {
             throw .writing("\(path)", error as? Errno ?? .ioError)
         }
-        guard written == expected else { throw .shortWrite("\(path)", wrote: written, of: expected) }
+        guard written == bytes.count else { throw .shortWrite("\(path)", wrote: written, of: bytes.count) }
     }
 
     /// Reads the events the kernel queued for the owner (EV_UINPUT requests, EV_FF play/stop/gain). Empty when none

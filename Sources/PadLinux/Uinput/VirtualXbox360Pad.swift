@@ -25,7 +25,7 @@ public final class VirtualXbox360Pad: VirtualPad {
     private var effectTimer: LoopTimer?
     private var mixer = ForceFeedbackMixer()
     private var lastOutput = ForceFeedbackMixer.Output.off
-    private var shown = XboxPadState.neutral
+    private var encoder = XboxPadFrameEncoder()
     private var reportedDroppedButtons = false
 
     /// Creates the device (fails with an actionable `DeviceAccessError` when /dev/uinput is missing or not
@@ -110,7 +110,7 @@ public final class VirtualXbox360Pad: VirtualPad {
                 ])
             }
         }
-        try show(XboxPadState(snapshot))
+        try show(snapshot)
     }
 
     public func close() {
@@ -135,15 +135,23 @@ public final class VirtualXbox360Pad: VirtualPad {
 
     // MARK: - Input
 
-    private func show(_ state: XboxPadState) throws(DeviceAccessError) {
-        let events = state.events(changedFrom: shown)
-        guard !events.isEmpty, device != nil else { return }
-        try device?.write(events + [Self.event(EV_SYN, SYN_REPORT, 0)])
-        shown = state
-    }
-
-    static func event(_ type: Int32, _ code: Int32, _ value: Int32) -> input_event {
-        input_event(time: timeval(), type: UInt16(type), code: UInt16(code), value: value)
+    /// Writes what changed since the last frame, and SYN_REPORT, in one write(2); nothing when nothing changed.
+    private func show(_ snapshot: PadSnapshot) throws(DeviceAccessError) {
+        guard device != nil else { return }
+        let failure: DeviceAccessError? = withUnsafeTemporaryAllocation(
+            byteCount: XboxPadFrameEncoder.maximumFrameBytes, alignment: MemoryLayout<input_event>.alignment
+        ) { buffer in
+            let count = encoder.encode(snapshot, into: buffer)
+            guard count > 0 else { return nil }
+            do throws(DeviceAccessError) {
+                try device?.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                return nil
+            } catch {
+                encoder.forgetShown()
+                return error
+            }
+        }
+        if let failure { throw failure }
     }
 
     // MARK: - Force feedback
@@ -213,36 +221,45 @@ public final class VirtualXbox360Pad: VirtualPad {
 }
 
 /// Encodes snapshots as the frames an Xbox 360 pad shows on evdev: the key and axis events that changed since the
-/// last frame, then SYN_REPORT, as `struct input_event`s laid out for one write(2) to uinput.
+/// last frame, then SYN_REPORT, as `struct input_event`s laid out for one write(2) to uinput. No heap allocation.
 public struct XboxPadFrameEncoder: Sendable {
     /// The most a frame takes: every key and axis changed, plus the SYN_REPORT.
     public static let maximumFrameBytes = (XboxPadState.keys.count + XboxPadState.axisCodes.count + 1)
         * MemoryLayout<input_event>.stride
 
-    /// What the last encoded frame left the pad showing.
-    private var shown = XboxPadState.neutral
+    /// What the pad shows as of the last encoded frame; nil when unknown (after a failed write).
+    private var shown: XboxPadState? = .neutral
 
     public init() {}
 
     /// Writes the frame that turns what the pad shows into `snapshot` into `buffer` (at least `maximumFrameBytes`)
-    /// and returns its size in bytes: 0 when nothing changed (nothing to write).
+    /// and returns its size in bytes: 0 when nothing changed (nothing to write). The frame counts as shown from
+    /// now on; when writing it fails, call `forgetShown()`.
     public mutating func encode(_ snapshot: PadSnapshot, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(buffer.count >= Self.maximumFrameBytes, "a frame buffer needs maximumFrameBytes")
         let state = XboxPadState(snapshot)
-        let events = state.events(changedFrom: shown)
-        guard !events.isEmpty else { return 0 }
-        let frame = events + [VirtualXbox360Pad.event(EV_SYN, SYN_REPORT, 0)]
+        // Unknown: compared with its opposite, every key and axis is part of the frame.
+        let previous = shown ?? XboxPadState(
+            keyBits: ~state.keyBits & XboxPadState.allKeyBits, axisValues: SIMD8(repeating: .min))
+        let count = state.writeEvents(changedFrom: previous, into: buffer)
         shown = state
-        return frame.withUnsafeBytes { bytes in
-            buffer.copyMemory(from: bytes)
-            return bytes.count
-        }
+        return count * MemoryLayout<input_event>.stride
+    }
+
+    /// After a failed write: the next frame carries every key and axis (the kernel drops repeated values).
+    public mutating func forgetShown() {
+        shown = nil
     }
 }
 
-/// What an Xbox 360 pad shows on evdev: 11 keys, four sticks, two 8-bit triggers, a hat.
+/// What an Xbox 360 pad shows on evdev: 11 keys, four sticks, two 8-bit triggers, a hat. Inline, no heap storage.
 struct XboxPadState: Hashable, Sendable {
     static let keys: [Int32] = [
         BTN_A, BTN_B, BTN_X, BTN_Y, BTN_TL, BTN_TR, BTN_SELECT, BTN_START, BTN_MODE, BTN_THUMBL, BTN_THUMBR,
+    ]
+    /// The button behind each of `keys`, in the same order.
+    static let keyButtons: [Button] = [
+        .a, .b, .x, .y, .leftshoulder, .rightshoulder, .back, .start, .guide, .leftstick, .rightstick,
     ]
 
     static func key(for button: Button) -> Int32? {
@@ -263,32 +280,40 @@ struct XboxPadState: Hashable, Sendable {
         }
     }
 
-    /// Key code → pressed, in `keys` order.
-    var keys: [Bool]
+    /// Bit i set: `keys[i]` pressed.
+    var keyBits: UInt16
     /// ABS_X, ABS_Y, ABS_RX, ABS_RY, ABS_Z, ABS_RZ, ABS_HAT0X, ABS_HAT0Y.
-    var axes: [Int32]
+    var axisValues: SIMD8<Int32>
+    static let allKeyBits: UInt16 = (1 << 11) - 1
+
+    /// Key code → pressed, in `keys` order.
+    var keys: [Bool] { Self.keys.indices.map(isPressed(keyAt:)) }
+    /// `axisValues` as an array, in `axisCodes` order.
+    var axes: [Int32] { (0..<8).map { axisValues[$0] } }
     static let axisCodes: [Int32] = [ABS_X, ABS_Y, ABS_RX, ABS_RY, ABS_Z, ABS_RZ, ABS_HAT0X, ABS_HAT0Y]
 
-    static let neutral = XboxPadState(keys: Array(repeating: false, count: keys.count), axes: Array(repeating: 0, count: 8))
+    static let neutral = XboxPadState(keyBits: 0, axisValues: .zero)
 
-    init(keys: [Bool], axes: [Int32]) {
-        self.keys = keys
-        self.axes = axes
+    init(keyBits: UInt16, axisValues: SIMD8<Int32>) {
+        self.keyBits = keyBits
+        self.axisValues = axisValues
     }
 
     init(_ snapshot: PadSnapshot) {
         let buttons = snapshot.buttons
-        keys = Self.keys.map { code in
-            Button.allCases.contains { Self.key(for: $0) == code && buttons.contains($0) }
-        }
+        var bits: UInt16 = 0
+        for (index, button) in Self.keyButtons.enumerated() where buttons.contains(button) { bits |= 1 << index }
+        keyBits = bits
         let hatX = (buttons.contains(.dpright) ? 1 : 0) - (buttons.contains(.dpleft) ? 1 : 0)
         let hatY = (buttons.contains(.dpdown) ? 1 : 0) - (buttons.contains(.dpup) ? 1 : 0)
-        axes = [
+        axisValues = SIMD8(
             Int32(snapshot.leftX), Int32(snapshot.leftY), Int32(snapshot.rightX), Int32(snapshot.rightY),
             Self.triggerByte(snapshot.leftTrigger), Self.triggerByte(snapshot.rightTrigger),
-            Int32(hatX), Int32(hatY),
-        ]
+            Int32(hatX), Int32(hatY))
     }
+
+    /// Whether `keys[index]` is pressed.
+    func isPressed(keyAt index: Int) -> Bool { keyBits & (1 << index) != 0 }
 
     /// 0...32767 → 0...255, rounded to nearest.
     static func triggerByte(_ value: Int16) -> Int32 {
@@ -297,13 +322,40 @@ struct XboxPadState: Hashable, Sendable {
 
     /// The key and axis events that turn `previous` into this state (no SYN).
     func events(changedFrom previous: XboxPadState) -> [input_event] {
-        var events: [input_event] = []
-        for (index, code) in Self.keys.enumerated() where keys[index] != previous.keys[index] {
-            events.append(VirtualXbox360Pad.event(EV_KEY, code, keys[index] ? 1 : 0))
+        withUnsafeTemporaryAllocation(
+            byteCount: XboxPadFrameEncoder.maximumFrameBytes, alignment: MemoryLayout<input_event>.alignment
+        ) { buffer in
+            let count = writeEvents(changedFrom: previous, into: buffer)
+            let events = buffer.bindMemory(to: input_event.self)
+            return Array(events.prefix(max(0, count - 1)))
         }
-        for (index, code) in Self.axisCodes.enumerated() where axes[index] != previous.axes[index] {
-            events.append(VirtualXbox360Pad.event(EV_ABS, code, axes[index]))
+    }
+
+    /// Writes the key and axis events that turn `previous` into this state, then SYN_REPORT, into `buffer` (at
+    /// least `XboxPadFrameEncoder.maximumFrameBytes`); returns the number of events, 0 (no SYN) when nothing
+    /// changed.
+    func writeEvents(changedFrom previous: XboxPadState, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var count = 0
+        func append(_ type: Int32, _ code: Int32, _ value: Int32) {
+            buffer.storeBytes(
+                of: input_event(time: timeval(), type: UInt16(type), code: UInt16(code), value: value),
+                toByteOffset: count * MemoryLayout<input_event>.stride, as: input_event.self)
+            count += 1
         }
-        return events
+        var changedKeys = (keyBits ^ previous.keyBits) & Self.allKeyBits
+        while changedKeys != 0 {
+            let index = changedKeys.trailingZeroBitCount
+            changedKeys &= changedKeys - 1
+            append(EV_KEY, Self.keys[index], isPressed(keyAt: index) ? 1 : 0)
+        }
+        let changedAxes = axisValues .!= previous.axisValues
+        if any(changedAxes) {
+            for index in 0..<8 where changedAxes[index] {
+                append(EV_ABS, Self.axisCodes[index], axisValues[index])
+            }
+        }
+        guard count > 0 else { return 0 }
+        append(EV_SYN, SYN_REPORT, 0)
+        return count
     }
 }
