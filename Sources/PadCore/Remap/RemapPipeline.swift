@@ -17,6 +17,9 @@ public struct RemapPipeline: Sendable {
     let tables: [RoutingTable]
     private let holdControls: [SourceSlot]
     private let thresholdFractions: [Double]
+    /// Every stage leaves every control as it is (no shaping, swap, toggle, turbo, layer or gyro; every source
+    /// routed to itself): `apply` returns its input.
+    let passesThrough: Bool
 
     // State.
     private var previousPhysicalButtons = ButtonSet()
@@ -50,6 +53,11 @@ public struct RemapPipeline: Sendable {
             for hold in holds { tables[index].routes[hold.index] = [] }
         }
         self.tables = tables
+        passesThrough =
+            tables == [.identity] && holds.isEmpty && !profile.swapSticks && profile.toggles.isEmpty
+            && profile.turbo.isEmpty && profile.gyro == nil
+            && [profile.leftStick, profile.rightStick].allSatisfy { !$0.shapesRadius && !$0.invertX && !$0.invertY }
+            && profile.leftTrigger.isIdentity && profile.rightTrigger.isIdentity
         thresholdFractions = OneSidedSlot.all.map {
             profile.thresholdFractions[$0.control] ?? RemapProfile.defaultThresholdFraction
         }
@@ -61,8 +69,23 @@ public struct RemapPipeline: Sendable {
         (try? RemapPipeline(profile: .identity, target: target))!
     }
 
+    /// Whether `apply` reads its time argument (a turbo button is configured); otherwise any time will do.
+    public var usesTime: Bool { !profile.turbo.isEmpty }
+
     /// The output for `source` at time `atMicroseconds` (any monotonic clock; only differences matter).
     public mutating func apply(_ source: PadSnapshot, atMicroseconds now: UInt64) -> PadSnapshot {
+        if passesThrough {
+            // What every stage gives for a profile that changes nothing (RemapPipelineTests checks the two agree).
+            var output = source
+            output.leftTrigger = max(0, source.leftTrigger)
+            output.rightTrigger = max(0, source.rightTrigger)
+            return output
+        }
+        return applyingEveryStage(source, atMicroseconds: now)
+    }
+
+    /// `apply` without the pass-through shortcut.
+    mutating func applyingEveryStage(_ source: PadSnapshot, atMicroseconds now: UInt64) -> PadSnapshot {
         // 1. Shape the physical sticks and triggers, then swap the sticks.
         var shaped = source
         (shaped.leftX, shaped.leftY) = profile.leftStick.shaped(x: source.leftX, y: source.leftY)
@@ -99,7 +122,7 @@ public struct RemapPipeline: Sendable {
         }
 
         // One-sided magnitudes and their threshold latches (with hysteresis).
-        var magnitudes = [Int32](repeating: 0, count: OneSidedSlot.count)
+        var magnitudes = SlotMagnitudes()
         for slot in OneSidedSlot.all {
             let magnitude = slot.magnitude(in: shaped)
             magnitudes[slot.index] = magnitude
@@ -142,7 +165,7 @@ public struct RemapPipeline: Sendable {
 
         // 4. Route every source to its targets.
         var outputButtons = ButtonSet()
-        var outputMagnitudes = [Int32](repeating: 0, count: OneSidedSlot.count)
+        var outputMagnitudes = SlotMagnitudes()
         func drive(_ targets: [OutputSlot], fraction: Double, exact: (slot: OneSidedSlot, magnitude: Int32)?, pressed: Bool) {
             for target in targets {
                 switch target {
@@ -208,6 +231,9 @@ public struct RemapPipeline: Sendable {
         return Int16(min(Double(Int16.max), max(Double(Int16.min), sum.rounded())))
     }
 }
+
+/// One value per `OneSidedSlot` (lanes 0..<10 of 16), inline: no heap allocation per `apply`.
+typealias SlotMagnitudes = SIMD16<Int32>
 
 /// A one-sided source or target: a stick half or a trigger, as an index 0..<10 and its full magnitude
 /// (32768 for a negative stick half, so -32768 round-trips; 32767 otherwise).

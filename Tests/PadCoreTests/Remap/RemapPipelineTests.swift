@@ -1,4 +1,4 @@
-import PadCore
+@testable import PadCore
 import PadTestSupport
 import Testing
 
@@ -124,6 +124,38 @@ import Testing
             #expect(pipeline.apply(snapshot, atMicroseconds: UInt64(step) * 1000) == snapshot)
             #expect(pipeline.nextWakeMicroseconds == nil)
         }
+    }
+
+    /// The pass-through shortcut gives what every stage gives, for profiles that change nothing.
+    @Test(arguments: [
+        RemapProfile.identity,
+        RemapProfile(map: [.button(.a): [.button(.a)], .axis(.leftx): [.axis(.leftx)]]),
+        RemapProfile(thresholdFractions: [.axis(.lefttrigger): 0.2]),
+    ])
+    func passingThroughEqualsEveryStage(_ profile: RemapProfile) throws {
+        for target in [VirtualPadCapabilities.everything, .xbox360, .dualsense] {
+            var pipeline = try RemapPipeline(profile: profile, target: target)
+            #expect(pipeline.passesThrough)
+            var reference = pipeline
+            var generator = SplitMix64(seed: 7)
+            var snapshot = PadSnapshot.neutral
+            for step in 0..<500 {
+                snapshot = PadSnapshot.random(using: &generator, from: snapshot, changeRate: 0.3)
+                let now = UInt64(step) * 1000
+                #expect(pipeline.apply(snapshot, atMicroseconds: now) == reference.applyingEveryStage(snapshot, atMicroseconds: now))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        RemapProfile(map: [.button(.a): [.button(.b)]]), RemapProfile(swapSticks: true),
+        RemapProfile(leftStick: StickShaping(deadzoneFraction: 0.1)), RemapProfile(rightStick: StickShaping(invertY: true)),
+        RemapProfile(rightTrigger: TriggerShaping(deadzoneFraction: 0.1)), RemapProfile(toggles: ButtonSet([.x])),
+        RemapProfile(turbo: [.x: Turbo(periodMilliseconds: 100)]), RemapProfile(gyro: GyroToRightStick()),
+        RemapProfile(layers: [RemapLayer(holdControl: .button(.leftshoulder), map: [:])]),
+    ])
+    func profilesThatChangeSomethingDoNotPassThrough(_ profile: RemapProfile) throws {
+        #expect(try !RemapPipeline(profile: profile, target: .everything).passesThrough)
     }
 
     @Test func turboAsksToBeWokenOnlyWhileHeld() throws {
