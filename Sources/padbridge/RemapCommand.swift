@@ -269,14 +269,17 @@ final class RemapBridge {
     /// button arms one timer for the pipeline's next wake; nothing runs while nothing is held.
     private func show(_ snapshot: PadSnapshot) {
         source = snapshot
-        let output = pipeline.apply(snapshot, atMicroseconds: Self.monotonicMicroseconds())
+        // Only a turbo button needs the time: no clock read per frame otherwise.
+        let output = pipeline.apply(snapshot, atMicroseconds: pipeline.usesTime ? Self.monotonicMicroseconds() : 0)
         do {
             try virtualPad?.apply(output)
         } catch {
             logger.error("the virtual pad for \(controller.name) failed: \(error)")
         }
-        turboWake?.cancel()
-        turboWake = nil
+        if let turboWake {
+            turboWake.cancel()
+            self.turboWake = nil
+        }
         if let wake = pipeline.nextWakeMicroseconds {
             let now = Self.monotonicMicroseconds()
             let milliseconds = wake > now ? (wake - now + 999) / 1000 : 0
