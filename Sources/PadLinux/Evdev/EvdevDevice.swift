@@ -198,6 +198,13 @@ public struct EvdevDevice: ~Copyable {
     /// Events read before the node vanished come first as `.events`; the next call then says `.unplugged`.
     public func readAvailable() throws(DeviceAccessError) -> EvdevReadResult {
         var readings: [EvdevReading] = []
+        return try readAvailable(reusing: &readings)
+    }
+
+    /// `readAvailable()` into `readings` (emptied first, its capacity kept): an owner that reads often keeps one
+    /// array and allocates nothing per read once it is large enough.
+    public func readAvailable(reusing readings: inout [EvdevReading]) throws(DeviceAccessError) -> EvdevReadResult {
+        readings.removeAll(keepingCapacity: true)
         var flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue
         var event = input_event()
         while true {
@@ -294,6 +301,8 @@ public final class WatchedEvdevDevice {
     private var device: EvdevDevice?
     private let loop: DeviceEventLoop
     private var token: DeviceEventLoop.WatchToken?
+    /// Reused by every read (its storage is kept when the handler does not hold on to the readings).
+    private var readings: [EvdevReading] = []
 
     fileprivate init(device: consuming EvdevDevice, loop: DeviceEventLoop) {
         path = device.path
@@ -304,7 +313,7 @@ public final class WatchedEvdevDevice {
     fileprivate func start(_ onRead: @escaping (EvdevReadResult) -> Void) throws(DeviceAccessError) {
         guard let descriptor = device?.descriptorForPolling else { return }
         token = try loop.watch(descriptor, path: path) { [weak self] _ throws(DeviceAccessError) in
-            guard let self, let result = try self.device?.readAvailable() else { return }
+            guard let self, let result = try self.device?.readAvailable(reusing: &self.readings) else { return }
             switch result {
             case let .events(readings):
                 if !readings.isEmpty { onRead(result) }
