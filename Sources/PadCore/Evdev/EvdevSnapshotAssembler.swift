@@ -13,6 +13,9 @@ public struct EvdevSnapshotAssembler: Sendable {
 
     private let layout: EvdevLayout
     private let padAxes: [UInt16: EvdevAbsoluteInfo]
+    /// The pad node's absolute axes by code (0...ABS_MAX): what `layout` makes of each, and its range (the
+    /// per-event lookups as array reads, not dictionary lookups).
+    private let padAbsoluteRoles: [(role: EvdevAbsoluteRole, info: EvdevAbsoluteInfo)?]
     private let touchpadAxes: [UInt16: EvdevAbsoluteInfo]
     private let motionAxes: [UInt16: EvdevAbsoluteInfo]
     /// Pending state per node; only the fields the node drives are taken from it when its frame ends.
@@ -20,8 +23,8 @@ public struct EvdevSnapshotAssembler: Sendable {
     private var touchPending: PadSnapshot
     private var motionPending: PadSnapshot
     private var touchSlot: Int = 0
-    /// Nodes between a SYN_DROPPED and the SYN_REPORT that ends libevdev's catch-up.
-    private var resyncing: Set<EvdevNodeRole> = []
+    /// Nodes between a SYN_DROPPED and the SYN_REPORT that ends libevdev's catch-up (a bit per role).
+    private var resyncing: UInt8 = 0
     /// Whether the pad node reports the touchpad click (an SDL mapping may say so); otherwise the touchpad node
     /// does (hid-playstation: BTN_LEFT there).
     private let padDrivesTouchpadButton: Bool
@@ -29,7 +32,11 @@ public struct EvdevSnapshotAssembler: Sendable {
     /// `absoluteInfo` holds each node's absolute axes (from EVIOCGABS) keyed by the node's role.
     public init(layout: EvdevLayout, absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]]) {
         self.layout = layout
-        padAxes = absoluteInfo[.pad] ?? [:]
+        let padAxes = absoluteInfo[.pad] ?? [:]
+        self.padAxes = padAxes
+        padAbsoluteRoles = (0...Self.absoluteCodeMaximum).map { code in
+            layout.absolutes[code].map { ($0, padAxes[code] ?? EvdevAbsoluteInfo(minimum: -32768, maximum: 32767)) }
+        }
         touchpadAxes = absoluteInfo[.touchpad] ?? [:]
         motionAxes = absoluteInfo[.motion] ?? [:]
         padDrivesTouchpadButton = layout.keys.values.contains(.button(.touchpad))
@@ -75,9 +82,11 @@ public struct EvdevSnapshotAssembler: Sendable {
             switch event.code {
             case EvdevCode.synReport:
                 commit(role)
-                return .frameCompleted(resynced: resyncing.remove(role) != nil)
+                let wasResyncing = resyncing & Self.bit(role) != 0
+                resyncing &= ~Self.bit(role)
+                return .frameCompleted(resynced: wasResyncing)
             case EvdevCode.synDropped:
-                resyncing.insert(role)
+                resyncing |= Self.bit(role)
                 return .dropped
             default:
                 return .pending
@@ -92,6 +101,18 @@ public struct EvdevSnapshotAssembler: Sendable {
             break
         }
         return .pending
+    }
+
+    /// ABS_MAX: absolute axis codes run 0...0x3f.
+    static let absoluteCodeMaximum: UInt16 = 0x3f
+
+    private static func bit(_ role: EvdevNodeRole) -> UInt8 {
+        switch role {
+        case .pad: 1
+        case .motion: 2
+        case .touchpad: 4
+        case .other: 8
+        }
     }
 
     private mutating func commit(_ role: EvdevNodeRole) {
@@ -129,8 +150,7 @@ public struct EvdevSnapshotAssembler: Sendable {
     private mutating func applyAbsolute(code: UInt16, value: Int32, from role: EvdevNodeRole) {
         switch role {
         case .pad:
-            guard let target = layout.absolutes[code] else { return }
-            let info = padAxes[code] ?? EvdevAbsoluteInfo(minimum: -32768, maximum: 32767)
+            guard code <= Self.absoluteCodeMaximum, let (target, info) = padAbsoluteRoles[Int(code)] else { return }
             switch target {
             case .axis(let axis, let inverted):
                 padPending[axis] = Self.scale(value, from: info, onto: axis, inverted: inverted)
