@@ -119,8 +119,10 @@ def test_monitor_raw_prints_evtests_format(padbridge):
         with cond:
             assert cond.wait_for(lambda: any("code 0 (ABS_X), value 12345" in l for l in evtest_lines), DEADLINE)
             theirs = [l for l in evtest_lines if event_line.match(l)]
-        _, _ = monitor.wait_stdout(lambda l: "code 0 (ABS_X), value 12345" in l, what="ABS_X line")
-        mine = [line for _, line in monitor.stdout if event_line.match(line)]
+        # evtest's last line so far (the frame's SYN_REPORT) must be among padbridge's too, then all before it
+        monitor.wait_stdout(lambda l: l == theirs[-1], what=f"the line evtest printed last: {theirs[-1]}")
+        with monitor._cond:
+            mine = [line for _, line in monitor.stdout if event_line.match(line)]
         # Both read the same kernel events, so the lines, timestamps included, are identical.
         assert mine[:len(theirs)] == theirs, f"padbridge:\n" + "\n".join(mine) + "\nevtest:\n" + "\n".join(theirs)
         header = [line for _, line in monitor.stdout]
