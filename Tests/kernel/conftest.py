@@ -360,6 +360,20 @@ def wait_abs(device: evdev.InputDevice, expected: dict, timeout: float = DEADLIN
     return values
 
 
+def expect_dpad_on_hat0(pad, device: evdev.InputDevice):
+    """Each d-pad button drives ABS_HAT0X/Y as xpad and hid-playstation report it, then the up-right diagonal
+    (right still held, up added) reads as both hat axes at once."""
+    steps = [("dpup", True, ecodes.ABS_HAT0Y, -1), ("dpup", False, ecodes.ABS_HAT0Y, 0),
+             ("dpdown", True, ecodes.ABS_HAT0Y, 1), ("dpdown", False, ecodes.ABS_HAT0Y, 0),
+             ("dpleft", True, ecodes.ABS_HAT0X, -1), ("dpleft", False, ecodes.ABS_HAT0X, 0),
+             ("dpright", True, ecodes.ABS_HAT0X, 1)]
+    for name, pressed, code, value in steps:
+        pad.button(name, pressed)
+        expect_events(device, [(ecodes.EV_ABS, code, value)])
+    pad.button("dpup", True)
+    wait_abs(device, {ecodes.ABS_HAT0X: 1, ecodes.ABS_HAT0Y: -1})
+
+
 def read_until_gone(device: evdev.InputDevice, timeout: float = DEADLINE) -> list:
     """Reads every event until the node disappears; returns them. Fails if it is still there after `timeout`."""
     seen = []

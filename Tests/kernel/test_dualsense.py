@@ -12,8 +12,8 @@ import evdev
 import pytest
 from evdev import ecodes as e
 
-from conftest import (DEADLINE, describe_events, expect_events, input_sysfs_name, is_rumble, read_available,
-                      read_until_gone, rumble_effect, start_dualsense, wait_abs)
+from conftest import (DEADLINE, describe_events, expect_dpad_on_hat0, expect_events, input_sysfs_name, is_rumble,
+                      read_available, read_until_gone, rumble_effect, start_dualsense, wait_abs)
 
 NAME = "padbridge test DualSense"
 MAC = re.compile(r"[0-9a-f]{2}(:[0-9a-f]{2}){5}")
@@ -98,15 +98,7 @@ def test_sticks_triggers_and_dpad(padbridge):
     expect_events(gamepad, [(e.EV_ABS, e.ABS_Z, 255)])
     pad.axis("righttrigger", 16384)
     expect_events(gamepad, [(e.EV_ABS, e.ABS_RZ, lambda v: v in (127, 128))])
-    steps = [("dpup", True, e.ABS_HAT0Y, -1), ("dpup", False, e.ABS_HAT0Y, 0),
-             ("dpdown", True, e.ABS_HAT0Y, 1), ("dpdown", False, e.ABS_HAT0Y, 0),
-             ("dpleft", True, e.ABS_HAT0X, -1), ("dpleft", False, e.ABS_HAT0X, 0),
-             ("dpright", True, e.ABS_HAT0X, 1)]
-    for name, pressed, code, value in steps:
-        pad.button(name, pressed)
-        expect_events(gamepad, [(e.EV_ABS, code, value)])
-    pad.button("dpup", True)  # with right still held: the up-right diagonal of the hat
-    wait_abs(gamepad, {e.ABS_HAT0X: 1, e.ABS_HAT0Y: -1})
+    expect_dpad_on_hat0(pad, gamepad)
     for name in sticks:
         pad.axis(name, 0)
     pad.axis("lefttrigger", 0)

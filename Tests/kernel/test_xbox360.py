@@ -10,8 +10,8 @@ import time
 import pytest
 from evdev import ecodes as e
 
-from conftest import (DEADLINE, describe_events, expect_events, is_rumble, read_until_gone, rumble_effect,
-                      start_xbox, wait_abs)
+from conftest import (DEADLINE, describe_events, expect_dpad_on_hat0, expect_events, is_rumble, read_until_gone,
+                      rumble_effect, start_xbox, wait_abs)
 
 XPAD_KEYS = [e.BTN_A, e.BTN_B, e.BTN_X, e.BTN_Y, e.BTN_TL, e.BTN_TR, e.BTN_SELECT, e.BTN_START, e.BTN_MODE,
              e.BTN_THUMBL, e.BTN_THUMBR]
@@ -99,16 +99,7 @@ def test_sticks_and_triggers(padbridge):
 
 def test_dpad_is_hat0(padbridge):
     pad, _, device = start_xbox(padbridge)
-    steps = [("dpup", True, e.ABS_HAT0Y, -1), ("dpup", False, e.ABS_HAT0Y, 0),
-             ("dpdown", True, e.ABS_HAT0Y, 1), ("dpdown", False, e.ABS_HAT0Y, 0),
-             ("dpleft", True, e.ABS_HAT0X, -1), ("dpleft", False, e.ABS_HAT0X, 0),
-             ("dpright", True, e.ABS_HAT0X, 1)]
-    for name, pressed, code, value in steps:
-        pad.button(name, pressed)
-        expect_events(device, [(e.EV_ABS, code, value)])
-    # a diagonal: right still held, add up
-    pad.button("dpup", True)
-    wait_abs(device, {e.ABS_HAT0X: 1, e.ABS_HAT0Y: -1})
+    expect_dpad_on_hat0(pad, device)
 
 
 def test_evtest_reads_the_pad(padbridge):
