@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import PadCore
 
 /// Pad events as JSON lines: what `padbridge virtual` reads and `padbridge monitor --json` prints.

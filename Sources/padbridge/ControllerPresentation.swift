@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PadCore
 
 /// How `list` and `list --watch` show a controller: a table row, or a JSON object.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Glibc
 import Logging
-import Foundation
 import PadCore
 import PadLinux
 import PadProfiles
@@ -54,9 +53,9 @@ struct RemapCommand: ParsableCommand {
         guard let path else { return .identity }
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            text = try TextFile.contents(atPath: path)
         } catch {
-            throw ValidationError("cannot read the profile \(path): \(error.localizedDescription)")
+            throw ValidationError("the profile: \(error)")
         }
         do {
             return try RemapProfileFile.parse(text, for: RemapBridge.capabilities(of: kind))

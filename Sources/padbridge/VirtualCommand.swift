@@ -1,5 +1,5 @@
 public import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Glibc
 import Logging
 import PadCore
@@ -171,7 +171,7 @@ enum ReadyLine {
     static func json(kind: VirtualPadKind, nodes: VirtualPadNodes, mac: String?, source: String? = nil) -> String {
         func string(_ value: String?) -> String {
             guard let value else { return "null" }
-            return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            return "\"" + value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         let events = nodes.eventNodes.map { string($0) }.joined(separator: ",")
         let sourceField = source.map { #","source":\#(string($0))"# } ?? ""

@@ -120,6 +120,41 @@ final class KernelEvdevDeviceTests {
         }
     }
 
+    /// The catch-up after SYN_DROPPED on a multitouch node: every slot's full state, so a contact lifted in the
+    /// dropped stretch reads lifted and the other one sits where it last was (a uhid DualSense's touchpad).
+    @Test func catchUpRestoresEveryTouchSlot() throws {
+        let (dualSense, nodes) = try KernelPads.dualSense(on: loop)
+        defer { dualSense.close() }
+        let touchpadPath = try #require(
+            nodes.eventNodes.first { (try? EvdevDevice(path: $0).name.hasSuffix("Touchpad")) == true },
+            "no touchpad node among \(nodes.eventNodes)")
+        let touchpad = try EvdevDevice(path: touchpadPath)
+        var assembler = EvdevSnapshotAssembler(
+            layout: .playStation, absoluteInfo: [.touchpad: touchpad.info().absoluteInfo])
+
+        // Both fingers down and moving, far more frames than the reader's buffer holds; then the first finger
+        // moves once more and the second lifts.
+        for index in 0..<1500 {
+            let step = Double(index % 100) / 100
+            try dualSense.apply(PadSnapshot(touches: TouchContacts(
+                first: TouchContact(trackingID: 1, active: true, x: step, y: 1 - step),
+                second: TouchContact(trackingID: 2, active: true, x: 1 - step, y: step))))
+        }
+        try dualSense.apply(PadSnapshot(touches: TouchContacts(
+            first: TouchContact(trackingID: 1, active: true, x: 0.25, y: 0.75), second: .lifted)))
+
+        var readings: [EvdevReading] = []
+        while case let .events(batch) = try touchpad.readAvailable(), !batch.isEmpty { readings += batch }
+        #expect(readings.contains { $0.event.type == Self.synchronization && $0.event.code == UInt16(SYN_DROPPED) },
+                "the kernel never dropped events (\(readings.count) read)")
+        for reading in readings { assembler.apply(reading.event, from: .touchpad) }
+
+        let touches = assembler.snapshot.touches
+        #expect(touches.first.active)
+        #expect(abs(touches.first.x - 0.25) < 0.01 && abs(touches.first.y - 0.75) < 0.01, "\(touches.first)")
+        #expect(!touches.second.active, "the second finger lifted while events were dropped: \(touches.second)")
+    }
+
     @Test func grabHidesEventsFromOtherReaders() throws {
         let device = try EvdevDevice(path: node)
         let other = try EvdevReader(node)

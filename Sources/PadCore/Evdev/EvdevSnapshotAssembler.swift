@@ -4,9 +4,9 @@
 ///
 /// Each node's events are a frame ended by its own SYN_REPORT; changes are held per node and land in `snapshot`
 /// only when that node's frame ends, so a read that stops mid-frame never shows half a frame. After a SYN_DROPPED
-/// libevdev hands on the events that bring its state up to the device's (its sync events, ended by a SYN_REPORT);
-/// they are applied like any others, on top of the frame that was cut short, because libevdev's state already
-/// includes that partial frame. Nothing is lost: the next frame is the device's full state.
+/// the reader hands on a catch-up: the device's whole state read back by libevdev, ended by a SYN_REPORT. It is
+/// applied like any other events, on top of the frame that was cut short, and sets every key and axis. Nothing is
+/// lost: the next frame is the device's full state.
 public struct EvdevSnapshotAssembler: Sendable {
     /// The state as of the last completed frame of every node.
     public private(set) var snapshot: PadSnapshot
@@ -23,7 +23,7 @@ public struct EvdevSnapshotAssembler: Sendable {
     private var touchPending: PadSnapshot
     private var motionPending: PadSnapshot
     private var touchSlot: Int = 0
-    /// Nodes between a SYN_DROPPED and the SYN_REPORT that ends libevdev's catch-up (a bit per role).
+    /// Nodes between a SYN_DROPPED and the SYN_REPORT that ends the catch-up (a bit per role).
     private var resyncing: UInt8 = 0
     /// Whether the pad node reports the touchpad click (an SDL mapping may say so); otherwise the touchpad node
     /// does (hid-playstation: BTN_LEFT there).
@@ -70,7 +70,7 @@ public struct EvdevSnapshotAssembler: Sendable {
         case pending
         /// The node's frame ended; `snapshot` is up to date.
         case frameCompleted(resynced: Bool)
-        /// The kernel dropped events on this node (its buffer overflowed); libevdev's catch-up events follow.
+        /// The kernel dropped events on this node (its buffer overflowed); the catch-up (full state) follows.
         case dropped
     }
 

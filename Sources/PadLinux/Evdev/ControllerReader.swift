@@ -43,9 +43,7 @@ public final class ControllerReader {
                 let info = device.info()
                 nodeInfo.append(info)
                 absoluteInfo[node.role] = info.absoluteInfo
-                held[node.role] = (info.codes[EvdevCode.evKey] ?? []).filter {
-                    (device.currentValue(type: EvdevCode.evKey, code: $0) ?? 0) != 0
-                }
+                held[node.role] = device.pressedKeys() ?? []
                 // Events are handled only once the loop runs, after the assembler below is in place.
                 watched.append(
                     try loop.watch(device) { [unowned self] result in self.handle(result, from: node) })

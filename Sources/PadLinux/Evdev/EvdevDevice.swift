@@ -18,9 +18,9 @@ public struct EvdevReading: Sendable, Hashable {
     }
 }
 
-/// What one drain of an event node gave.
+/// What one read of an event node gave.
 public enum EvdevReadResult: Sendable, Hashable {
-    /// Every event available now, in order (empty when none were).
+    /// The events read, in order (empty when none were queued).
     case events([EvdevReading])
     /// The node went away (ENODEV): the pad was unplugged or its driver unbound. A lifecycle event: the device reads
     /// nothing more; close it.
@@ -36,6 +36,8 @@ public struct EvdevDevice: ~Copyable {
     public let path: String
     private let descriptor: FileDescriptor
     private let handle: OpaquePointer
+    /// Where `readAvailable` reads to: allocated once, so a read allocates nothing.
+    private let readBuffer: UnsafeMutableBufferPointer<input_event>
 
     /// Opens `path`. Fails with a remedy: EACCES → install the udev rule, ENOENT → connect the pad, ENOTTY → not an
     /// event node.
@@ -56,6 +58,7 @@ public struct EvdevDevice: ~Copyable {
         self.path = path
         self.descriptor = descriptor
         self.handle = handle
+        readBuffer = .allocate(capacity: Self.readCapacity)
     }
 
     /// Frees the libevdev handle and closes the descriptor (releasing a grab).
@@ -64,6 +67,7 @@ public struct EvdevDevice: ~Copyable {
     deinit {
         libevdev_free(handle)
         try? descriptor.close()
+        readBuffer.deallocate()
     }
 
     /// `body(self)`: lets an owner that holds the device in an optional lend it out (`device?.passed(to: body)`).
@@ -117,11 +121,34 @@ public struct EvdevDevice: ~Copyable {
             resolution: info.resolution)
     }
 
-    /// The value libevdev holds for `code` (keys 0/1, axes, switches, LEDs): the state as of the last event handed
-    /// on, kept right through a resync. Nil if the device has no such code.
+    /// The device's value for `code` now: asked of the kernel for keys (EVIOCGKEY) and absolute axes (EVIOCGABS);
+    /// for switches, LEDs and sounds, libevdev's view as of opening or the last catch-up. Nil if the device has no
+    /// such code.
     public func currentValue(type: UInt16, code: UInt16) -> Int32? {
-        var value: Int32 = 0
-        return libevdev_fetch_event_value(handle, UInt32(type), UInt32(code), &value) != 0 ? value : nil
+        guard libevdev_has_event_code(handle, UInt32(type), UInt32(code)) != 0 else { return nil }
+        switch type {
+        case EvdevCode.evKey:
+            return pressedKeys().map { $0.contains(code) ? 1 : 0 }
+        case EvdevCode.evAbs:
+            var axis = input_absinfo()
+            guard case .success = descriptor.control(.evdevAxis(Int32(code)), &axis) else { return nil }
+            return axis.value
+        default:
+            var value: Int32 = 0
+            return libevdev_fetch_event_value(handle, UInt32(type), UInt32(code), &value) != 0 ? value : nil
+        }
+    }
+
+    /// The keys held down now, ascending, in one EVIOCGKEY; nil if the kernel refused (the node went away).
+    public func pressedKeys() -> [UInt16]? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(KEY_MAX) / 8 + 1) { bits in
+            bits.initialize(repeating: 0)
+            let raw = UnsafeMutableRawBufferPointer(bits)
+            guard case .success = descriptor.control(.evdevKeyState(length: raw.count), raw.baseAddress) else {
+                return nil
+            }
+            return (0...UInt16(KEY_MAX)).filter { bits[Int($0 / 8)] & (1 << ($0 % 8)) != 0 }
+        }
     }
 
     /// Input properties (INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD, INPUT_PROP_ACCELEROMETER, ...), ascending.
@@ -192,8 +219,17 @@ public struct EvdevDevice: ~Copyable {
 
     // MARK: - Reading
 
-    /// Drains every event available now (never blocks). After SYN_DROPPED, switches to libevdev's sync mode until it
-    /// has handed on its whole catch-up (marked `isResync`), then reads on normally.
+    /// Reads what the kernel has queued for this reader, up to `readCapacity` events in one read(2); never blocks.
+    /// An empty batch means nothing was queued. A watch on a level-triggered loop calls this once per wake-up (a
+    /// full batch leaves the descriptor readable, so the loop comes straight back); other callers read until a batch
+    /// comes back empty.
+    ///
+    /// Events are read with a plain read(2), not one libevdev call per event: libevdev's reading makes an extra
+    /// read(2) per event, which is most of the per-event cost of forwarding a pad. libevdev still does what it is
+    /// there for: after SYN_DROPPED (the kernel's buffer for this reader overflowed), the events queued after it are
+    /// discarded and libevdev re-reads the device's whole state (its sync), which is handed on as a catch-up: the
+    /// SYN_DROPPED event, then the value of every key and axis (multitouch slots included), then SYN_REPORT, all
+    /// marked `isResync`. The catch-up is the device's full state, not a difference from what this reader saw.
     ///
     /// Events read before the node vanished come first as `.events`; the next call then says `.unplugged`.
     public func readAvailable() throws(DeviceAccessError) -> EvdevReadResult {
@@ -201,41 +237,94 @@ public struct EvdevDevice: ~Copyable {
         return try readAvailable(reusing: &readings)
     }
 
+    /// Events read by one call at most: a DualSense frame is a dozen events, so a batch holds several frames.
+    public static let readCapacity = 64
+
     /// `readAvailable()` into `readings` (emptied first, its capacity kept): an owner that reads often keeps one
     /// array and allocates nothing per read once it is large enough.
     public func readAvailable(reusing readings: inout [EvdevReading]) throws(DeviceAccessError) -> EvdevReadResult {
         readings.removeAll(keepingCapacity: true)
-        var flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue
-        var event = input_event()
-        while true {
-            let status = libevdev_next_event(handle, flags, &event)
-            let reading = EvdevEvent(
-                seconds: Int64(event.time.tv_sec), microseconds: Int32(truncatingIfNeeded: event.time.tv_usec),
-                type: event.type, code: event.code, value: event.value)
-            switch status {
-            case Int32(LIBEVDEV_READ_STATUS_SUCCESS.rawValue):
-                readings.append(EvdevReading(reading, isResync: flags == LIBEVDEV_READ_FLAG_SYNC.rawValue))
-            case Int32(LIBEVDEV_READ_STATUS_SYNC.rawValue):
-                // In normal mode this is the SYN_DROPPED event; in sync mode, one event of the catch-up.
-                readings.append(EvdevReading(reading, isResync: true))
-                flags = LIBEVDEV_READ_FLAG_SYNC.rawValue
-            case -EAGAIN:
-                // In sync mode: the catch-up is complete; read on normally. In normal mode: drained.
-                if flags == LIBEVDEV_READ_FLAG_SYNC.rawValue {
-                    flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue
-                    continue
-                }
-                return .events(readings)
-            case -EINTR:
-                continue
-            case -ENODEV:
-                return readings.isEmpty ? .unplugged : .events(readings)
-            default:
-                let failure = Errno(rawValue: -status)
-                if !readings.isEmpty { return .events(readings) }
-                throw .reading(path, failure)
-            }
+        let count: Int
+        switch descriptor.readResult(into: UnsafeMutableRawBufferPointer(readBuffer)) {
+        case let .success(bytes):
+            count = bytes / MemoryLayout<input_event>.stride
+        case .failure(.resourceTemporarilyUnavailable):
+            return .events(readings)
+        case .failure(.noDevice):
+            return .unplugged
+        case let .failure(failure):
+            throw .reading(path, failure)
         }
+        for index in 0..<count {
+            let event = Self.reading(readBuffer[index])
+            if event.type == EvdevCode.evSyn && event.code == EvdevCode.synDropped {
+                // The rest of this batch belongs to the cut-short stretch: the catch-up replaces it.
+                readings.append(EvdevReading(event, isResync: true))
+                return try catchUp(after: event, into: &readings)
+            }
+            readings.append(EvdevReading(event))
+        }
+        return .events(readings)
+    }
+
+    private static func reading(_ event: input_event) -> EvdevEvent {
+        EvdevEvent(
+            seconds: Int64(event.time.tv_sec), microseconds: Int32(truncatingIfNeeded: event.time.tv_usec),
+            type: event.type, code: event.code, value: event.value)
+    }
+
+    /// After SYN_DROPPED: libevdev's sync (it drains what is queued, then reads every key, axis and slot by ioctl),
+    /// then the whole state it read, as catch-up readings stamped with the SYN_DROPPED's time.
+    private func catchUp(
+        after dropped: EvdevEvent, into readings: inout [EvdevReading]
+    ) throws(DeviceAccessError) -> EvdevReadResult {
+        var event = input_event()
+        var status = libevdev_next_event(
+            handle, LIBEVDEV_READ_FLAG_FORCE_SYNC.rawValue | LIBEVDEV_READ_FLAG_BLOCKING.rawValue, &event)
+        while status >= 0 || status == -EINTR {
+            // The sync's own events are differences from libevdev's older view; only its resulting state is used.
+            status = libevdev_next_event(handle, LIBEVDEV_READ_FLAG_SYNC.rawValue, &event)
+        }
+        switch status {
+        case -EAGAIN:
+            break
+        case -ENODEV:
+            return .events(readings)  // the next read says .unplugged
+        default:
+            throw .reading(path, Errno(rawValue: -status))
+        }
+        func append(_ type: UInt16, _ code: UInt16, _ value: Int32) {
+            readings.append(
+                EvdevReading(
+                    EvdevEvent(
+                        seconds: dropped.seconds, microseconds: dropped.microseconds, type: type, code: code,
+                        value: value),
+                    isResync: true))
+        }
+        for code in 0...UInt16(KEY_MAX) where libevdev_has_event_code(handle, UInt32(EV_KEY), UInt32(code)) != 0 {
+            append(EvdevCode.evKey, code, libevdev_get_event_value(handle, UInt32(EV_KEY), UInt32(code)))
+        }
+        let firstSlotCode = UInt16(ABS_MT_SLOT), lastSlotCode = UInt16(ABS_MT_TOOL_Y)
+        for code in 0...UInt16(ABS_MAX) where !(firstSlotCode...lastSlotCode).contains(code)
+            && libevdev_has_event_code(handle, UInt32(EV_ABS), UInt32(code)) != 0
+        {
+            append(EvdevCode.evAbs, code, libevdev_get_event_value(handle, UInt32(EV_ABS), UInt32(code)))
+        }
+        let slots = libevdev_get_num_slots(handle)
+        if slots > 0 {
+            let slotCodes = (firstSlotCode + 1...lastSlotCode).filter {
+                libevdev_has_event_code(handle, UInt32(EV_ABS), UInt32($0)) != 0
+            }
+            for slot in 0..<slots {
+                append(EvdevCode.evAbs, firstSlotCode, slot)
+                for code in slotCodes {
+                    append(EvdevCode.evAbs, code, libevdev_get_slot_value(handle, UInt32(slot), UInt32(code)))
+                }
+            }
+            append(EvdevCode.evAbs, firstSlotCode, libevdev_get_current_slot(handle))
+        }
+        append(EvdevCode.evSyn, EvdevCode.synReport, 0)
+        return .events(readings)
     }
 }
 
@@ -312,8 +401,10 @@ public final class WatchedEvdevDevice {
 
     fileprivate func start(_ onRead: @escaping (EvdevReadResult) -> Void) throws(DeviceAccessError) {
         guard let descriptor = device?.descriptorForPolling else { return }
-        token = try loop.watch(descriptor, path: path) { [weak self] _ throws(DeviceAccessError) in
-            guard let self, let result = try self.device?.readAvailable(reusing: &self.readings) else { return }
+        // unowned: the watch ends (close(), deinit) before this object goes; a weak reference would give it a
+        // side table and slow every retain and release of it on the per-event path.
+        token = try loop.watch(descriptor, path: path) { [unowned self] _ throws(DeviceAccessError) in
+            guard let result = try self.device?.readAvailable(reusing: &self.readings) else { return }
             switch result {
             case let .events(readings):
                 if !readings.isEmpty { onRead(result) }

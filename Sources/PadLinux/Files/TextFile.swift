@@ -1,0 +1,40 @@
+public import SystemPackage
+
+/// A whole UTF-8 text file read into a string (profiles): one owner of the descriptor, closed before returning.
+public enum TextFile {
+    /// Why a text file could not be read; the description names the file and the cause.
+    public enum ReadError: Error, CustomStringConvertible, Equatable {
+        case unreadable(path: String, cause: Errno)
+        case notUTF8(path: String)
+
+        public var description: String {
+            switch self {
+            case let .unreadable(path, cause):
+                let remedy = cause == .permissionDenied ? " (check the file's permissions)" : ""
+                return "cannot read \(path): \(cause)\(remedy)"
+            case let .notUTF8(path):
+                return "\(path) is not UTF-8 text"
+            }
+        }
+    }
+
+    /// The file's contents. Reads until end of file; fails on anything that is not valid UTF-8.
+    public static func contents(atPath path: String) throws(ReadError) -> String {
+        var bytes: [UInt8] = []
+        do {
+            let descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
+            try descriptor.closeAfter {
+                var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+                while true {
+                    let count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+                    if count == 0 { break }
+                    bytes += chunk[..<count]
+                }
+            }
+        } catch {
+            throw .unreadable(path: path, cause: error as? Errno ?? .ioError)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8(path: path) }
+        return text
+    }
+}
