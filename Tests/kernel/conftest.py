@@ -167,6 +167,14 @@ class Padbridge:
     def send(self, **event):
         self.send_line(json.dumps(event, separators=(",", ":")))
 
+    def send_frame(self, *events: dict):
+        """Sends the events in one write: `virtual` reads them at once and shows them as one frame (between the
+        same two SYN_REPORTs), as one report of a real pad carries several changes. Lines sent apart may or may
+        not share a frame, depending on when the reader wakes."""
+        self.proc.stdin.write("".join(json.dumps(event, separators=(",", ":")) + "\n" for event in events).encode())
+        self.proc.stdin.flush()
+        self.lines_sent += len(events)
+
     def button(self, name: str, pressed: bool = True):
         self.send(type="button", button=name, pressed=pressed)
 
@@ -310,11 +318,36 @@ def expect_events(device: evdev.InputDevice, wanted, timeout: float = DEADLINE) 
             )
         for event in read_available(device, left):
             seen.append(event)
-            for item in remaining:
-                kind, code, value = item
-                if event.type == kind and event.code == code and (value(event.value) if callable(value) else event.value == value):
-                    remaining.remove(item)
-                    break
+            item = next((item for item in remaining if event_matches(event, item)), None)
+            if item is not None:
+                remaining.remove(item)
+    return seen
+
+
+def event_matches(event, item) -> bool:
+    """Whether `event` is `item`, a (type, code, value) whose value may be a predicate."""
+    kind, code, value = item
+    return (event.type == kind and event.code == code
+            and (value(event.value) if callable(value) else event.value == value))
+
+
+def expect_only(device: evdev.InputDevice, wanted, timeout: float = DEADLINE) -> list:
+    """`expect_events`, and nothing else: every non-SYN event read on the way (including any read together with
+    the last wanted one) must be one of `wanted`. To show that an input did NOT produce something, follow it with
+    a fence (another input whose event is wanted here): the fence arriving alone proves nothing came before it."""
+    seen = expect_events(device, wanted, timeout)
+    remaining = list(wanted)
+    unexpected = []
+    for event in seen:
+        if event.type == ecodes.EV_SYN:
+            continue
+        item = next((item for item in remaining if event_matches(event, item)), None)
+        if item is None:
+            unexpected.append(event)
+        else:
+            remaining.remove(item)
+    assert not unexpected, (f"{device.path} ({device.name}): wanted only {remaining_desc(wanted)}; "
+                            f"also saw {describe_events(unexpected)} (all: {describe_events(seen)})")
     return seen
 
 

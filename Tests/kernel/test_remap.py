@@ -6,12 +6,14 @@ Independent readers (python-evdev) read the virtual pad; the stand-in's own feed
 from __future__ import annotations
 
 import json
+import math
 
 import evdev
+import pytest
 from evdev import ecodes
 
-from conftest import (DEADLINE, drain, expect_events, is_rumble, read_available, read_until_gone, rumble_effect,
-                      start_dualsense, start_xbox)
+from conftest import (DEADLINE, drain, expect_events, expect_only, is_rumble, read_available, read_until_gone,
+                      rumble_effect, start_dualsense, start_xbox, wait_abs)
 
 
 def start_remap(padbridge, pad_argument: str, *options: str):
@@ -151,3 +153,159 @@ def test_a_broken_profile_stops_remap_before_any_device(padbridge, tmp_path):
     assert not any("ready" in line for _, line in remap.stderr), "no virtual pad may be made"
     pad.button("a", True)  # and the source was never grabbed
     expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
+
+
+# What README "Remap profiles" documents for shaping (linear curve), computed here from the source's raw values: the
+# expected output comes from the documentation, not from padbridge.
+
+def documented_stick(x: int, y: int, deadzone: float, outer: float = 0, anti: float = 0) -> tuple[int, int]:
+    """"Stick shaping": r is the stick's radius (value / 32767; corners read as 1), its direction kept; r within
+    `deadzone` reads centred, beyond 1 - `outer` full; in between t = (r - deadzone) / (1 - outer - deadzone) and
+    the radius is anti + (1 - anti) × t."""
+    fx, fy = max(-1.0, x / 32767), max(-1.0, y / 32767)
+    r = math.hypot(fx, fy)
+    if r <= deadzone:
+        return 0, 0
+    radius = 1.0 if r >= 1 - outer else anti + (1 - anti) * (r - deadzone) / (1 - outer - deadzone)
+    return tuple(round(max(-1.0, min(1.0, f / r * radius)) * 32767) for f in (fx, fy))
+
+
+def documented_trigger(value: int, deadzone: float, outer: float, maximum: int) -> int:
+    """`[triggers.*]`: travel up to `deadzone` reads 0, beyond 1 - `outer` full, linear in between."""
+    travel = value / 32767
+    if travel <= deadzone:
+        return 0
+    if travel >= 1 - outer:
+        return maximum
+    return round(maximum * (travel - deadzone) / (1 - outer - deadzone))
+
+
+def test_profile_deadzones_shape_the_stick_and_the_trigger(padbridge, tmp_path):
+    """A radial stick deadzone with an outer deadzone and an anti-deadzone, and a trigger deadzone with an outer
+    one: within the deadzones the reader sees the centre (and 0), beyond them what the README's formulas give."""
+    deadzone, outer, anti = 0.2, 0.1, 0.1
+    trigger_deadzone, trigger_outer = 0.25, 0.1
+    profile = tmp_path / "deadzones.toml"
+    profile.write_text(f"[sticks.left]\ndeadzone = {deadzone}\nouter_deadzone = {outer}\nanti_deadzone = {anti}\n"
+                       f"[triggers.right]\ndeadzone = {trigger_deadzone}\nouter_deadzone = {trigger_outer}\n")
+    physical, _, device = start_xbox(padbridge, "--name", "remap deadzone source")
+    _, ready = start_remap(padbridge, device.path, "--as", "xbox360", "--profile", str(profile))
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    trigger_maximum = virtual.absinfo(ecodes.ABS_RZ).max
+    # A count or two for rounding (the trigger also goes through the source's 0...255 byte). Every step below moves
+    # an output axis by far more than the kernel's fuzz filter (2 × 16) could swallow or average.
+    tolerance = {ecodes.ABS_X: 2, ecodes.ABS_Y: 2, ecodes.ABS_RZ: 2}
+
+    def raw(fraction: float) -> int:
+        return round(fraction * 32767)
+
+    shown = {"stick": (0, 0)}
+
+    def left_stick(x: float, y: float) -> tuple[int, int]:
+        """Moves the physical left stick (leftx, then lefty), waits for the documented output of (x, y) and returns
+        what the reader sees. Each step's output differs from the last, so the wait cannot pass on a stale state."""
+        want = documented_stick(raw(x), raw(y), deadzone, outer, anti)
+        assert want != shown["stick"], f"a step must change the output: {want}"
+        physical.axis("leftx", raw(x))
+        physical.axis("lefty", raw(y))
+        values = wait_abs(virtual, {ecodes.ABS_X: want[0], ecodes.ABS_Y: want[1]}, tolerance=tolerance)
+        shown["stick"] = want
+        return values[ecodes.ABS_X], values[ecodes.ABS_Y]
+
+    # Inside both deadzones, the stick on a diagonal: nothing moves. `a` is the fence: it must come alone.
+    assert documented_stick(raw(0.12), raw(-0.12), deadzone) == (0, 0)
+    physical.axis("leftx", raw(0.12))
+    physical.axis("lefty", raw(-0.12))
+    physical.axis("righttrigger", raw(0.2))
+    physical.button("a", True)
+    expect_only(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
+    assert [virtual.absinfo(code).value for code in (ecodes.ABS_X, ecodes.ABS_Y, ecodes.ABS_RZ)] == [0, 0, 0]
+
+    # Radial, not per axis: each axis is within the deadzone, the diagonal's radius (0.255) is beyond it.
+    x, y = left_stick(0.18, -0.18)
+    assert x > 0 > y, (x, y)
+    # Back within the deadzone (0.18 on one axis): the reader sees the centre again.
+    left_stick(0.18, 0)
+    # The live zone, one axis and a diagonal; beyond the outer deadzone, full (on a diagonal: direction kept).
+    left_stick(0.6, 0)
+    left_stick(-0.45, 0.55)
+    x, y = left_stick(-0.95, 0.55)
+    assert math.hypot(x, y) == pytest.approx(32767, abs=3) and x < 0 < y, (x, y)
+    left_stick(-0.95, 0)
+    left_stick(0.1, 0)
+
+    # The trigger: live zone, beyond the outer deadzone, back within the deadzone.
+    previous = 0
+    for fraction in (0.6, 0.95, 0.1):
+        want = documented_trigger(raw(fraction), trigger_deadzone, trigger_outer, trigger_maximum)
+        assert want != previous, f"a step must change the output: {want}"
+        physical.axis("righttrigger", raw(fraction))
+        previous = want
+        wait_abs(virtual, {ecodes.ABS_RZ: want}, tolerance=tolerance)
+
+
+def test_profile_layer_while_held_and_nothing_stuck_when_it_changes(padbridge, tmp_path):
+    """README "Remap profiles": while the hold button is held the layer's mappings replace the base ones, the hold
+    button itself is never passed on; a button held across a change of layer releases what its old mapping pressed
+    and stays silent until it is let go. Lines sent apart may share a frame: a fence separates those that must not."""
+    profile = tmp_path / "layer.toml"
+    profile.write_text('[layers.leftshoulder.map]\na = "x"\n')
+    physical, _, device = start_xbox(padbridge, "--name", "remap layer source")
+    _, ready = start_remap(padbridge, device.path, "--as", "xbox360", "--profile", str(profile))
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    key = ecodes.EV_KEY
+
+    def button(name: str, pressed: bool) -> dict:
+        return {"type": "button", "button": name, "pressed": pressed}
+
+    # Without the layer, a is a.
+    physical.button("a", True)
+    expect_only(virtual, [(key, ecodes.BTN_A, 1)])
+    physical.button("a", False)
+    expect_only(virtual, [(key, ecodes.BTN_A, 0)])
+
+    # Holding leftshoulder: it is not passed on (b is the fence); a gives x, never a.
+    physical.button("leftshoulder", True)
+    physical.button("b", True)
+    expect_only(virtual, [(key, ecodes.BTN_B, 1)])
+    physical.button("a", True)
+    expect_only(virtual, [(key, ecodes.BTN_X, 1)])
+    physical.button("a", False)
+    expect_only(virtual, [(key, ecodes.BTN_X, 0)])
+    physical.button("a", True)
+    expect_only(virtual, [(key, ecodes.BTN_X, 1)])
+
+    # Letting go of leftshoulder with a still held: x is released, and a does not press a by itself (b's release is
+    # the fence); a's own release then releases nothing (b's press is the fence); pressed anew, a is a.
+    physical.button("leftshoulder", False)
+    expect_only(virtual, [(key, ecodes.BTN_X, 0)])
+    physical.button("b", False)
+    expect_only(virtual, [(key, ecodes.BTN_B, 0)])
+    physical.button("a", False)
+    physical.button("b", True)
+    expect_only(virtual, [(key, ecodes.BTN_B, 1)])
+    physical.button("a", True)
+    expect_only(virtual, [(key, ecodes.BTN_A, 1)])
+
+    # The other way: a held as a when the layer comes: a is released and x not pressed until a is pressed anew.
+    physical.button("leftshoulder", True)
+    expect_only(virtual, [(key, ecodes.BTN_A, 0)])
+    physical.button("b", False)
+    expect_only(virtual, [(key, ecodes.BTN_B, 0)])
+    physical.button("a", False)
+    physical.button("b", True)
+    expect_only(virtual, [(key, ecodes.BTN_B, 1)])
+    physical.button("a", True)
+    expect_only(virtual, [(key, ecodes.BTN_X, 1)])
+    physical.button("leftshoulder", False)
+    expect_only(virtual, [(key, ecodes.BTN_X, 0)])
+    physical.send_frame(button("a", False), button("b", False))
+    expect_only(virtual, [(key, ecodes.BTN_B, 0)])
+
+    # A button pressed in the same report as the change was not held across it: it follows the new layer at once.
+    physical.send_frame(button("leftshoulder", True), button("a", True))
+    expect_only(virtual, [(key, ecodes.BTN_X, 1)])
+    physical.button("a", False)
+    expect_only(virtual, [(key, ecodes.BTN_X, 0)])
+    physical.send_frame(button("leftshoulder", False), button("a", True))
+    expect_only(virtual, [(key, ecodes.BTN_A, 1)])

@@ -213,10 +213,9 @@ def test_lines_written_together_are_one_frame(padbridge):
     """What a writer sends in one write (a frame from `monitor --json`) reaches readers between the same two
     SYN_REPORTs; lines written apart are separate frames."""
     pad, _, device = start_xbox(padbridge)
-    frame = ['{"type":"button","button":"a","pressed":true}', '{"type":"axis","axis":"leftx","value":-20000}',
-             '{"type":"axis","axis":"righttrigger","value":32767}']
-    pad.proc.stdin.write(("\n".join(frame) + "\n").encode())
-    pad.proc.stdin.flush()
+    pad.send_frame({"type": "button", "button": "a", "pressed": True},
+                   {"type": "axis", "axis": "leftx", "value": -20000},
+                   {"type": "axis", "axis": "righttrigger", "value": 32767})
     events = expect_events(device, [(e.EV_KEY, e.BTN_A, 1), (e.EV_ABS, e.ABS_X, -20000), (e.EV_ABS, e.ABS_RZ, 255)])
     frames, current = [], []
     for event in events:

@@ -155,7 +155,11 @@ public struct RemapPipeline: Sendable {
         if newTable != activeTable {
             let old = tables[activeTable]
             let new = tables[newTable]
-            for button in held.pressed {
+            // Only buttons held across the change: one pressed in this same snapshot (together with the hold
+            // control, as one report of a real pad can carry both) pressed nothing under the old mapping and
+            // follows the new one at once.
+            let heldAcross = ButtonSet(rawValue: held.rawValue & ~rising)
+            for button in heldAcross.pressed {
                 let index = SourceSlot.digital(button).index
                 if old.routes[index] != new.routes[index] { silencedButtons.insert(button) }
             }

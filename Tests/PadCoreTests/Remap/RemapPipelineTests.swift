@@ -83,6 +83,11 @@ import Testing
              profile: RemapProfile(layers: [RemapLayer(holdControl: .button(.leftshoulder), map: [.button(.a): [.button(.x)]])]), script: [
             "+b -> +b", "+leftshoulder ->", "+a -> +x", "-leftshoulder -> -x", "-b -> -b", "-a ->",
         ]),
+        Case(name: "layer: a button pressed in the same snapshot as the change follows the new layer",
+             profile: RemapProfile(layers: [RemapLayer(holdControl: .button(.leftshoulder), map: [.button(.a): [.button(.x)]])]), script: [
+            "+leftshoulder +a -> +x", "-a -> -x", "+a -> +x", "-leftshoulder -a -> -x", "+leftshoulder ->",
+            "-leftshoulder +a -> +a", "-a -> -a",
+        ]),
         Case(name: "layer held by a trigger; the trigger is not passed on",
              profile: RemapProfile(layers: [RemapLayer(holdControl: .axis(.lefttrigger), map: [.button(.a): [.button(.y)], .axis(.leftx): [.axis(.rightx)]])]),
              script: [
