@@ -80,6 +80,7 @@ let package = Package(
         .testTarget(
             name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
+        .testTarget(name: "PadSDLTests", dependencies: ["PadSDL"], swiftSettings: strictSwift),
         .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux"], swiftSettings: strictSwift),
     ],
     swiftLanguageModes: [.v6]
