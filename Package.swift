@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "CPadLinux"),
         .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
-        // C shim: libSDL2 dlopen()ed at run time, only when a generic pad needs SDL's game-controller database.
+        // C shim: libSDL2 dlopen()ed at run time, only when padbridge wants SDL's view of the pads (see PadSDL).
         // Not a `.systemLibrary(pkgConfig: "sdl2")`: SwiftPM appends pkg-config's `-lSDL2` to the executable's link.
         // Its header (SDL's types and prototypes) comes from Debian's libsdl2-dev, which scripts/deps installs.
         .target(name: "CSDL2Loader"),
