@@ -37,7 +37,10 @@ let package = Package(
         .target(name: "CPadLinux"),
         .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
-        .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
+        // C shim: libSDL2 dlopen()ed at run time, only when padbridge wants SDL's view of the pads (see PadSDL).
+        // Not a `.systemLibrary(pkgConfig: "sdl2")`: SwiftPM appends pkg-config's `-lSDL2` to the executable's link.
+        // Its header (SDL's types and prototypes) comes from Debian's libsdl2-dev, which scripts/deps installs.
+        .target(name: "CSDL2Loader"),
 
         // Linux adapter: uinput, uhid, evdev/hidraw owners and the epoll device loop.
         .target(
@@ -51,7 +54,7 @@ let package = Package(
         ),
 
         // SDL2 adapter: SDL's game-controller view (GUIDs, database mappings) of the connected pads.
-        .target(name: "PadSDL", dependencies: ["PadCore", "CSDL2"], swiftSettings: strictSwift),
+        .target(name: "PadSDL", dependencies: ["PadCore", "CSDL2Loader"], swiftSettings: strictSwift),
 
         // JSON lines: the text form of pad events and feedback that `virtual` reads and `monitor --json` prints.
         .target(name: "PadJSONLines", dependencies: ["PadCore"], swiftSettings: strictSwift),
@@ -85,6 +88,7 @@ let package = Package(
         .testTarget(
             name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
+        .testTarget(name: "PadSDLTests", dependencies: ["PadSDL"], swiftSettings: strictSwift),
         .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux"], swiftSettings: strictSwift),
     ],
     swiftLanguageModes: [.v6]

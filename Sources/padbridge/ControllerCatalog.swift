@@ -27,7 +27,12 @@ enum ControllerCatalog {
         do {
             sdl = try SDLControllerCatalog.current()
         } catch {
-            logger.debug("no SDL2 view of the pads: \(error)")
+            // Without SDL2 installed only generic pads lose something (their layout): say so, and how to fix it.
+            if error.code == .libraryUnavailable && controllers.contains(where: { $0.kind == .generic }) {
+                logger.warning("\(error)")
+            } else {
+                logger.debug("no SDL2 view of the pads: \(error)")
+            }
             sdl = []
         }
         return SDLControllerJoin.joining(controllers, sdl: sdl, records: records)
