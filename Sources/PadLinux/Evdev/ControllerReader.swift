@@ -45,8 +45,10 @@ public final class ControllerReader {
                 absoluteInfo[node.role] = info.absoluteInfo
                 held[node.role] = device.pressedKeys() ?? []
                 // Events are handled only once the loop runs, after the assembler below is in place.
+                // unowned(unsafe): no reference counting per read. Sound because every watch ends in close(),
+                // which deinit calls.
                 watched.append(
-                    try loop.watch(device) { [unowned self] result in self.handle(result, from: node) })
+                    try loop.watch(device) { [unowned(unsafe) self] result in self.handle(result, from: node) })
             }
         } catch {
             close()

@@ -401,9 +401,9 @@ public final class WatchedEvdevDevice {
 
     fileprivate func start(_ onRead: @escaping (EvdevReadResult) -> Void) throws(DeviceAccessError) {
         guard let descriptor = device?.descriptorForPolling else { return }
-        // unowned: the watch ends (close(), deinit) before this object goes; a weak reference would give it a
-        // side table and slow every retain and release of it on the per-event path.
-        token = try loop.watch(descriptor, path: path) { [unowned self] _ throws(DeviceAccessError) in
+        // unowned(unsafe): no reference counting per read. Sound because the watch ends in close(), which deinit
+        // calls, so the loop never calls this after self is gone.
+        token = try loop.watch(descriptor, path: path) { [unowned(unsafe) self] _ throws(DeviceAccessError) in
             guard let result = try self.device?.readAvailable(reusing: &self.readings) else { return }
             switch result {
             case let .events(readings):

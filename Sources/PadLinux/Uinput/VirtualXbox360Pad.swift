@@ -92,11 +92,13 @@ public final class VirtualXbox360Pad: VirtualPad {
 
     private func startServicing() throws(DeviceAccessError) {
         guard let descriptor = device?.descriptorForPolling else { return }
-        watchToken = try loop.watch(descriptor, path: devicePath) { [weak self] _ throws(DeviceAccessError) in
-            try self?.serviceRequests()
+        // unowned, not weak: close() (which deinit calls) ends the watch and the timer first, and a weak reference
+        // would give the pad a side table, slowing every retain and release of it, once per forwarded frame.
+        watchToken = try loop.watch(descriptor, path: devicePath) { [unowned self] _ throws(DeviceAccessError) in
+            try self.serviceRequests()
         }
-        effectTimer = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in
-            try self?.updateRumble()
+        effectTimer = try loop.makeTimer { [unowned self] () throws(DeviceAccessError) in
+            try self.updateRumble()
         }
     }
 
