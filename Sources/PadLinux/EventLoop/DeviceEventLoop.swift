@@ -29,8 +29,7 @@ public final class DeviceEventLoop {
     private var epoll: EpollInstance
     private var wake: EventCounter
     private let wakeToken = WatchToken(rawValue: 0)
-    private var watches: [WatchToken: Watch] = [:]
-    private var nextToken: UInt64 = 1
+    private var watches = WatchTable<Watch>()
     private var deferredWork: [() throws(DeviceAccessError) -> Void] = []
     private var stopRequested = false
     private var signalSubscriptions: [SignalSubscription] = []
@@ -64,7 +63,7 @@ public final class DeviceEventLoop {
                     continue
                 }
                 // A handler earlier in this batch may have removed this watch: then it is simply skipped.
-                guard let watch = watches[token] else { continue }
+                guard let watch = watches.value(for: token.rawValue) else { continue }
                 try watch.handler(Readiness(rawValue: events[index].events))
                 if stopRequested { break }
             }
@@ -94,16 +93,18 @@ public final class DeviceEventLoop {
         let reader = StandardInputLineReader(onLine: onLine, onBatchEnd: onBatchEnd, onEndOfFile: onEndOfFile)
         standardInputReader = reader
         let input = FileDescriptor.standardInput
-        let token = makeToken()
+        let token = WatchToken(rawValue: watches.reserveToken())
         switch epoll.add(input, events: CPadLinux_EPOLLIN, token: token.rawValue) {
         case .success:
-            watches[token] = Watch(descriptor: input) { [unowned self] _ throws(DeviceAccessError) in
-                if reader.readOnce() == .endOfFile {
-                    self.removeWatch(token)
-                    self.standardInputReader = nil
-                }
-            }
+            watches.store(
+                Watch(descriptor: input) { [unowned self] _ throws(DeviceAccessError) in
+                    if reader.readOnce() == .endOfFile {
+                        self.removeWatch(token)
+                        self.standardInputReader = nil
+                    }
+                }, for: token.rawValue)
         case .failure(.notPermitted):
+            watches.remove(token.rawValue)
             // Regular files and /dev/null never block: read them a chunk per loop turn.
             func readChunk() {
                 if reader.readOnce() == .endOfFile {
@@ -114,6 +115,7 @@ public final class DeviceEventLoop {
             }
             deferWork(readChunk)
         case let .failure(failure):
+            watches.remove(token.rawValue)
             throw .controlling("standard input", operation: "epoll_ctl(ADD fd 0)", failure)
         }
     }
@@ -138,17 +140,18 @@ public final class DeviceEventLoop {
     func watch(
         _ descriptor: FileDescriptor, path: String, _ handler: @escaping ReadinessHandler
     ) throws(DeviceAccessError) -> WatchToken {
-        let token = makeToken()
+        let token = WatchToken(rawValue: watches.reserveToken())
         if case let .failure(failure) = epoll.add(descriptor, events: CPadLinux_EPOLLIN, token: token.rawValue) {
+            watches.remove(token.rawValue)
             throw .controlling(path, operation: "epoll_ctl(ADD)", failure)
         }
-        watches[token] = Watch(descriptor: descriptor, handler: handler)
+        watches.store(Watch(descriptor: descriptor, handler: handler), for: token.rawValue)
         return token
     }
 
     /// Stops watching; safe to call with a token already removed.
     func removeWatch(_ token: WatchToken) {
-        guard let watch = watches.removeValue(forKey: token) else { return }
+        guard let watch = watches.remove(token.rawValue) else { return }
         epoll.remove(watch.descriptor)
     }
 
@@ -181,11 +184,6 @@ public final class DeviceEventLoop {
     /// A timer whose `handler` runs on the loop thread.
     func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) -> LoopTimer {
         try LoopTimer(loop: self, handler: handler)
-    }
-
-    private func makeToken() -> WatchToken {
-        defer { nextToken += 1 }
-        return WatchToken(rawValue: nextToken)
     }
 
     private func runDeferredWork() throws(DeviceAccessError) {
