@@ -62,8 +62,9 @@ XBOXDRV_ARGS = [
 ]
 
 PEER_ORDER = ["padbridge", "xboxdrv", "python", "raw"]
-# xboxdrv starts first: its ~60 s of silence then overlaps the other peers' start-up.
-START_ORDER = ["xboxdrv", "padbridge", "raw", "python"]
+# Each peer starts once the peers before it are ready, so that no peer's start-up competes with another's. Idle
+# peers use no CPU, except xboxdrv (about 45 ms/s, and its ~60 s of silence after start), which therefore comes last.
+START_ORDER = ["padbridge", "raw", "python", "xboxdrv"]
 
 EVENT = struct.Struct("llHHi")  # struct input_event on 64-bit Linux: tv_sec, tv_usec, type, code, value
 EVIOCSCLOCKID = 0x400445A0  # _IOW('E', 0xa0, int)
@@ -310,7 +311,8 @@ def build_peers(args) -> list[Peer]:
 
 
 def start_and_warm_up(peers: list[Peer]):
-    """Starts the peers one at a time (each found by creation order + name), and meanwhile sends warm-up probes
+    """Starts the peers one at a time, each once those before it are ready (its output node found by creation
+    order + name), and meanwhile sends warm-up probes
     every WARMUP_INTERVAL to every peer whose node is there but who has forwarded nothing yet. Returns when
     every peer is ready or skipped."""
     watch = NodeWatch()
@@ -324,7 +326,8 @@ def start_and_warm_up(peers: list[Peer]):
         return int((eager_interval if now_ns() - found_ns < eager_window * 1e9 else WARMUP_INTERVAL) * 1e9)
     try:
         while True:
-            if starting is None and pending:
+            started_not_ready = any(p.active and p.output_fd >= 0 and not p.ready for p in peers)
+            if starting is None and pending and not started_not_ready:
                 starting = pending.pop(0)
                 known = set(input_devices())
                 watch.drain()

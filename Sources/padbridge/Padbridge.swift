@@ -37,4 +37,9 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {
+    // Spelled out, as for VirtualPadKind (VirtualCommand.swift): the defaults are slow to build at every start.
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    public static var allValueDescriptions: [String: String] { [:] }
+    public var defaultValueDescription: String { rawValue }
+}

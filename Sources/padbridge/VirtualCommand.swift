@@ -162,8 +162,19 @@ struct VirtualCommand: ParsableCommand {
     }
 }
 
-extension VirtualPadKind: ExpressibleByArgument {}
-extension HIDTransport: ExpressibleByArgument {}
+// The value lists are spelled out: swift-argument-parser's defaults build them through string interpolation and
+// comparisons on every parse, about 2 M instructions of each start (callgrind), which emulation makes slow.
+extension VirtualPadKind: ExpressibleByArgument {
+    static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    static var allValueDescriptions: [String: String] { [:] }
+    var defaultValueDescription: String { rawValue }
+}
+
+extension HIDTransport: ExpressibleByArgument {
+    static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    static var allValueDescriptions: [String: String] { [:] }
+    var defaultValueDescription: String { rawValue }
+}
 
 /// The JSON object of the "ready" status line.
 enum ReadyLine {
