@@ -149,7 +149,7 @@ final class MonitorSession {
             previous?(node, readings)
             if node.role == .pad { self.count(readings) }
         }
-        reader.onFrame = { [unowned self] snapshot, _, event in self.printChanges(to: snapshot, at: event) }
+        reader.onFrame = { [unowned self] snapshot, event in self.printChanges(to: snapshot, at: event) }
         reader.onUnplugged = { node in
             LineOutput.standardError.write(
                 "padbridge: \(controller.name) [\(controller.fingerprint)] was unplugged (\(node.path) is gone); "

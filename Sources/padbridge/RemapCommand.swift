@@ -239,7 +239,7 @@ final class RemapBridge {
         // unowned(unsafe): no reference counting per frame. Sound because the reader belongs to this bridge and
         // stops calling when closed (close(), or its own deinit when the bridge goes); nothing it calls frees the
         // bridge.
-        reader.onFrame = { [unowned(unsafe) self] snapshot, _, _ in self.show(snapshot) }
+        reader.onFrame = { [unowned(unsafe) self] snapshot, _ in self.show(snapshot) }
         reader.onUnplugged = { [unowned self] node in self.padWentAway(node) }
         self.reader = reader
         show(reader.snapshot)

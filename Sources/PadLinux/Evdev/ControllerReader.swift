@@ -16,8 +16,8 @@ public final class ControllerReader {
 
     /// Called for every batch of events read from a node, before they are assembled (monitor --raw).
     public var onEvents: ((EvdevNode, [EvdevReading]) -> Void)?
-    /// Called when a node's frame completed: the snapshot, and the kernel timestamp of the frame's SYN_REPORT.
-    public var onFrame: ((PadSnapshot, EvdevNode, EvdevEvent) -> Void)?
+    /// Called when a node's frame completed: the snapshot, and the frame's SYN_REPORT (its kernel timestamp).
+    public var onFrame: ((PadSnapshot, EvdevEvent) -> Void)?
     /// Called once when a node of the controller went away.
     public var onUnplugged: ((EvdevNode) -> Void)?
 
@@ -37,7 +37,7 @@ public final class ControllerReader {
         var absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [:]
         var held: [EvdevNodeRole: [UInt16]] = [:]
         do throws(DeviceAccessError) {
-            for node in controller.nodes.evdev {
+            for (index, node) in controller.nodes.evdev.enumerated() {
                 let device = try EvdevDevice(path: node.path)
                 if grab { try device.grab() }
                 let info = device.info()
@@ -48,7 +48,9 @@ public final class ControllerReader {
                 // unowned(unsafe): no reference counting per read. Sound because every watch ends in close(),
                 // which deinit calls.
                 watched.append(
-                    try loop.watch(device) { [unowned(unsafe) self] result in self.handle(result, from: node) })
+                    try loop.watch(device) { [unowned(unsafe) self, role = node.role] result in
+                        self.handle(result, fromNode: index, role: role)
+                    })
             }
         } catch {
             close()
@@ -59,19 +61,21 @@ public final class ControllerReader {
         for node in controller.nodes.evdev { assembler.seed(node.role, pressedKeys: held[node.role] ?? []) }
     }
 
-    private func handle(_ result: EvdevReadResult, from node: EvdevNode) {
+    /// The node comes as its index in `controller.nodes.evdev` and its role: no strings are passed (and counted)
+    /// per read.
+    private func handle(_ result: EvdevReadResult, fromNode index: Int, role: EvdevNodeRole) {
         guard !ended else { return }
         switch result {
         case let .events(readings):
-            onEvents?(node, readings)
+            if let onEvents { onEvents(controller.nodes.evdev[index], readings) }
             for reading in readings {
-                if case .frameCompleted = assembler.apply(reading.event, from: node.role) {
-                    onFrame?(assembler.snapshot, node, reading.event)
+                if case .frameCompleted = assembler.apply(reading.event, from: role) {
+                    onFrame?(assembler.snapshot, reading.event)
                 }
             }
         case .unplugged:
             close()
-            onUnplugged?(node)
+            onUnplugged?(controller.nodes.evdev[index])
         }
     }
 
