@@ -95,11 +95,16 @@ public final class UdevContext {
             ancestors: ancestors)
     }
 
-    /// The sysfs attributes an ancestor record keeps where they exist (see `UdevAncestorRecord.attributes`).
-    static let recordedAttributes = [
-        "serial", "idVendor", "idProduct", "devpath", "uniq", "phys", "name",
-        "id/bustype", "id/vendor", "id/product", "id/version",
-    ]
+    /// The sysfs attributes an ancestor record keeps where they exist (see `UdevAncestorRecord.attributes`): an
+    /// input device's identity, a USB device's. Other ancestors have none of them, and each attempt to read one
+    /// is system calls.
+    static func recordedAttributes(subsystem: String?, devtype: String?) -> [String] {
+        switch subsystem {
+        case "input": ["uniq", "phys", "name", "id/bustype", "id/vendor", "id/product", "id/version"]
+        case "usb" where devtype == "usb_device": ["serial", "idVendor", "idProduct", "devpath"]
+        default: []
+        }
+    }
 
     static func isPadNode(_ record: UdevDeviceRecord) -> Bool {
         switch record.subsystem {
@@ -110,13 +115,14 @@ public final class UdevContext {
     }
 
     static func ancestorRecord(_ device: OpaquePointer) -> UdevAncestorRecord {
+        let subsystem = string(udev_device_get_subsystem(device)), devtype = string(udev_device_get_devtype(device))
         var attributes: [String: String] = [:]
-        for name in recordedAttributes {
+        for name in recordedAttributes(subsystem: subsystem, devtype: devtype) {
             if let value = string(udev_device_get_sysattr_value(device, name)) { attributes[name] = value }
         }
         return UdevAncestorRecord(
-            subsystem: string(udev_device_get_subsystem(device)),
-            devtype: string(udev_device_get_devtype(device)),
+            subsystem: subsystem,
+            devtype: devtype,
             sysname: string(udev_device_get_sysname(device)) ?? "",
             syspath: string(udev_device_get_syspath(device)) ?? "",
             driver: string(udev_device_get_driver(device)),
