@@ -38,6 +38,7 @@ import os
 import select
 import signal
 import struct
+import shutil
 import subprocess
 import sys
 import time
@@ -329,6 +330,7 @@ def start_and_warm_up(peers: list[Peer]):
             started_not_ready = any(p.active and p.output_fd >= 0 and not p.ready for p in peers)
             if starting is None and pending and not started_not_ready:
                 starting = pending.pop(0)
+                udev_settle()
                 known = set(input_devices())
                 watch.drain()
                 starting.start()
@@ -382,6 +384,13 @@ def start_and_warm_up(peers: list[Peer]):
                               f"start", flush=True)
     finally:
         watch.close()
+
+
+def udev_settle():
+    """Waits until udevd has handled every event so far (the previous peer's new device, the last one's removal),
+    so that a peer's start-up does not share the CPUs with udev's rules. Nothing to wait for without udevd."""
+    if shutil.which("udevadm"):
+        subprocess.run(["udevadm", "settle", "--timeout=30"], check=False)
 
 
 def node_number(path: str) -> int:
