@@ -39,8 +39,9 @@ public struct UdevAncestorRecord: Sendable, Hashable, Codable {
     /// The bound driver ("playstation", "xpad", "usbhid", ...).
     public var driver: String?
     public var properties: [String: String]
-    /// Selected sysfs attributes that uevent does not carry: "serial", "idVendor", "idProduct", "devpath",
-    /// "uniq", "phys", "name", "id/bustype", "id/vendor", "id/product", "id/version".
+    /// Selected sysfs attributes that uevent does not carry: of an input device "uniq", "phys", "name",
+    /// "id/bustype", "id/vendor", "id/product", "id/version"; of a USB device "serial", "idVendor", "idProduct",
+    /// "devpath".
     public var attributes: [String: String]
 
     public init(

@@ -43,8 +43,14 @@ public final class UdevContext {
             if let name = udev_list_entry_get_name(current) { syspaths.append(String(cString: name)) }
             entry = udev_list_entry_get_next(current)
         }
+        // Only event and hidraw nodes can be pad nodes: the others (inputN, jsN, mouseN) are not read at all, and
+        // the ancestors the nodes share (a DualSense's four nodes hang off one HID device) are read once.
+        var ancestors: [String: [UdevAncestorRecord]] = [:]
         let records = syspaths.compactMap { syspath -> UdevDeviceRecord? in
-            guard let record = record(syspath: syspath), Self.isPadNode(record) else { return nil }
+            let name = syspath.split(separator: "/").last ?? ""
+            guard name.hasPrefix("event") || name.hasPrefix("hidraw"),
+                let record = record(syspath: syspath, sharing: &ancestors), Self.isPadNode(record)
+            else { return nil }
             return record
         }
         return records.sorted { lhs, rhs in
@@ -56,15 +62,30 @@ public final class UdevContext {
     /// The record of one device by its sysfs path, with every ancestor; nil when the device is gone (or was never
     /// there). Meant for nodes (`.../input/input12/event5`, `.../hidraw/hidraw0`), works for any device.
     public func record(syspath: String) -> UdevDeviceRecord? {
+        var known: [String: [UdevAncestorRecord]] = [:]
+        return record(syspath: syspath, sharing: &known)
+    }
+
+    /// `record(syspath:)`, taking what it already knows from `known`: for an ancestor's syspath, that ancestor's
+    /// record followed by all of its own ancestors'. Adds what it reads.
+    func record(syspath: String, sharing known: inout [String: [UdevAncestorRecord]]) -> UdevDeviceRecord? {
         guard let device = udev_device_new_from_syspath(handle, syspath) else { return nil }
         defer { udev_device_unref(device) }
         var ancestors: [UdevAncestorRecord] = []
+        var readPaths: [String] = []
         // A parent belongs to its child (no unref); `get_parent` skips sysfs directories that are not devices.
         var parent = udev_device_get_parent(device)
         while let current = parent {
+            let ancestorPath = Self.string(udev_device_get_syspath(current)) ?? ""
+            if let rest = known[ancestorPath] {
+                ancestors += rest
+                break
+            }
             ancestors.append(Self.ancestorRecord(current))
+            readPaths.append(ancestorPath)
             parent = udev_device_get_parent(current)
         }
+        for (index, path) in readPaths.enumerated() { known[path] = Array(ancestors[index...]) }
         return UdevDeviceRecord(
             subsystem: Self.string(udev_device_get_subsystem(device)) ?? "",
             sysname: Self.string(udev_device_get_sysname(device)) ?? "",
@@ -74,11 +95,16 @@ public final class UdevContext {
             ancestors: ancestors)
     }
 
-    /// The sysfs attributes an ancestor record keeps where they exist (see `UdevAncestorRecord.attributes`).
-    static let recordedAttributes = [
-        "serial", "idVendor", "idProduct", "devpath", "uniq", "phys", "name",
-        "id/bustype", "id/vendor", "id/product", "id/version",
-    ]
+    /// The sysfs attributes an ancestor record keeps where they exist (see `UdevAncestorRecord.attributes`): an
+    /// input device's identity, a USB device's. Other ancestors have none of them, and each attempt to read one
+    /// is system calls.
+    static func recordedAttributes(subsystem: String?, devtype: String?) -> [String] {
+        switch subsystem {
+        case "input": ["uniq", "phys", "name", "id/bustype", "id/vendor", "id/product", "id/version"]
+        case "usb" where devtype == "usb_device": ["serial", "idVendor", "idProduct", "devpath"]
+        default: []
+        }
+    }
 
     static func isPadNode(_ record: UdevDeviceRecord) -> Bool {
         switch record.subsystem {
@@ -89,13 +115,14 @@ public final class UdevContext {
     }
 
     static func ancestorRecord(_ device: OpaquePointer) -> UdevAncestorRecord {
+        let subsystem = string(udev_device_get_subsystem(device)), devtype = string(udev_device_get_devtype(device))
         var attributes: [String: String] = [:]
-        for name in recordedAttributes {
+        for name in recordedAttributes(subsystem: subsystem, devtype: devtype) {
             if let value = string(udev_device_get_sysattr_value(device, name)) { attributes[name] = value }
         }
         return UdevAncestorRecord(
-            subsystem: string(udev_device_get_subsystem(device)),
-            devtype: string(udev_device_get_devtype(device)),
+            subsystem: subsystem,
+            devtype: devtype,
             sysname: string(udev_device_get_sysname(device)) ?? "",
             syspath: string(udev_device_get_syspath(device)) ?? "",
             driver: string(udev_device_get_driver(device)),
