@@ -45,7 +45,7 @@ struct MonitorCommand: ParsableCommand {
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.monitor")
         signal(SIGPIPE, SIG_IGN)
-        let controllers = try ControllerCatalog.discover(logger: logger)
+        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
         let controller = try Self.choose(pad, from: controllers)
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
