@@ -142,6 +142,15 @@ struct SDLJoystickControls {
     func hat(_ index: Int) -> (x: UInt16, y: UInt16)? { hats.indices.contains(index) ? hats[index] : nil }
 }
 
+/// The `+` or `-` that may start either side of a mapping entry (a half axis).
+enum SDLMappingSign {
+    /// True for `+`, false for `-`, nil without a sign; and the text after it.
+    static func split(_ text: Substring) -> (positive: Bool?, rest: Substring) {
+        guard let sign = text.first, sign == "+" || sign == "-" else { return (nil, text) }
+        return (sign == "+", text.dropFirst())
+    }
+}
+
 /// The left side of a mapping entry.
 enum SDLMappingTarget {
     case button(Button)
@@ -149,12 +158,7 @@ enum SDLMappingTarget {
     case axis(Axis, halfOutput: Bool?)
 
     init?(_ text: Substring) {
-        var name = text
-        var halfOutput: Bool?
-        if let sign = name.first, sign == "+" || sign == "-" {
-            halfOutput = sign == "+"
-            name = name.dropFirst()
-        }
+        let (halfOutput, name) = SDLMappingSign.split(text)
         if let axis = Axis(rawValue: String(name)) {
             self = .axis(axis, halfOutput: halfOutput)
         } else if halfOutput == nil, let button = Button(rawValue: String(name)) {
@@ -173,12 +177,7 @@ enum SDLMappingSource {
     case hat(Int, mask: Int)
 
     init?(_ text: Substring) {
-        var rest = text
-        var half: Bool?
-        if let sign = rest.first, sign == "+" || sign == "-" {
-            half = sign == "+"
-            rest = rest.dropFirst()
-        }
+        var (half, rest) = SDLMappingSign.split(text)
         var inverted = false
         if rest.last == "~" {
             inverted = true
