@@ -30,9 +30,14 @@ public final class UdevContext {
             throw .creating("udev_enumerate_new", Errno(rawValue: errno == 0 ? ENOMEM : errno))
         }
         defer { udev_enumerate_unref(enumeration) }
-        // Several subsystem matches are alternatives. No `add_match_is_initialized`: without udevd no device is.
+        // Several subsystem matches are alternatives, and so are several sysname matches. No
+        // `add_match_is_initialized`: without udevd no device is.
         udev_enumerate_add_match_subsystem(enumeration, "input")
         udev_enumerate_add_match_subsystem(enumeration, "hidraw")
+        // Only event and hidraw nodes can be pad nodes. Matched by name, the others (inputN, jsN, mouseN) are
+        // skipped before libudev resolves their paths and reads their uevent files.
+        udev_enumerate_add_match_sysname(enumeration, "event*")
+        udev_enumerate_add_match_sysname(enumeration, "hidraw*")
         let status = udev_enumerate_scan_devices(enumeration)
         guard status >= 0 else {
             throw .controlling("/sys", operation: "udev_enumerate_scan_devices", Errno(rawValue: -status))
@@ -43,14 +48,10 @@ public final class UdevContext {
             if let name = udev_list_entry_get_name(current) { syspaths.append(String(cString: name)) }
             entry = udev_list_entry_get_next(current)
         }
-        // Only event and hidraw nodes can be pad nodes: the others (inputN, jsN, mouseN) are not read at all, and
-        // the ancestors the nodes share (a DualSense's four nodes hang off one HID device) are read once.
+        // The ancestors the nodes share (a DualSense's four nodes hang off one HID device) are read once.
         var ancestors: [String: [UdevAncestorRecord]] = [:]
         let records = syspaths.compactMap { syspath -> UdevDeviceRecord? in
-            let name = syspath.split(separator: "/").last ?? ""
-            guard name.hasPrefix("event") || name.hasPrefix("hidraw"),
-                let record = record(syspath: syspath, sharing: &ancestors), Self.isPadNode(record)
-            else { return nil }
+            guard let record = record(syspath: syspath, sharing: &ancestors), Self.isPadNode(record) else { return nil }
             return record
         }
         return records.sorted { lhs, rhs in
