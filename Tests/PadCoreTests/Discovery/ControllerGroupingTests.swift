@@ -166,6 +166,27 @@ import Testing
         #expect(pad.kind == .dualSense)
     }
 
+    @Test func identityFallsBackToTheInputDevicesAttributesAsSysfsWritesThem() throws {
+        // Without PRODUCT, the `id/*` attributes: sysfs ends each value in a newline. A USB serial may be padded.
+        var records = UdevFixtures.xpadXbox360(serial: "  1B3C2F0 \n")
+        records[0].ancestors[0].properties["PRODUCT"] = nil
+        records[0].ancestors[0].attributes = [
+            "id/bustype": "0003\n", "id/vendor": " 045e\n", "id/product": "028e\n", "id/version": "0114\n",
+        ]
+        let pad = try #require(ControllerGrouping.controllers(from: records).first)
+        #expect((pad.bus, pad.vendorID, pad.productID, pad.version) == (.usb, 0x045e, 0x028e, 0x0114))
+        #expect(pad.serial == "1B3C2F0")
+        #expect(pad.kind == .xbox360)
+    }
+
+    @Test func blankOrOversizedIDAttributesAreNoIdentity() throws {
+        var records = UdevFixtures.xpadXbox360()
+        records[0].ancestors[0].properties["PRODUCT"] = nil
+        records[0].ancestors[0].attributes = ["id/bustype": " \n", "id/vendor": "045e", "id/product": "1028e0000"]
+        let pad = try #require(ControllerGrouping.controllers(from: records).first)
+        #expect((pad.vendorID, pad.productID) == (0, 0))
+    }
+
     @Test(arguments: [
         ("/sys/devices/virtual/misc/uhid/0005:054C:0CE6.0019", "virtual/misc/uhid/0005:054C:0CE6"),
         ("/sys/devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.3/0003:054C:0CE6.0007",
