@@ -18,7 +18,7 @@ struct TOMLKeyLines {
         var number = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             number += 1
-            let line = Self.withoutComment(rawLine).trimmedOfSpaces
+            let line = String(Self.withoutComment(rawLine).trimmingWhitespace)
             if openBrackets > 0 {
                 openBrackets += Self.bracketBalance(line)
                 continue
@@ -64,7 +64,7 @@ struct TOMLKeyLines {
     }
 
     private mutating func recordInlineTable(_ value: Substring, under key: [String], line: Int) {
-        let value = value.trimmedOfSpaces
+        let value = value.trimmingWhitespace
         guard value.hasPrefix("{") else { return }
         var body = Substring(value).dropFirst()
         if body.last == "}" { body = body.dropLast() }
@@ -86,7 +86,7 @@ struct TOMLKeyLines {
     /// `a."leftx+".b` -> ["a", "leftx+", "b"].
     static func keyParts(_ key: Substring) -> [String] {
         splitOutsideQuotesAndBrackets(key, on: ".").map { part in
-            var text = Substring(part.trimmedOfSpaces)
+            var text = part.trimmingWhitespace
             if text.count >= 2, let first = text.first, first == "\"" || first == "'", text.last == first {
                 text = text.dropFirst().dropLast()
             }
@@ -154,14 +154,5 @@ struct TOMLKeyLines {
         }
         parts.append(text[start...])
         return parts
-    }
-}
-
-extension StringProtocol {
-    var trimmedOfSpaces: String {
-        var text = Substring(self)
-        while let first = text.first, first == " " || first == "\t" || first == "\r" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" || last == "\r" { text = text.dropLast() }
-        return String(text)
     }
 }

@@ -46,7 +46,7 @@ public struct PadSelector: Sendable, Hashable {
 
     public func resolve(in controllers: [Controller]) throws(PadSelectionError) -> Controller {
         guard !controllers.isEmpty else { throw .noControllers }
-        let text = argument.trimmingWhitespace
+        let text = String(argument.trimmingWhitespace)
 
         if text.hasPrefix("/") {
             guard let match = controllers.first(where: { $0.nodes.allPaths.contains(text) }) else {
@@ -69,12 +69,5 @@ public struct PadSelector: Sendable, Hashable {
         case 1: return matches[0]
         default: throw .ambiguousPrefix(text, matches: matches.map(\.fingerprint))
         }
-    }
-}
-
-extension String {
-    fileprivate var trimmingWhitespace: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" }
-        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
 }

@@ -28,9 +28,3 @@ public enum ControllerBattery {
         return BatteryState(percent: UInt8(min(percent, 100)), charging: status == "Charging" || status == "Full")
     }
 }
-
-extension String {
-    var trimmingWhitespace: String {
-        String(self.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-    }
-}
