@@ -73,6 +73,8 @@ struct DeviceEventLoopTests {
     static func withStandardInput(_ text: [UInt8], closeWriter: Bool, _ body: () throws -> Void) throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
+        // Close-on-exec: a child another test spawns meanwhile must not hold the write end open (no end of file).
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         let saved = dup(0)
         dup2(fds[0], 0)
         close(fds[0])

@@ -10,7 +10,9 @@ import Testing
         defer { unlink(path) }
         #expect(CPadLinux_unixSocketIsListening(path) == 0, "no file at all")
 
-        let server = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+        // Close-on-exec: other tests spawn children meanwhile, and a child that inherited the listening socket
+        // would keep it listening after `close` below.
+        let server = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(server >= 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
