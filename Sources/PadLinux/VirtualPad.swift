@@ -1,3 +1,4 @@
+public import Logging
 public import PadCore
 
 /// The kinds of virtual pad padbridge can present to games.
@@ -32,4 +33,22 @@ public protocol VirtualPad: AnyObject {
     func apply(_ snapshot: PadSnapshot) throws(DeviceAccessError)
     /// Releases everything (sends the neutral state and SYN), then destroys the device. Idempotent; deinit calls it.
     func close()
+}
+
+extension VirtualPadKind {
+    /// Creates a virtual pad of this kind: `VirtualXbox360Pad.create` or `VirtualDualSense.create`. `seed` and
+    /// `bus` are a DualSense's identity and transport; an Xbox 360 pad has neither and ignores them.
+    public func createPad(
+        name: String?, seed: String, bus: HIDTransport, loop: DeviceEventLoop, logger: Logger,
+        onFeedback: @escaping (FeedbackEvent) -> Void,
+        onReady: @escaping (VirtualPadNodes) -> Void
+    ) throws(DeviceAccessError) -> any VirtualPad {
+        switch self {
+        case .xbox360:
+            try VirtualXbox360Pad.create(name: name, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        case .dualsense:
+            try VirtualDualSense.create(
+                name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        }
+    }
 }

@@ -212,15 +212,9 @@ final class RemapBridge {
             LineOutput.standardError.write(
                 "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue))
         }
-        switch kind {
-        case .xbox360:
-            virtualPad = try VirtualXbox360Pad.create(
-                name: nil, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
-        case .dualsense:
-            virtualPad = try VirtualDualSense.create(
-                name: nil, seed: seed, bus: .bluetooth, loop: loop, logger: logger,
-                onFeedback: onFeedback, onReady: onReady)
-        }
+        virtualPad = try kind.createPad(
+            name: nil, seed: seed, bus: .bluetooth, loop: loop, logger: logger, onFeedback: onFeedback,
+            onReady: onReady)
         try attach(controller)
         logger.info(
             "bridging \(controller.name) [\(fingerprint)] to a virtual \(kind.rawValue) pad",
@@ -272,7 +266,7 @@ final class RemapBridge {
     private func show(_ snapshot: PadSnapshot) {
         source = snapshot
         // Only a turbo button needs the time: no clock read per frame otherwise.
-        let output = pipeline.apply(snapshot, atMicroseconds: pipeline.usesTime ? Self.monotonicMicroseconds() : 0)
+        let output = pipeline.apply(snapshot, atMicroseconds: pipeline.usesTime ? MonotonicInstant.now().microseconds : 0)
         do {
             try virtualPad?.apply(output)
         } catch {
@@ -283,7 +277,7 @@ final class RemapBridge {
             self.turboWake = nil
         }
         if let wake = pipeline.nextWakeMicroseconds {
-            let now = Self.monotonicMicroseconds()
+            let now = MonotonicInstant.now().microseconds
             let milliseconds = wake > now ? (wake - now + 999) / 1000 : 0
             turboWake = try? loop.deadline(afterMilliseconds: max(1, milliseconds)) { [weak self] in
                 guard let self else { return }
@@ -296,12 +290,6 @@ final class RemapBridge {
     func use(_ profile: RemapProfile) throws {
         pipeline = try RemapPipeline(profile: profile, target: Self.capabilities(of: kind))
         show(source)
-    }
-
-    static func monotonicMicroseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000 + UInt64(time.tv_nsec) / 1000
     }
 
     /// The physical pad went away: the virtual pad goes neutral at once (no stuck buttons) and stays.

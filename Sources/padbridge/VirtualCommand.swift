@@ -84,15 +84,9 @@ struct VirtualCommand: ParsableCommand {
             if inputEnded { shutdown?() }
         }
 
-        let pad: any VirtualPad
-        switch type {
-        case .xbox360:
-            pad = try VirtualXbox360Pad.create(
-                name: name, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
-        case .dualsense:
-            pad = try VirtualDualSense.create(
-                name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback,
-                onReady: onReady)
+        let pad = try type.createPad(
+            name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        if type == .dualsense {
             logger.info("virtual DualSense \(identity.uniq) (seed \"\(seed)\", \(bus.rawValue) bus)")
         }
         defer { pad.close() }

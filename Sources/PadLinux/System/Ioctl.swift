@@ -86,22 +86,24 @@ extension FileDescriptor {
 }
 
 /// Nanoseconds on CLOCK_MONOTONIC, the clock the loop's timerfds use.
-struct MonotonicInstant: Comparable, Hashable, Sendable {
-    var nanoseconds: UInt64
+public struct MonotonicInstant: Comparable, Hashable, Sendable {
+    public var nanoseconds: UInt64
 
-    static func now() -> MonotonicInstant {
+    init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+
+    public static func now() -> MonotonicInstant {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return MonotonicInstant(nanoseconds: UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec))
     }
 
-    static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+    public static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
     func adding(milliseconds: UInt64) -> MonotonicInstant {
         MonotonicInstant(nanoseconds: nanoseconds &+ milliseconds &* 1_000_000)
     }
 
-    var microseconds: UInt64 { nanoseconds / 1000 }
+    public var microseconds: UInt64 { nanoseconds / 1000 }
 }
 
 extension FileDescriptor {
