@@ -68,11 +68,18 @@ struct RemapCommand: ParsableCommand {
         let logger = global.makeLogger(label: "padbridge.remap")
         signal(SIGPIPE, SIG_IGN)
         // The profile is checked before any device is opened: its syntax and keys now, against the virtual pad
-        // type (known once the pad is) before that pad's virtual pad is made.
+        // type (known once the pad is) before that pad's virtual pad is made. Read and parsed once per type.
+        var profiles: [VirtualPadKind: RemapProfile] = [:]
+        func startingProfile(for kind: VirtualPadKind) throws -> RemapProfile {
+            if let known = profiles[kind] { return known }
+            let loaded = try Self.loadProfile(profile, for: kind)
+            profiles[kind] = loaded
+            return loaded
+        }
         if let virtualKind {
-            _ = try Self.loadProfile(profile, for: virtualKind)
-        } else if let profile {
-            _ = try Self.loadProfile(profile, for: .dualsense)  // the wider type: only the target check waits
+            _ = try startingProfile(for: virtualKind)
+        } else if profile != nil {
+            _ = try startingProfile(for: .dualsense)  // the wider type: only the target check waits
         }
         let loop = try DeviceEventLoop()
         var shutdown: (() -> Void)?
@@ -101,7 +108,7 @@ struct RemapCommand: ParsableCommand {
             let kind = virtualKind ?? RemapBridge.defaultVirtualKind(for: controller)
             bridges.append(
                 try RemapBridge(
-                    controller: controller, as: kind, profile: try Self.loadProfile(profile, for: kind), loop: loop,
+                    controller: controller, as: kind, profile: try startingProfile(for: kind), loop: loop,
                     logger: logger))
         }
         reload = { [profile] in
