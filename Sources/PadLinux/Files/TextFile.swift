@@ -20,6 +20,13 @@ public enum TextFile {
 
     /// The file's contents. Reads until end of file; fails on anything that is not valid UTF-8.
     public static func contents(atPath path: String) throws(ReadError) -> String {
+        let bytes = try self.bytes(atPath: path)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8(path: path) }
+        return text
+    }
+
+    /// The file's bytes, read until end of file.
+    static func bytes(atPath path: String) throws(ReadError) -> [UInt8] {
         var bytes: [UInt8] = []
         do {
             let descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
@@ -34,7 +41,6 @@ public enum TextFile {
         } catch {
             throw .unreadable(path: path, cause: error as? Errno ?? .ioError)
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8(path: path) }
-        return text
+        return bytes
     }
 }

@@ -12,17 +12,7 @@ public struct LiveSystemFacts: SystemFacts {
     public func entries(of directory: String) -> [String] { SysfsInputDevices.directoryEntries(directory) }
 
     public func contents(of file: String) -> String? {
-        guard let descriptor = try? FileDescriptor.open(file, .readOnly, options: [.closeOnExec]) else { return nil }
-        defer { try? descriptor.close() }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            guard let count = try? chunk.withUnsafeMutableBytes({ try descriptor.read(into: $0, retryOnInterrupt: true) })
-            else { return nil }
-            if count == 0 { break }
-            bytes += chunk.prefix(count)
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        (try? TextFile.bytes(atPath: file)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     public var kernelRelease: String {
