@@ -22,12 +22,27 @@ public struct FNV1a64: Sendable, Hashable {
     }
 }
 
+/// MurmurHash3's 64-bit finalizer (`fmix64`): every input bit flips each output bit with probability about 1/2.
+/// FNV-1a alone mixes its last bytes only into the low bits; texts that differ only at their end (the serials and
+/// MACs of one batch of pads) then share their high bits.
+public enum Fmix64 {
+    @inlinable public static func mix(_ value: UInt64) -> UInt64 {
+        var x = value
+        x ^= x >> 33
+        x &*= 0xff51_afd7_ed55_8ccd
+        x ^= x >> 33
+        x &*= 0xc4ce_b9fe_1a85_ec53
+        x ^= x >> 33
+        return x
+    }
+}
+
 extension Fingerprint {
     /// The version tag that starts every canonical string; a change to the recipe changes the tag.
-    public static let canonicalVersion = "padbridge-fingerprint-v1"
+    public static let canonicalVersion = "padbridge-fingerprint-v2"
 
     /// The text a fingerprint hashes:
-    /// `padbridge-fingerprint-v1|bus=<usb|bluetooth|virtual|other>|vendor=<4 hex>|product=<4 hex>|` followed by
+    /// `padbridge-fingerprint-v2|bus=<usb|bluetooth|virtual|other>|vendor=<4 hex>|product=<4 hex>|` followed by
     /// `serial=<serial>` when the pad reports one, else `port=<portPath>` (empty when that is unknown too), then
     /// `#<occurrence>` for the second and later pads of one enumeration that would otherwise share it.
     ///
@@ -48,8 +63,10 @@ extension Fingerprint {
         return text
     }
 
-    /// A controller's fingerprint: the first 12 hex digits (the high 48 bits) of the FNV-1a 64 hash of
-    /// `canonicalString(...)`. `occurrence` is 1 except when `ControllerGrouping` disambiguates a collision.
+    /// A controller's fingerprint: the first 12 hex digits (the high 48 bits) of `fmix64(FNV-1a-64(text))`, text
+    /// being `canonicalString(...)` in UTF-8. `occurrence` is 1 except when `ControllerGrouping` disambiguates a
+    /// collision. (v1 took FNV-1a's high bits unmixed: pads whose serials differed in the last character got IDs
+    /// that differed in one digit in the middle.)
     public static func derive(
         bus: ControllerBus, vendorID: UInt16, productID: UInt16, serial: String?, portPath: String?,
         occurrence: Int = 1
@@ -57,7 +74,7 @@ extension Fingerprint {
         let text = canonicalString(
             bus: bus, vendorID: vendorID, productID: productID, serial: serial, portPath: portPath,
             occurrence: occurrence)
-        let digits = String(FNV1a64.hash(text) >> 16, radix: 16)
+        let digits = String(Fmix64.mix(FNV1a64.hash(text)) >> 16, radix: 16)
         return Fingerprint(rawValue: String(repeating: "0", count: 12 - digits.count) + digits)
     }
 

@@ -1,5 +1,14 @@
 import PadCore
+import PadTestSupport
 import Testing
+
+extension String {
+    /// Two lowercase hex digits.
+    fileprivate init(format2 byte: UInt8) {
+        let digits = String(byte, radix: 16)
+        self = digits.count == 1 ? "0" + digits : digits
+    }
+}
 
 @Suite struct FingerprintTests {
     @Test(arguments: [
@@ -15,19 +24,65 @@ import Testing
         #expect(
             Fingerprint.canonicalString(
                 bus: .bluetooth, vendorID: 0x054c, productID: 0x0ce6, serial: "0e:ec:77:d9:19:e9", portPath: "x")
-                == "padbridge-fingerprint-v1|bus=bluetooth|vendor=054c|product=0ce6|serial=0e:ec:77:d9:19:e9")
+                == "padbridge-fingerprint-v2|bus=bluetooth|vendor=054c|product=0ce6|serial=0e:ec:77:d9:19:e9")
         #expect(
             Fingerprint.canonicalString(bus: .usb, vendorID: 0x79, productID: 6, serial: nil, portPath: "usb1/1-3", occurrence: 2)
-                == "padbridge-fingerprint-v1|bus=usb|vendor=0079|product=0006|port=usb1/1-3#2")
+                == "padbridge-fingerprint-v2|bus=usb|vendor=0079|product=0006|port=usb1/1-3#2")
     }
 
-    @Test func fingerprintIsTwelveHexDigitsOfTheCanonicalHash() {
-        let fingerprint = Fingerprint.derive(bus: .usb, vendorID: 0x045e, productID: 0x028e, serial: nil, portPath: "p")
-        let text = Fingerprint.canonicalString(bus: .usb, vendorID: 0x045e, productID: 0x028e, serial: nil, portPath: "p")
-        var expected = String(FNV1a64.hash(text) >> 16, radix: 16)
-        expected = String(repeating: "0", count: 12 - expected.count) + expected
+    /// Golden values, computed outside Swift (a few lines of Python over the recipe in `Fingerprint.derive`'s
+    /// documentation): IDs must stay the same across runs, machines and Swift versions.
+    @Test(arguments: [
+        (ControllerBus.bluetooth, 0x054c as UInt16, 0x0ce6 as UInt16, "0e:ec:77:d9:19:e9" as String?, nil as String?,
+         "adc312c6744a"),
+        (.bluetooth, 0x054c, 0x0ce6, "0e:ec:77:d9:19:ea", nil, "b77acd2d3867"),
+        (.usb, 0x045e, 0x028e, nil, "usb1/1-3", "170657e359c5"),
+    ])
+    func fingerprintsKeepTheirGoldenValues(
+        bus: ControllerBus, vendor: UInt16, product: UInt16, serial: String?, port: String?, expected: String
+    ) {
+        let fingerprint = Fingerprint.derive(bus: bus, vendorID: vendor, productID: product, serial: serial, portPath: port)
         #expect(fingerprint.rawValue == expected)
-        #expect(fingerprint.rawValue.count == 12)
+    }
+
+    @Test(arguments: [(0 as UInt64, 0 as UInt64), (1, 0xb456_bcfc_34c2_cb2c)])
+    func fmix64MatchesItsReferenceValues(input: UInt64, output: UInt64) {
+        #expect(Fmix64.mix(input) == output)
+    }
+
+    /// Pads of one batch differ only at the end of their serials or MACs. Their IDs must still look different from
+    /// the first digits on: over 10,000 random serials each changed in its last character, two IDs share their first
+    /// two hex digits in under 1 % of pairs (chance: 1/256, 0.4 %), and each of the 48 ID bits flips in 40-60 % of
+    /// the pairs.
+    @Test func serialsDifferingInTheirLastCharacterGiveUnrelatedIDs() throws {
+        var generator = SplitMix64(seed: 0x5EED_F1D0)
+        let alphabet = Array("0123456789abcdef")
+        let pairs = 10_000
+        var sharedFirstTwoDigits = 0
+        var flips = [Int](repeating: 0, count: 48)
+        for pair in 0..<pairs {
+            let isMAC = pair % 2 == 0
+            var characters: [Character] =
+                isMAC
+                ? Array((0..<6).map { _ in String(format2: generator.byte()) }.joined(separator: ":"))
+                : (0..<Int.random(in: 8...16, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            let first = String(characters)
+            let last = characters.index(before: characters.endIndex)
+            let replacement = alphabet.filter { $0 != characters[last] }.randomElement(using: &generator)!
+            characters[last] = replacement
+            let second = String(characters)
+            let bus: ControllerBus = isMAC ? .bluetooth : .usb
+            let one = Fingerprint.derive(bus: bus, vendorID: 0x054c, productID: 0x0ce6, serial: first, portPath: nil)
+            let other = Fingerprint.derive(bus: bus, vendorID: 0x054c, productID: 0x0ce6, serial: second, portPath: nil)
+            if one.rawValue.prefix(2) == other.rawValue.prefix(2) { sharedFirstTwoDigits += 1 }
+            let difference = try #require(UInt64(one.rawValue, radix: 16)) ^ (try #require(UInt64(other.rawValue, radix: 16)))
+            for bit in 0..<48 where difference >> UInt64(bit) & 1 == 1 { flips[bit] += 1 }
+        }
+        #expect(Double(sharedFirstTwoDigits) / Double(pairs) < 0.01, "\(sharedFirstTwoDigits) of \(pairs) pairs share 2 digits")
+        for (bit, count) in flips.enumerated() {
+            let rate = Double(count) / Double(pairs)
+            #expect((0.4...0.6).contains(rate), "bit \(bit) flipped in \(count) of \(pairs) pairs")
+        }
     }
 
     @Test func sameDualSenseReappearingWithNewNumbersKeepsItsFingerprint() throws {
