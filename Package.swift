@@ -28,9 +28,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
-        // Pure core: the model, snapshot diff, report codecs, trigger effects, wire codec. Standard library only.
+        // Pure core: the model, snapshot diff, report codecs, trigger effects, the network link's wire codec and
+        // reliability state machines, the remap engine. Standard library only.
         .target(name: "PadCore", swiftSettings: hotPathSwift),
 
         // C shim: ioctl request values and the kernel's UAPI struct layouts (the CNIOLinux pattern).
@@ -56,6 +58,16 @@ let package = Package(
         // SDL2 adapter: SDL's game-controller view (GUIDs, database mappings) of the connected pads.
         .target(name: "PadSDL", dependencies: ["PadCore", "CSDL2Loader"], swiftSettings: strictSwift),
 
+        // Sessions: a physical pad as a source of frames (read, assemble, profile, feedback in), a virtual pad standing
+        // for one (apply, neutral, linger, feedback out), the in-process remap bridge joining them, the pad catalog,
+        // and how commands settle hotplug bursts and shut down. What `remap` joins in-process and forwarding joins
+        // through the network.
+        .target(
+            name: "PadSessions",
+            dependencies: ["PadCore", "PadLinux", "PadSDL", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: hotPathSwift
+        ),
+
         // JSON lines: the text form of pad events and feedback that `virtual` reads and `monitor --json` prints.
         .target(name: "PadJSONLines", dependencies: ["PadCore"], swiftSettings: strictSwift),
 
@@ -66,10 +78,16 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        // The Noise protocol framework (handshakes and transport keys) over swift-crypto's Curve25519, ChaCha20-Poly1305
+        // and SHA-256: the secure channel under padbridge's network link. No I/O.
+        .target(
+            name: "PadNoise", dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSwift),
+
         .executableTarget(
             name: "padbridge",
             dependencies: [
-                "PadCore", "PadLinux", "PadSDL", "PadJSONLines", "PadProfiles",
+                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadJSONLines", "PadProfiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -88,8 +106,15 @@ let package = Package(
         .testTarget(
             name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
+        .testTarget(name: "PadNoiseTests", dependencies: ["PadNoise"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "PadSessionsTests",
+            dependencies: [
+                "PadSessions", "PadLinux", "PadCore", "PadSDL", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
         .testTarget(name: "PadSDLTests", dependencies: ["PadSDL"], swiftSettings: strictSwift),
-        .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux"], swiftSettings: strictSwift),
+        .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux", "PadTestSupport"], swiftSettings: strictSwift),
     ],
     swiftLanguageModes: [.v6]
 )

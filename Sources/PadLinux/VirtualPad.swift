@@ -1,14 +1,6 @@
 public import Logging
 public import PadCore
 
-/// The kinds of virtual pad padbridge can present to games.
-public enum VirtualPadKind: String, Sendable, CaseIterable {
-    /// A uinput pad with xpad's Microsoft X-Box 360 pad identity and capabilities.
-    case xbox360
-    /// A uhid DualSense bound by the kernel's hid-playstation driver (gamepad, motion, touchpad nodes, hidraw).
-    case dualsense
-}
-
 /// Where readers find a virtual pad once the kernel made it.
 public struct VirtualPadNodes: Sendable, Hashable {
     /// "/dev/input/eventN" paths. DualSense: gamepad, motion sensors, touchpad (then any other node the driver adds).
@@ -46,7 +38,7 @@ extension VirtualPadKind {
         switch self {
         case .xbox360:
             try VirtualXbox360Pad.create(name: name, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
-        case .dualsense:
+        case .dualSense:
             try VirtualDualSense.create(
                 name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
         }

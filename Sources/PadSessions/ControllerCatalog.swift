@@ -1,20 +1,20 @@
-import Logging
-import PadCore
-import PadLinux
+public import Logging
+public import PadCore
+public import PadLinux
 import PadSDL
 
 /// The connected controllers as padbridge's commands see them: udev's nodes grouped into controllers, their
 /// batteries, and SDL2's view joined by path.
-enum ControllerCatalog {
+public enum ControllerCatalog {
     /// When SDL2's view is joined in: starting SDL's game-controller subsystem takes a while (it opens and
     /// queries PlayStation pads' hidraw nodes), so commands that need it only for generic pads' layouts skip it
     /// when there are none.
-    enum SDLView {
+    public enum SDLView {
         case always
         case forGenericPads
     }
 
-    static func discover(logger: Logger, sdlView: SDLView = .always) throws -> [Controller] {
+    public static func discover(logger: Logger, sdlView: SDLView = .always) throws -> [Controller] {
         let records = try UdevContext().padNodeRecords()
         var controllers = ControllerGrouping.controllers(from: records)
         for index in controllers.indices where controllers[index].capabilities.battery {
@@ -39,10 +39,10 @@ enum ControllerCatalog {
     }
 }
 
-enum ControllerLayouts {
+public enum ControllerLayouts {
     /// The layout to read a controller's pad node with (see `SDLControllerJoin.layout`). Without absinfo: SDL 2.26
     /// (Debian 12's) numbers every hat as a hat, as `list` does from udev's records.
-    static func layout(for controller: Controller, padNode: EvdevDeviceInfo?) -> EvdevLayout {
+    public static func layout(for controller: Controller, padNode: EvdevDeviceInfo?) -> EvdevLayout {
         SDLControllerJoin.layout(
             for: controller, padKeyCodes: padNode?.codes[EvdevCode.evKey] ?? [],
             padAbsoluteCodes: padNode?.codes[EvdevCode.evAbs] ?? [])

@@ -33,7 +33,7 @@ enum ControllerPresentation {
         var words = ["\(capabilities.buttons.pressed.count) buttons", "\(capabilities.axes.count) axes"]
         let parts: [(Bool, String)] = [
             (capabilities.touchpad, "touchpad"), (capabilities.motion, "motion"), (capabilities.rumble, "rumble"),
-            (capabilities.lightbar, "lightbar"), (capabilities.playerLEDs, "player-leds"),
+            (capabilities.lightbar, "lightbar"), (capabilities.playerLeds, "player-leds"),
             (capabilities.adaptiveTriggers, "adaptive-triggers"), (capabilities.battery, "battery"),
         ]
         words += parts.filter(\.0).map(\.1)
@@ -133,7 +133,7 @@ enum ControllerPresentation {
             self.capabilities = CapabilitySet(
                 buttons: capabilities.buttons.pressed.map(\.rawValue), axes: capabilities.axes.map(\.rawValue),
                 touchpad: capabilities.touchpad, motion: capabilities.motion, rumble: capabilities.rumble,
-                lightbar: capabilities.lightbar, playerLeds: capabilities.playerLEDs,
+                lightbar: capabilities.lightbar, playerLeds: capabilities.playerLeds,
                 adaptiveTriggers: capabilities.adaptiveTriggers, battery: capabilities.battery)
             nodes = Nodes(
                 evdev: controller.nodes.evdev.map { Node(path: $0.path, role: $0.role.rawValue) },

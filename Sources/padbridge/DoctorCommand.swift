@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import PadCore
 import PadLinux
+import PadSessions
 
 struct DoctorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -4,6 +4,7 @@ import Logging
 import PadCore
 import PadJSONLines
 import PadLinux
+import PadSessions
 
 struct FeedbackCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -147,17 +148,18 @@ struct FeedbackCommand: ParsableCommand {
         }
     }
 
-    /// The node feedback goes to: PAD itself when it is a path; for an index or ID, the pad's hidraw node if it
-    /// is a PlayStation pad (every output), else its pad event node (rumble through evdev force feedback).
+    /// The node feedback goes to: PAD itself when it is a path; for an index or ID, the node that takes the pad's
+    /// feedback (`Controller.feedbackNodePath`: a PlayStation pad's hidraw node, else its force-feedback event node).
     func feedbackNode(logger: Logger) throws -> String {
         if pad.hasPrefix("/") { return Self.resolve(pad) }
         let controller = try MonitorCommand.choose(pad, from: try ControllerCatalog.discover(logger: logger))
-        if controller.kind.isPlayStation, let hidraw = controller.nodes.hidraw { return hidraw }
-        guard let node = controller.nodes.evdev(.pad) else {
-            throw ValidationError("\(controller.name) [\(controller.fingerprint)] has no pad event node to rumble.")
+        guard let path = controller.feedbackNodePath else {
+            throw ValidationError(
+                "\(controller.name) [\(controller.fingerprint)] takes no feedback padbridge can give: it has no force "
+                    + "feedback (rumble) and no hidraw node of a DualSense or DualShock 4.")
         }
-        logger.info("\(controller.name) [\(controller.fingerprint)]: feedback through \(node.path)")
-        return node.path
+        logger.info("\(controller.name) [\(controller.fingerprint)]: feedback through \(path)")
+        return path
     }
 
     static func resolve(_ path: String) -> String {
@@ -171,7 +173,8 @@ struct FeedbackCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let loop = try DeviceEventLoop()
         var onSignal: (() -> Void)?
-        try loop.watchSignals([SIGINT, SIGTERM]) { signal in
+        // SIGHUP (the terminal closed) ends it as SIGTERM does: rumble never outlives the command.
+        try loop.watchSignals([SIGINT, SIGTERM, SIGHUP]) { signal in
             logger.info("received signal \(signal)")
             if let onSignal { onSignal() } else { loop.stop() }
         }

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import PadCore
 import PadLinux
+import PadSessions
 
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -54,7 +55,7 @@ struct ListCommand: ParsableCommand {
     }
 
     /// Prints the pads there are ("present"), then "add"/"remove" as they come and go. udev reports a pad node by
-    /// node; a listing is taken once the burst of uevents has been quiet for `settleMilliseconds`, so a pad is
+    /// node; a listing is taken once the burst of uevents has been quiet for a moment (`HotplugSettle`), so a pad is
     /// reported once, complete, not node by node.
     private func watchChanges(logger: Logger) throws {
         signal(SIGPIPE, SIG_IGN)
@@ -62,7 +63,6 @@ struct ListCommand: ParsableCommand {
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
         let output = LineOutput.standardOutput
         var known: [Fingerprint: (controller: Controller, index: Int)] = [:]
-        var settle: LoopDeadline?
 
         func report(_ event: String, _ controller: Controller, index: Int) {
             if json {
@@ -115,13 +115,10 @@ struct ListCommand: ParsableCommand {
 
         // Receiving starts before the first listing, so no pad that comes in between is missed.
         let monitor = try UdevMonitor(context: UdevContext())
+        let settle = try HotplugSettle(loop: loop) { relist(initial: false) }
         let subscription = try loop.watch(monitor) { change in
             logger.debug("uevent \(change)")
-            settle?.cancel()
-            settle = try? loop.deadline(afterMilliseconds: Self.settleMilliseconds) {
-                settle = nil
-                relist(initial: false)
-            }
+            settle.noteEvent()
         }
         relist(initial: true)
         LineOutput.standardError.write(
@@ -129,8 +126,6 @@ struct ListCommand: ParsableCommand {
         try loop.run()
         subscription.cancel()
     }
-
-    static let settleMilliseconds: UInt64 = 150
 
     struct WatchLine: Encodable {
         var event: String

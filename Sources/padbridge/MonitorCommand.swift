@@ -4,6 +4,7 @@ import Logging
 import PadCore
 import PadJSONLines
 import PadLinux
+import PadSessions
 
 struct MonitorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,10 +46,11 @@ struct MonitorCommand: ParsableCommand {
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.monitor")
         signal(SIGPIPE, SIG_IGN)
-        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
-        let controller = try Self.choose(pad, from: controllers)
+        // Signals are blocked first, before discovery (which may start SDL's threads): see `watchSignals`.
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
+        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
+        let controller = try Self.choose(pad, from: controllers)
 
         let session = try MonitorSession(
             controller: controller, output: raw ? .raw : json ? .json : .readable, grab: grab, loop: loop)
@@ -88,7 +90,7 @@ struct MonitorCommand: ParsableCommand {
             }
             table.forEach(LineOutput.standardError.write)
             LineOutput.standardError.write("Which pad? Enter its # (0-\(controllers.count - 1)) or ID: ")
-            guard let answer = readLine(), !answer.isEmpty else { throw ValidationError("No pad chosen.") }
+            guard let answer = readLineInterruptibly(), !answer.isEmpty else { throw ValidationError("No pad chosen.") }
             do {
                 return try PadSelector(answer).resolve(in: controllers)
             } catch {
@@ -96,6 +98,19 @@ struct MonitorCommand: ParsableCommand {
             }
         }
     }
+}
+
+/// Reads a line of the user's answer with SIGINT and SIGTERM unblocked on this thread: the commands block them for
+/// their event loop before discovery, and Ctrl-C at a prompt must still end the command (their default action).
+func readLineInterruptibly() -> String? {
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGINT)
+    sigaddset(&signals, SIGTERM)
+    var previous = sigset_t()
+    pthread_sigmask(SIG_UNBLOCK, &signals, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    return readLine()
 }
 
 enum MonitorOutput {

@@ -5,6 +5,7 @@ import Logging
 import PadCore
 import PadJSONLines
 import PadLinux
+import PadSessions
 
 struct VirtualCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,10 +42,6 @@ struct VirtualCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    /// How long the released state stays visible before the pad is destroyed: a few frames of a game that polls
-    /// state, and ample for an event reader to drain its queue (an evdev node that is gone drops what was queued).
-    static let releaseGraceMilliseconds: UInt64 = 100
-
     func validate() throws {
         if type == .xbox360 && seed != nil { throw ValidationError("--seed applies to --type dualsense only.") }
         if let name, name.isEmpty || name.utf8.count > 79 {
@@ -80,13 +77,13 @@ struct VirtualCommand: ParsableCommand {
             readinessDeadline = nil
             LineOutput.standardError.write(
                 "padbridge: ready "
-                    + ReadyLine.json(kind: type, nodes: nodes, mac: type == .dualsense ? identity.uniq : nil))
+                    + ReadyLine.json(kind: type, nodes: nodes, mac: type == .dualSense ? identity.uniq : nil))
             if inputEnded { shutdown?() }
         }
 
         let pad = try type.createPad(
             name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
-        if type == .dualsense {
+        if type == .dualSense {
             logger.info("virtual DualSense \(identity.uniq) (seed \"\(seed)\", \(bus.rawValue) bus)")
         }
         defer { pad.close() }
@@ -94,24 +91,19 @@ struct VirtualCommand: ParsableCommand {
         var snapshot = PadSnapshot.neutral
         var lineNumber = 0
 
-        // Shutting down: release every input first, keep serving the pad (force-feedback requests, the kernel)
-        // for a grace period so readers see the release before the node goes, then stop. A second request stops
-        // at once.
-        var releaseGrace: LoopDeadline?
-        shutdown = {
-            if releaseGrace != nil {
-                loop.stop()
-                return
-            }
+        // Shutting down: every input released first, the pad kept serving (force-feedback requests, the kernel) for a
+        // grace period so readers see the release before the node goes, then the loop stops.
+        let ending = ReleaseThenStop(loop: loop) {
             snapshot = snapshot.released
             do {
                 try pad.apply(snapshot)
-                releaseGrace = try loop.deadline(afterMilliseconds: Self.releaseGraceMilliseconds) { loop.stop() }
+                return true
             } catch {
                 logger.warning("could not release the pad's inputs: \(error)")
-                loop.stop()
+                return false
             }
         }
+        shutdown = ending.request
         try loop.watchStandardInputLines(
             { line in
                 lineNumber += 1
@@ -144,7 +136,7 @@ struct VirtualCommand: ParsableCommand {
                     readinessDeadline = try loop.deadline(afterMilliseconds: seconds * 1000) {
                         LineOutput.standardError.write(
                             "padbridge: the kernel did not make the pad's device nodes within \(seconds) s"
-                                + (type == .dualsense
+                                + (type == .dualSense
                                     ? "; is hid-playstation loaded? Run `sudo modprobe hid-playstation`" : ""))
                         loop.stop()
                     }

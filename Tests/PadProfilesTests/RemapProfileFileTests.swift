@@ -10,8 +10,8 @@ import Testing
         .appendingPathComponent("Examples/profiles")
 
     static let examples: [(file: String, target: VirtualPadCapabilities)] = [
-        ("nintendo-layout.toml", .xbox360), ("nintendo-layout.toml", .dualsense),
-        ("shooter.toml", .xbox360), ("gyro-aim.toml", .dualsense),
+        ("nintendo-layout.toml", .xbox360), ("nintendo-layout.toml", .dualSense),
+        ("shooter.toml", .xbox360), ("gyro-aim.toml", .dualSense),
     ]
 
     @Test(arguments: examples.map { "\($0.file) for \($0.target.name)" })
@@ -35,7 +35,7 @@ import Testing
         let blocks = readme.components(separatedBy: "```toml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
         #expect(blocks.count >= 3)
         for block in blocks {
-            let target: VirtualPadCapabilities = block.contains("(dualsense)") ? .dualsense : .xbox360
+            let target: VirtualPadCapabilities = block.contains("(dualsense)") ? .dualSense : .xbox360
             #expect(throws: Never.self) { try RemapProfileFile.parse(block, for: target) }
         }
     }
@@ -88,7 +88,7 @@ import Testing
             sensitivity_y = -1
             enable_button = "rightshoulder"
             """
-        let profile = try RemapProfileFile.parse(text, for: .dualsense)
+        let profile = try RemapProfileFile.parse(text, for: .dualSense)
         let expected = RemapProfile(
             map: [
                 .button(.a): [.button(.b)], .button(.b): [.button(.a), .button(.x)], .button(.back): [],
@@ -183,7 +183,7 @@ import Testing
                   keyPath: "thresholds.lefty-", line: 2, expected: .outOfRange, mentions: "0 < x <= 1"),
         ErrorCase(name: "turbo period out of range, inline table", text: "[turbo]\nx = { period_ms = 1 }\n", target: .xbox360,
                   keyPath: "turbo.x.period_ms", line: 2, expected: .outOfRange, mentions: "10...10000"),
-        ErrorCase(name: "gyro sensitivity out of range", text: "[gyro]\nsensitivity_x = 1\nsensitivity_y = 1000\n", target: .dualsense,
+        ErrorCase(name: "gyro sensitivity out of range", text: "[gyro]\nsensitivity_x = 1\nsensitivity_y = 1000\n", target: .dualSense,
                   keyPath: "gyro.sensitivity_y", line: 3, expected: .outOfRange, mentions: "-100.0...100.0"),
         ErrorCase(name: "boolean as text", text: "[sticks.left]\ninvert_y = \"yes\"\n", target: .xbox360,
                   keyPath: "sticks.left.invert_y", line: 2, expected: .wrongType, mentions: "true or false"),

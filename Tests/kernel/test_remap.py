@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import threading
 
 import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import (DEADLINE, drain, expect_events, expect_only, is_rumble, read_available, read_until_gone,
+from conftest import (DEADLINE, describe_events, drain, expect_events, expect_only, is_rumble, read_available, read_until_gone,
                       rumble_effect, start_dualsense, start_xbox, wait_abs)
 
 
@@ -44,11 +46,62 @@ def test_dualsense_shown_as_an_xbox_pad_with_rumble_going_back(padbridge):
     # exit: the virtual pad goes, the physical pad is released (readable again) and quiet
     mark = physical.feedback_mark()
     assert remap.stop() == 0
-    read_until_gone(virtual)
+    assert_released_before_gone(read_until_gone(virtual), [(ecodes.EV_KEY, ecodes.BTN_A), (ecodes.EV_ABS, ecodes.ABS_RZ)])
     physical.wait_feedback(is_rumble(0, 0), since=mark, what="rumble off when remap ends")
     drain(nodes["gamepad"])
     physical.button("b", True)
     expect_events(nodes["gamepad"], [(ecodes.EV_KEY, ecodes.BTN_EAST, 1)])
+
+
+def assert_released_before_gone(events, controls):
+    """The last value each of `controls` ((type, code) pairs) had before the node vanished is 0 (released), and
+    nothing pressed it again after its release."""
+    last = {}
+    for event in events:
+        if (event.type, event.code) in controls:
+            last[(event.type, event.code)] = event.value
+    held = {control: value for control, value in last.items() if value != 0}
+    assert not held, f"still held when the virtual pad went: {held}; events before it went: {describe_events(events)}"
+    missing = [control for control in controls if control not in last]
+    assert not missing, f"no release seen for {missing}; events before it went: {describe_events(events)}"
+
+
+def test_exit_while_the_pad_keeps_reporting_leaves_nothing_held(padbridge):
+    """Remap ends while the pad still holds a button, a trigger and a stick and keeps sending frames (as a DualSense's
+    motion node does every few ms): forwarding stops before the virtual pad shows the release, so no later frame
+    presses anything again before the virtual pad goes."""
+    physical, physical_ready, _ = start_dualsense(padbridge, "--seed", "remap-exit-reporting")
+    remap, ready = start_remap(padbridge, physical_ready["hidraw"], "--as", "xbox360")
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    physical.send_frame({"type": "button", "button": "a", "pressed": True},
+                        {"type": "axis", "axis": "righttrigger", "value": 32767},
+                        {"type": "axis", "axis": "leftx", "value": 30000})
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 1), (ecodes.EV_ABS, ecodes.ABS_RZ, 255),
+                            (ecodes.EV_ABS, ecodes.ABS_X, lambda v: v > 29000)])
+
+    # The pad keeps reporting (a changing gyro reading) until remap has gone: frames keep arriving during its release.
+    remap_gone = threading.Event()
+    frames_sent = 0
+
+    def keep_reporting():
+        nonlocal frames_sent
+        while not remap_gone.is_set():
+            physical.send(type="motion", gyro=[0, 0, 0.01 * (frames_sent % 50 + 1)], accel=[0, 9.81, 0])
+            frames_sent += 1
+            remap_gone.wait(0.002)
+
+    reporter = threading.Thread(target=keep_reporting, daemon=True)
+    reporter.start()
+    try:
+        remap.proc.send_signal(signal.SIGTERM)
+        events = read_until_gone(virtual)
+        assert remap.wait_exit() == 0
+    finally:
+        remap_gone.set()
+        reporter.join(5)
+    assert frames_sent > 10, f"the stand-in sent only {frames_sent} frames while remap ended"
+    assert_released_before_gone(events, [(ecodes.EV_KEY, ecodes.BTN_A), (ecodes.EV_ABS, ecodes.ABS_RZ),
+                                         (ecodes.EV_ABS, ecodes.ABS_X)])
 
 
 def test_xbox_pad_shown_as_a_dualsense(padbridge):

@@ -43,13 +43,13 @@ public struct Capabilities: Sendable, Hashable {
     public var motion: Bool
     public var rumble: Bool
     public var lightbar: Bool
-    public var playerLEDs: Bool
+    public var playerLeds: Bool
     public var adaptiveTriggers: Bool
     public var battery: Bool
 
     public init(
         buttons: ButtonSet = ButtonSet(), axes: [Axis] = [], touchpad: Bool = false, motion: Bool = false,
-        rumble: Bool = false, lightbar: Bool = false, playerLEDs: Bool = false, adaptiveTriggers: Bool = false,
+        rumble: Bool = false, lightbar: Bool = false, playerLeds: Bool = false, adaptiveTriggers: Bool = false,
         battery: Bool = false
     ) {
         self.buttons = buttons
@@ -58,7 +58,7 @@ public struct Capabilities: Sendable, Hashable {
         self.motion = motion
         self.rumble = rumble
         self.lightbar = lightbar
-        self.playerLEDs = playerLEDs
+        self.playerLeds = playerLeds
         self.adaptiveTriggers = adaptiveTriggers
         self.battery = battery
     }
@@ -171,5 +171,16 @@ public struct Controller: Sendable, Hashable {
         self.driver = driver
         self.sdl = sdl
         self.battery = battery
+    }
+}
+
+extension Controller {
+    /// The node feedback for this pad is written to: a DualSense's or DualShock 4's hidraw node (every output: rumble,
+    /// lightbar, LEDs, trigger effects), else its pad event node when it takes force feedback (rumble). nil when the
+    /// pad takes no feedback padbridge can give it.
+    public var feedbackNodePath: String? {
+        if kind.isPlayStation, let hidraw = nodes.hidraw { return hidraw }
+        if capabilities.rumble, let pad = nodes.evdev(.pad) { return pad.path }
+        return nil
     }
 }

@@ -256,7 +256,7 @@ extension Capabilities {
         return Capabilities(
             buttons: buttons, axes: axes, touchpad: touchpadCapabilities != nil, motion: hasMotionNode,
             rumble: padCapabilities.forceFeedback.contains(EvdevCode.ffRumble) || (kind.isPlayStation && hasHidraw),
-            lightbar: kind.isPlayStation && hasHidraw, playerLEDs: isDualSense && hasHidraw,
+            lightbar: kind.isPlayStation && hasHidraw, playerLeds: isDualSense && hasHidraw,
             adaptiveTriggers: isDualSense && hasHidraw, battery: kind.isPlayStation)
     }
 }

@@ -30,7 +30,7 @@ public struct VirtualPadCapabilities: Sendable, Hashable {
 
     /// A DualSense as hid-playstation presents it: the Xbox 360 set plus the touchpad click and the mute button
     /// (`misc1`), touchpad contacts and motion. No paddles (those are the DualSense Edge's).
-    public static let dualsense = VirtualPadCapabilities(
+    public static let dualSense = VirtualPadCapabilities(
         name: "dualsense",
         buttons: ButtonSet(xbox360.buttons.pressed + [.touchpad, .misc1]),
         axes: Axis.allCases, touchpad: true, motion: true)

@@ -1,6 +1,6 @@
 import CPadLinux
 import Glibc
-import SystemPackage
+public import SystemPackage
 
 /// One thread, one epoll: device fds, timerfds, an eventfd for `stop()` and deferred work, a signalfd.
 ///
@@ -8,18 +8,18 @@ import SystemPackage
 /// create pads on it and call `run()` from that one thread; handlers run there too. Not `Sendable` on purpose.
 public final class DeviceEventLoop {
     /// What a registered descriptor's handler is told: the epoll event bits (EPOLLIN, EPOLLHUP, ...).
-    struct Readiness: Sendable {
+    public struct Readiness: Sendable {
         let rawValue: UInt32
-        var isReadable: Bool { rawValue & CPadLinux_EPOLLIN != 0 }
-        var isHangUp: Bool { rawValue & (CPadLinux_EPOLLHUP | CPadLinux_EPOLLERR) != 0 }
+        public var isReadable: Bool { rawValue & CPadLinux_EPOLLIN != 0 }
+        public var isHangUp: Bool { rawValue & (CPadLinux_EPOLLHUP | CPadLinux_EPOLLERR) != 0 }
     }
 
     /// Identifies one registration; never reused, so a stale token is simply ignored.
-    struct WatchToken: Hashable, Sendable {
+    public struct WatchToken: Hashable, Sendable {
         let rawValue: UInt64
     }
 
-    typealias ReadinessHandler = (Readiness) throws(DeviceAccessError) -> Void
+    public typealias ReadinessHandler = (Readiness) throws(DeviceAccessError) -> Void
 
     private struct Watch {
         let descriptor: FileDescriptor
@@ -133,11 +133,12 @@ public final class DeviceEventLoop {
         }
     }
 
-    // MARK: - Internal API for devices and timers
+    // MARK: - For the owners of descriptors (devices, sockets) and timers
 
-    /// Calls `handler` on the loop thread whenever `descriptor` is readable (level-triggered).
-    /// Remove the watch with `removeWatch` before closing the descriptor.
-    func watch(
+    /// Calls `handler` on the loop thread whenever `descriptor` is readable (level-triggered). For the type that
+    /// owns the descriptor (an evdev device, a socket), which removes the watch with `removeWatch` before it closes
+    /// the descriptor; never hand a descriptor you do not own.
+    public func watch(
         _ descriptor: FileDescriptor, path: String, _ handler: @escaping ReadinessHandler
     ) throws(DeviceAccessError) -> WatchToken {
         let token = WatchToken(rawValue: watches.reserveToken())
@@ -150,7 +151,7 @@ public final class DeviceEventLoop {
     }
 
     /// Stops watching; safe to call with a token already removed.
-    func removeWatch(_ token: WatchToken) {
+    public func removeWatch(_ token: WatchToken) {
         guard let watch = watches.remove(token.rawValue) else { return }
         epoll.remove(watch.descriptor)
     }
@@ -181,8 +182,9 @@ public final class DeviceEventLoop {
         return LoopDeadline(timer: timer)
     }
 
-    /// A timer whose `handler` runs on the loop thread.
-    func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) -> LoopTimer {
+    /// A timer whose `handler` runs on the loop thread, armed and re-armed as often as needed (one timerfd for its
+    /// whole life: for a deadline that moves with every frame, such as a turbo button's next edge).
+    public func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) -> LoopTimer {
         try LoopTimer(loop: self, handler: handler)
     }
 
@@ -196,7 +198,7 @@ public final class DeviceEventLoop {
 
 /// A timerfd registered with a `DeviceEventLoop`. One-shot deadlines (effect durations) or a period (heartbeats);
 /// never used for polling.
-final class LoopTimer {
+public final class LoopTimer {
     private let loop: DeviceEventLoop
     private var timer: DeadlineTimer?
     private var token: DeviceEventLoop.WatchToken?
@@ -213,22 +215,23 @@ final class LoopTimer {
     }
 
     /// Fires once at `deadline`, replacing any earlier schedule.
-    func schedule(at deadline: MonotonicInstant) throws(DeviceAccessError) {
+    public func schedule(at deadline: MonotonicInstant) throws(DeviceAccessError) {
         try timer?.arm(at: deadline)
     }
 
     /// Fires every `milliseconds`, replacing any earlier schedule.
-    func scheduleRepeating(everyMilliseconds milliseconds: UInt64) throws(DeviceAccessError) {
+    public func scheduleRepeating(everyMilliseconds milliseconds: UInt64) throws(DeviceAccessError) {
         try timer?.arm(everyNanoseconds: milliseconds * 1_000_000)
     }
 
-    func cancel() {
+    /// Disarms the timer (it stays registered and can be scheduled again).
+    public func cancel() {
         try? timer?.disarm()
         _ = timer?.acknowledge()
     }
 
     /// Unregisters and closes the timerfd. Idempotent.
-    func close() {
+    public func close() {
         if let token { loop.removeWatch(token) }
         token = nil
         timer.take()?.close()

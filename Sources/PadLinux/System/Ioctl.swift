@@ -89,7 +89,9 @@ extension FileDescriptor {
 public struct MonotonicInstant: Comparable, Hashable, Sendable {
     public var nanoseconds: UInt64
 
-    init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+    public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+
+    public init(microseconds: UInt64) { nanoseconds = microseconds &* 1000 }
 
     public static func now() -> MonotonicInstant {
         var time = timespec()
@@ -99,7 +101,7 @@ public struct MonotonicInstant: Comparable, Hashable, Sendable {
 
     public static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
-    func adding(milliseconds: UInt64) -> MonotonicInstant {
+    public func adding(milliseconds: UInt64) -> MonotonicInstant {
         MonotonicInstant(nanoseconds: nanoseconds &+ milliseconds &* 1_000_000)
     }
 

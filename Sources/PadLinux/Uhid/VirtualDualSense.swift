@@ -18,7 +18,7 @@ public import PadCore
 ///   time it connects, and SDL on Bluetooth holds back its LED reset until the sensor clock passes 10 200 000 ticks
 ///   (1/3 µs each, so 3.4 s); starting there lets SDL set the lightbar right away.
 public final class VirtualDualSense: VirtualPad {
-    public var kind: VirtualPadKind { .dualsense }
+    public var kind: VirtualPadKind { .dualSense }
 
     static let defaultName = "Sony Interactive Entertainment DualSense Wireless Controller"
     static let heartbeatMilliseconds: UInt64 = 20

@@ -81,7 +81,7 @@ import Testing
         #expect(capabilities.buttons == expectedButtons, "\(capabilities.buttons.pressed)")
         #expect(capabilities.axes == Axis.allCases)
         #expect(capabilities.touchpad && capabilities.motion && capabilities.rumble && capabilities.battery)
-        #expect(capabilities.lightbar && capabilities.playerLEDs && capabilities.adaptiveTriggers)
+        #expect(capabilities.lightbar && capabilities.playerLeds && capabilities.adaptiveTriggers)
     }
 
     @Test func usbDualSenseGroupsUnderItsHIDDeviceAndDerivesItsPort() throws {

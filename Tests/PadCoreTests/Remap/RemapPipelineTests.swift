@@ -138,7 +138,7 @@ import Testing
         RemapProfile(thresholdFractions: [.axis(.lefttrigger): 0.2]),
     ])
     func passingThroughEqualsEveryStage(_ profile: RemapProfile) throws {
-        for target in [VirtualPadCapabilities.everything, .xbox360, .dualsense] {
+        for target in [VirtualPadCapabilities.everything, .xbox360, .dualSense] {
             var pipeline = try RemapPipeline(profile: profile, target: target)
             #expect(pipeline.passesThrough)
             var reference = pipeline
@@ -182,7 +182,7 @@ import Testing
 
     @Test func touchesMotionAndBatteryPassThrough() throws {
         var pipeline = try RemapPipeline(
-            profile: RemapProfile(map: [.button(.a): [.button(.b)]], gyro: GyroToRightStick()), target: .dualsense)
+            profile: RemapProfile(map: [.button(.a): [.button(.b)]], gyro: GyroToRightStick()), target: .dualSense)
         var source = PadSnapshot.neutral
         source.touches[0] = TouchContact(trackingID: 3, active: true, x: 0.25, y: 0.5)
         source.motion = MotionSample(accelMetersPerSecondSquared: Vector3(x: 0, y: 9.8, z: 0), timestampMicroseconds: 77)

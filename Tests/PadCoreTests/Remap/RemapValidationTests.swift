@@ -15,32 +15,32 @@ import Testing
         Case(name: "touchpad in a layer on an Xbox 360 pad",
              profile: RemapProfile(layers: [RemapLayer(holdControl: .axis(.lefttrigger), map: [.button(.a): [.button(.touchpad)]])]),
              target: .xbox360, keyPath: "layers.lefttrigger.map.a"),
-        Case(name: "whole stick axis onto a button", profile: RemapProfile(map: [.axis(.leftx): [.button(.a)]]), target: .dualsense, keyPath: "map.leftx"),
-        Case(name: "button onto a whole stick axis", profile: RemapProfile(map: [.button(.a): [.axis(.leftx)]]), target: .dualsense, keyPath: "map.a"),
+        Case(name: "whole stick axis onto a button", profile: RemapProfile(map: [.axis(.leftx): [.button(.a)]]), target: .dualSense, keyPath: "map.leftx"),
+        Case(name: "button onto a whole stick axis", profile: RemapProfile(map: [.button(.a): [.axis(.leftx)]]), target: .dualSense, keyPath: "map.a"),
         Case(name: "a half and its whole axis", profile: RemapProfile(map: [.axis(.leftx): [.axis(.rightx)], .stickHalf(.leftx, .positive): [.button(.a)]]),
-             target: .dualsense, keyPath: "map.leftx+"),
-        Case(name: "deadzone of 1", profile: RemapProfile(leftStick: StickShaping(deadzoneFraction: 1)), target: .dualsense, keyPath: "sticks.left.deadzone"),
+             target: .dualSense, keyPath: "map.leftx+"),
+        Case(name: "deadzone of 1", profile: RemapProfile(leftStick: StickShaping(deadzoneFraction: 1)), target: .dualSense, keyPath: "sticks.left.deadzone"),
         Case(name: "deadzones leaving no travel", profile: RemapProfile(rightStick: StickShaping(deadzoneFraction: 0.6, outerDeadzoneFraction: 0.4)),
-             target: .dualsense, keyPath: "sticks.right.outer_deadzone"),
+             target: .dualSense, keyPath: "sticks.right.outer_deadzone"),
         Case(name: "curve going down",
              profile: RemapProfile(leftStick: StickShaping(curve: .points([.init(x: 0, y: 0), .init(x: 0.5, y: 0.6), .init(x: 1, y: 0.5)]))),
-             target: .dualsense, keyPath: "sticks.left.curve"),
+             target: .dualSense, keyPath: "sticks.left.curve"),
         Case(name: "curve not ending at 1", profile: RemapProfile(leftStick: StickShaping(curve: .points([.init(x: 0, y: 0), .init(x: 0.9, y: 1)]))),
-             target: .dualsense, keyPath: "sticks.left.curve"),
-        Case(name: "exponent 0", profile: RemapProfile(rightStick: StickShaping(curve: .exponent(0))), target: .dualsense, keyPath: "sticks.right.curve"),
-        Case(name: "threshold 0", profile: RemapProfile(thresholdFractions: [.axis(.righttrigger): 0]), target: .dualsense, keyPath: "thresholds.righttrigger"),
-        Case(name: "threshold on a button", profile: RemapProfile(thresholdFractions: [.button(.a): 0.5]), target: .dualsense, keyPath: "thresholds.a"),
-        Case(name: "turbo too fast", profile: RemapProfile(turbo: [.x: Turbo(periodMilliseconds: 2)]), target: .dualsense, keyPath: "turbo.x.period_ms"),
+             target: .dualSense, keyPath: "sticks.left.curve"),
+        Case(name: "exponent 0", profile: RemapProfile(rightStick: StickShaping(curve: .exponent(0))), target: .dualSense, keyPath: "sticks.right.curve"),
+        Case(name: "threshold 0", profile: RemapProfile(thresholdFractions: [.axis(.righttrigger): 0]), target: .dualSense, keyPath: "thresholds.righttrigger"),
+        Case(name: "threshold on a button", profile: RemapProfile(thresholdFractions: [.button(.a): 0.5]), target: .dualSense, keyPath: "thresholds.a"),
+        Case(name: "turbo too fast", profile: RemapProfile(turbo: [.x: Turbo(periodMilliseconds: 2)]), target: .dualSense, keyPath: "turbo.x.period_ms"),
         Case(name: "gyro sensitivity not finite", profile: RemapProfile(gyro: GyroToRightStick(xDeflectionPerRadianPerSecond: .infinity)),
-             target: .dualsense, keyPath: "gyro.sensitivity_x"),
+             target: .dualSense, keyPath: "gyro.sensitivity_x"),
         Case(name: "layer button also mapped",
              profile: RemapProfile(map: [.button(.leftshoulder): [.button(.a)]], layers: [RemapLayer(holdControl: .button(.leftshoulder), map: [:])]),
-             target: .dualsense, keyPath: "map.leftshoulder"),
+             target: .dualSense, keyPath: "map.leftshoulder"),
         Case(name: "layer button also a toggle",
              profile: RemapProfile(layers: [RemapLayer(holdControl: .button(.leftshoulder), map: [:])], toggles: ButtonSet([.leftshoulder])),
-             target: .dualsense, keyPath: "layers.leftshoulder"),
+             target: .dualSense, keyPath: "layers.leftshoulder"),
         Case(name: "layer held by a whole stick axis", profile: RemapProfile(layers: [RemapLayer(holdControl: .axis(.leftx), map: [:])]),
-             target: .dualsense, keyPath: "layers.leftx"),
+             target: .dualSense, keyPath: "layers.leftx"),
     ]
 
     @Test(arguments: rejected)
@@ -59,7 +59,7 @@ import Testing
 
     @Test func theSameTargetsAreFineOnAPadThatHasThem() throws {
         let profile = RemapProfile(map: [.button(.paddle1): [.button(.touchpad)], .button(.misc1): [.button(.a)]])
-        #expect(profile.validationErrors(for: .dualsense).isEmpty)
+        #expect(profile.validationErrors(for: .dualSense).isEmpty)
         #expect(!profile.validationErrors(for: .xbox360).isEmpty)
     }
 
@@ -75,7 +75,7 @@ import Testing
 }
 
 @Suite struct RemapCapabilityTests {
-    @Test(arguments: [VirtualPadCapabilities.xbox360, .dualsense])
+    @Test(arguments: [VirtualPadCapabilities.xbox360, .dualSense])
     func identityExposesWhatTheSourceHas(_ source: VirtualPadCapabilities) {
         let derived = RemapPipeline.identity(target: source).outputCapabilities(from: source)
         #expect(derived.buttons == source.buttons)
@@ -87,7 +87,7 @@ import Testing
         let profile = RemapProfile(
             map: [.button(.touchpad): [.button(.back)], .button(.misc1): [], .axis(.righttrigger): [.button(.rightshoulder)]],
             layers: [RemapLayer(holdControl: .button(.leftshoulder), map: [.button(.a): [.button(.paddle1)]])])
-        let derived = try RemapPipeline(profile: profile, target: .everything).outputCapabilities(from: .dualsense)
+        let derived = try RemapPipeline(profile: profile, target: .everything).outputCapabilities(from: .dualSense)
         #expect(!derived.buttons.contains(.touchpad) && !derived.buttons.contains(.misc1))
         #expect(!derived.buttons.contains(.leftshoulder), "a layer's hold button is never passed on")
         #expect(derived.buttons.contains(.paddle1) && derived.buttons.contains(.a) && derived.buttons.contains(.back))
@@ -96,8 +96,8 @@ import Testing
 
     @Test func gyroNeedsTheRightStickOnlyWhenTheSourceHasMotion() throws {
         let profile = RemapProfile(map: [.axis(.rightx): [], .axis(.righty): []], gyro: GyroToRightStick())
-        let pipeline = try RemapPipeline(profile: profile, target: .dualsense)
-        #expect(pipeline.outputCapabilities(from: .dualsense).axes.contains(.rightx))
+        let pipeline = try RemapPipeline(profile: profile, target: .dualSense)
+        #expect(pipeline.outputCapabilities(from: .dualSense).axes.contains(.rightx))
         #expect(!pipeline.outputCapabilities(from: .xbox360).axes.contains(.rightx))
     }
 }

@@ -1,0 +1,70 @@
+public import Logging
+public import PadCore
+public import PadLinux
+
+/// One physical pad bridged in-process to one virtual pad (`padbridge remap`): the physical session's frames go to
+/// the virtual session, the virtual pad's feedback to the physical pad's drain. When the pad goes away the virtual
+/// pad goes neutral and stays; when it comes back, forwarding resumes. Loop-confined.
+public final class RemapBridge {
+    public let fingerprint: Fingerprint
+    public let kind: VirtualPadKind
+    private var physical: PhysicalPadSession?
+    private let virtual: VirtualPadSession
+
+    /// Creates the virtual pad (its identity derived from the pad's ID), then grabs and reads the pad.
+    /// `onReady(nodes, mac)` is called once the kernel made the virtual pad's nodes.
+    public init(
+        controller: Controller, as kind: VirtualPadKind, profile: RemapProfile, loop: DeviceEventLoop,
+        logger: Logger, onReady: @escaping (VirtualPadNodes, _ mac: String?) -> Void
+    ) throws {
+        fingerprint = controller.fingerprint
+        self.kind = kind
+        var feedbackTarget: ((FeedbackEvent) -> Void)?
+        var mac: String?
+        let virtual = try VirtualPadSession(
+            kind: kind, seed: VirtualPadIdentitySeed.local(forPad: controller.fingerprint), loop: loop,
+            logger: logger, onFeedback: { event in feedbackTarget?(event) },
+            onReady: { nodes in onReady(nodes, mac) })
+        mac = virtual.mac
+        self.virtual = virtual
+        // unowned(unsafe): no reference counting per frame. Sound because the physical session belongs to this
+        // bridge, which closes it (ending its calls) before the virtual session goes.
+        let physical = try PhysicalPadSession(
+            controller: controller, profile: profile, target: kind.capabilities, grab: true, loop: loop,
+            logger: logger
+        ) { [unowned(unsafe) virtual] snapshot in virtual.apply(snapshot) }
+        physical.onDetached = { [unowned virtual] in virtual.goNeutral() }
+        feedbackTarget = { [weak physical] event in physical?.submit(Feedback(event)) }
+        self.physical = physical
+        logger.info(
+            "bridging \(controller.name) [\(fingerprint)] to a virtual \(kind.rawValue) pad",
+            metadata: ["nodes": "\(controller.nodes.allPaths.joined(separator: ","))"])
+    }
+
+    /// Whether the physical pad went away and the bridge waits for it to come back.
+    public var isWaitingForItsPad: Bool { physical?.isAttached == false && virtual.isOpen }
+
+    /// If the bridge's pad is among `controllers` again, grabs it and forwards again.
+    public func resume(from controllers: [Controller]) {
+        physical?.resume(from: controllers)
+    }
+
+    /// Switches to another profile without touching the virtual pad.
+    public func use(_ profile: RemapProfile) throws {
+        try physical?.use(profile)
+    }
+
+    /// The end of the bridge, first step: forwarding stops, then the virtual pad shows the released state (readers
+    /// see the release before the pad goes, and no later frame presses anything again).
+    public func releaseInputs() {
+        physical?.stopForwarding()
+        virtual.goNeutral()
+    }
+
+    /// Leaves nothing behind: the physical pad quiet and ungrabbed, the virtual pad destroyed.
+    public func close() {
+        physical?.close()
+        physical = nil
+        virtual.close()
+    }
+}

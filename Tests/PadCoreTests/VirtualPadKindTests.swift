@@ -1,0 +1,58 @@
+import PadCore
+import Testing
+
+@Suite struct VirtualPadKindTests {
+    @Test(arguments: [
+        (ControllerKind.dualSense, VirtualPadKind.dualSense), (.dualSenseEdge, .dualSense), (.dualShock4, .xbox360),
+        (.xbox360, .xbox360), (.xboxOne, .xbox360), (.switchPro, .xbox360), (.generic, .xbox360),
+    ])
+    func theDefaultVirtualPadIsTheSameKindWhereOneCanBeBuilt(physical: ControllerKind, expected: VirtualPadKind) {
+        #expect(VirtualPadKind.defaultKind(for: physical) == expected)
+    }
+
+    @Test func capabilitiesFollowTheKind() {
+        #expect(VirtualPadKind.xbox360.capabilities == .xbox360)
+        #expect(VirtualPadKind.dualSense.capabilities == .dualSense)
+        #expect(!VirtualPadKind.xbox360.capabilities.touchpad && VirtualPadKind.dualSense.capabilities.touchpad)
+    }
+
+    @Test func theCommandLineSpellingsStay() {
+        #expect(VirtualPadKind.allCases.map(\.rawValue) == ["xbox360", "dualsense"])
+    }
+
+    @Test func theLocalIdentitySeedDerivesFromThePadID() {
+        let pad = Fingerprint(rawValue: "adc312c6744a")
+        #expect(VirtualPadIdentitySeed.local(forPad: pad) == "padbridge-remap-adc312c6744a")
+        #expect(DualSenseIdentity(seed: VirtualPadIdentitySeed.local(forPad: pad)).uniq
+            == DualSenseIdentity(seed: "padbridge-remap-adc312c6744a").uniq)
+    }
+}
+
+@Suite struct FeedbackNodeChoiceTests {
+    static func controller(kind: ControllerKind, hidraw: String?, rumble: Bool) -> Controller {
+        var capabilities = Capabilities()
+        capabilities.rumble = rumble
+        return Controller(
+            fingerprint: Fingerprint(rawValue: "000000000001"), name: "pad", kind: kind, bus: .usb, vendorID: 1,
+            productID: 2, version: 0, serial: nil, portPath: nil, capabilities: capabilities,
+            nodes: ControllerNodes(
+                evdev: [EvdevNode(path: "/dev/input/event7", role: .pad, inputSyspath: "/sys/i7"),
+                    EvdevNode(path: "/dev/input/event8", role: .motion, inputSyspath: "/sys/i8"),],
+                hidraw: hidraw),
+            groupSyspath: "/sys/x", driver: nil)
+    }
+
+    @Test func aPlayStationPadTakesFeedbackThroughItsHidrawNode() {
+        #expect(Self.controller(kind: .dualSense, hidraw: "/dev/hidraw3", rumble: true).feedbackNodePath == "/dev/hidraw3")
+        #expect(Self.controller(kind: .dualShock4, hidraw: "/dev/hidraw1", rumble: true).feedbackNodePath == "/dev/hidraw1")
+    }
+
+    @Test func otherwiseThePadNodeWhenItRumbles() {
+        #expect(Self.controller(kind: .xbox360, hidraw: "/dev/hidraw2", rumble: true).feedbackNodePath == "/dev/input/event7")
+        #expect(Self.controller(kind: .dualSense, hidraw: nil, rumble: true).feedbackNodePath == "/dev/input/event7")
+    }
+
+    @Test func aPadWithoutRumbleOrHidrawTakesNone() {
+        #expect(Self.controller(kind: .generic, hidraw: nil, rumble: false).feedbackNodePath == nil)
+    }
+}

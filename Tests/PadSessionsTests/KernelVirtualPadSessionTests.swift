@@ -1,0 +1,103 @@
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+import PadSDL
+import PadSessions
+import Testing
+
+extension Tag {
+    /// Needs a kernel with uinput/uhid (the QEMU VM): skipped elsewhere.
+    @Tag static var kernel: Self
+}
+
+/// Set by scripts/kernel-suite in the VM: there these tests must run (a missing device fails them).
+private var kernelSuiteRequired: Bool { getenv("PADBRIDGE_KERNEL_SUITE") != nil }
+
+@Suite(
+    "Virtual pad sessions on a real kernel", .serialized, .tags(.kernel),
+    .enabled(if: kernelSuiteRequired || access("/dev/uinput", R_OK | W_OK) == 0, "needs /dev/uinput (the VM)"))
+struct KernelVirtualPadSessionTests {
+    /// A virtual Xbox 360 pad session, run until the kernel made its node.
+    static func readySession(_ loop: DeviceEventLoop) throws -> (VirtualPadSession, String) {
+        var nodes: VirtualPadNodes?
+        let watchdog = try Watchdog(loop, seconds: 20)
+        let session = try VirtualPadSession(
+            kind: .xbox360, seed: "session-test", loop: loop, logger: Logger(label: "test"), onFeedback: { _ in },
+            onReady: {
+                nodes = $0
+                loop.stop()
+            })
+        try loop.run()
+        #expect(!watchdog.fired, "the virtual pad's node never appeared")
+        return (session, try #require(nodes?.eventNodes.first))
+    }
+
+    static var held: PadSnapshot {
+        var snapshot = PadSnapshot.neutral
+        snapshot[.a] = true
+        snapshot.leftX = 20_000
+        snapshot.rightTrigger = 32_767
+        return snapshot
+    }
+
+    /// What a program that opens the node now sees (the kernel's state of the device).
+    static func state(_ path: String) throws -> (a: Int32?, leftX: Int32?, rightTrigger: Int32?) {
+        let device = try EvdevDevice(path: path)
+        return (
+            device.currentValue(type: EvdevCode.evKey, code: EvdevCode.btnSouth),
+            device.currentValue(type: EvdevCode.evAbs, code: EvdevCode.absX),
+            device.currentValue(type: EvdevCode.evAbs, code: EvdevCode.absRZ)
+        )
+    }
+
+    @Test func lingerGoesNeutralAtOnceAndDestroysThePadWhenItRunsOut() throws {
+        let loop = try DeviceEventLoop()
+        let (session, path) = try Self.readySession(loop)
+        session.apply(Self.held)
+        let before = try Self.state(path)
+        #expect(before.a == 1 && before.leftX == 20_000 && before.rightTrigger == 255)
+
+        var expired = false
+        session.linger(forMilliseconds: 300) {
+            expired = true
+            loop.stop()
+        }
+        let during = try Self.state(path)
+        #expect(during.a == 0 && during.leftX == 0 && during.rightTrigger == 0, "lingering pad not neutral: \(during)")
+        #expect(session.isLingering && session.isOpen)
+
+        let watchdog = try Watchdog(loop)
+        try loop.run()
+        #expect(!watchdog.fired)
+        #expect(expired && !session.isOpen)
+        #expect(access(path, F_OK) != 0, "\(path) still exists after the linger ran out")
+    }
+
+    @Test func theSourceComingBackEndsTheLingerOnTheSameNode() throws {
+        let loop = try DeviceEventLoop()
+        let (session, path) = try Self.readySession(loop)
+        var expired = false
+        session.linger(forMilliseconds: 150) { expired = true }
+        session.apply(Self.held)
+        #expect(!session.isLingering)
+        let end = try loop.makeTimer { loop.stop() }
+        try end.schedule(at: MonotonicInstant.now().adding(milliseconds: 400))
+        try loop.run()
+        end.close()
+        #expect(!expired && session.isOpen)
+        #expect(try Self.state(path).a == 1)
+        session.close()
+    }
+
+    /// SDL2's game-controller view lists a virtual Xbox 360 pad by its node, with its GUID and a database mapping.
+    @Test func sdlListsTheVirtualPad() throws {
+        let loop = try DeviceEventLoop()
+        let (session, path) = try Self.readySession(loop)
+        defer { session.close() }
+        let listed = try SDLControllerCatalog.current()
+        let entry = try #require(listed.first { $0.path == path }, "SDL listed \(listed.map(\.path)), not \(path)")
+        #expect(entry.guid.count == 32 && entry.guid.allSatisfy(\.isHexDigit))
+        #expect(entry.mapping?.contains(",a:b0") == true, "mapping \(entry.mapping ?? "nil")")
+    }
+}
