@@ -3,16 +3,39 @@ import Glibc
 import SystemPackage
 import Testing
 
+/// Bounds a test's `run()`: if what the test waits for never happens, the watchdog stops the loop after `seconds`,
+/// and `fired` says so (the test then fails instead of hanging).
+final class LoopWatchdog {
+    private(set) var fired = false
+    private var timer: LoopTimer?
+
+    init(_ loop: DeviceEventLoop, seconds: UInt64 = 5) throws {
+        timer = try loop.makeTimer { [weak self] in
+            self?.fired = true
+            loop.stop()
+        }
+        try timer?.schedule(at: MonotonicInstant.now().adding(milliseconds: seconds * 1000))
+    }
+
+    deinit { timer?.close() }
+}
+
 @Suite("DeviceEventLoop", .serialized)
 struct DeviceEventLoopTests {
     @Test func stopBeforeRunReturnsAtOnce() throws {
         let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop, seconds: 2)
+        let start = MonotonicInstant.now()
         loop.stop()
         try loop.run()
+        #expect(!watchdog.fired, "run() waited for the watchdog instead of returning at once")
+        #expect(MonotonicInstant.now().nanoseconds - start.nanoseconds < 1_000_000_000)
     }
 
     @Test func deferredWorkRunsOnTheLoop() throws {
         let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop)
+        defer { #expect(!watchdog.fired) }
         var order: [Int] = []
         loop.deferWork {
             order.append(1)
@@ -93,11 +116,13 @@ struct DeviceEventLoopTests {
         var ended = false
         try Self.withStandardInput(Array("first\nsecond\n\nlast without newline".utf8), closeWriter: true) {
             let loop = try DeviceEventLoop()
+            let watchdog = try LoopWatchdog(loop)
             try loop.watchStandardInputLines({ lines.append($0) }, onEndOfFile: {
                 ended = true
                 loop.stop()
             })
             try loop.run()
+            #expect(!watchdog.fired)
         }
         #expect(lines == ["first", "second", "", "last without newline"])
         #expect(ended)
@@ -121,8 +146,10 @@ struct DeviceEventLoopTests {
         }
         var lines: [String] = []
         let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop)
         try loop.watchStandardInputLines({ lines.append($0) }, onEndOfFile: { loop.stop() })
         try loop.run()
+        #expect(!watchdog.fired)
         #expect(lines == ["alpha", "beta"])
     }
 
@@ -145,6 +172,7 @@ struct DeviceEventLoopTests {
 
     @Test func signalsArriveThroughTheLoop() throws {
         let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop)
         var received: [Int32] = []
         try loop.watchSignals([SIGUSR2]) { signal in
             received.append(signal)
@@ -153,6 +181,7 @@ struct DeviceEventLoopTests {
         // Thread-directed, so it is pending on this (the loop's) thread, where it is blocked.
         raise(SIGUSR2)
         try loop.run()
+        #expect(!watchdog.fired)
         #expect(received == [SIGUSR2])
     }
 }

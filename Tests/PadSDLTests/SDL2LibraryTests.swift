@@ -44,11 +44,10 @@ struct SDL2LibraryTests {
         #expect(resolved.allSatisfy { $0 })
     }
 
-    /// The whole catalog on the host: SDL's game-controller subsystem starts without any pad attached (the list
-    /// is whatever the host has, usually nothing). The only test here that calls into SDL itself, since SDL's
-    /// state is global and not thread-safe.
-    @Test func theCatalogStartsSDLOnTheHost() throws {
-        let controllers = try SDLControllerCatalog.current()
-        #expect(controllers.allSatisfy { !$0.path.isEmpty && $0.guid.count == 32 })
+    /// SDL's game-controller subsystem starts on the host, where there may be no pad at all, without an error. The
+    /// only test here that calls into SDL itself, since SDL's state is global and not thread-safe. That it lists a
+    /// pad, with GUID and mapping, is checked in the VM (`KernelVirtualPadSessionTests.sdlListsTheVirtualPad`).
+    @Test func theCatalogStartsSDLOnTheHost() {
+        #expect(throws: Never.self) { try SDLControllerCatalog.current() }
     }
 }

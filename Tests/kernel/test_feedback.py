@@ -138,12 +138,16 @@ def test_feedback_rumble_stops_after_duration(dualsense, feedback):
         assert off.sequence == (on.sequence + 1) % 16, f"sequence {on.sequence} then {off.sequence}"
 
 
-def test_feedback_rumble_until_signal(dualsense, feedback):
+@pytest.mark.parametrize("ending", ["SIGINT", "SIGHUP"])
+def test_feedback_rumble_until_signal(dualsense, feedback, ending):
+    """Rumble never outlives the command: a signal ends it, SIGHUP (the terminal closed) included."""
+    import signal
+
     since = dualsense.mark()
     process = feedback(dualsense.hidraw, "--rumble", "1,1")
     index, _ = dualsense.wait_report(lambda r: r.rumble_flagged and r.motor_strong == 255, since, what="rumble 255")
-    process.proc.send_signal(2)  # SIGINT
-    dualsense.wait_report(is_rumble_off, index + 1, what="rumble-off report after SIGINT")
+    process.proc.send_signal(getattr(signal, ending))
+    dualsense.wait_report(is_rumble_off, index + 1, what=f"rumble-off report after {ending}")
     process.expect_success()
 
 
