@@ -5,7 +5,9 @@
 //   * what decodes re-encodes to bytes that decode to the same value (DualSense input: battery error states excepted,
 //     as documented; DualSense output: an empty Feedback excepted, it encodes to the rumble-stop report);
 //   * TriggerEffect(block: b).block == b;
-//   * the command-line parser returns or throws TriggerEffectError.
+//   * the command-line parser returns or throws TriggerEffectError;
+//   * the trust files' parsers (identity, paired hosts, paired clients) return or throw TrustFileError, and what they
+//     read writes back to lines that read the same; a typed pairing code reads back from its printed form.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func padCoreFuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -58,5 +60,24 @@ func checkDecoders(_ bytes: UnsafeRawBufferPointer) {
     _ = TriggerEffectBlock(hex: text)
     if let effect = try? TriggerEffect(commandLine: text) {
         precondition(TriggerEffect(block: effect.block) == effect, "command-line effect round trip")
+    }
+
+    checkTrustFiles(text)
+}
+
+func checkTrustFiles(_ text: String) {
+    if let hosts = try? TrustFileFormat.pairedHosts(from: text) {
+        let again = try? TrustFileFormat.pairedHosts(from: hosts.map(TrustFileFormat.line).joined(separator: "\n"))
+        precondition(again?.map(\.key) == hosts.map(\.key), "paired-hosts round trip")
+    }
+    if let clients = try? TrustFileFormat.pairedClients(from: text) {
+        let again = try? TrustFileFormat.pairedClients(from: clients.map(TrustFileFormat.line).joined(separator: "\n"))
+        precondition(again?.map(\.key) == clients.map(\.key), "paired-clients round trip")
+    }
+    if let key = try? TrustFileFormat.privateKey(fromIdentity: text) {
+        precondition(key.count == 32, "identity key length")
+    }
+    if let code = PairingCode(typed: text) {
+        precondition(PairingCode(typed: code.description) == code, "pairing code round trip")
     }
 }
