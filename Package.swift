@@ -84,10 +84,23 @@ let package = Package(
             name: "PadNoise", dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSwift),
 
+        // Network adapter: the UDP socket on the device loop, key and trust files, pairing, and the forwarding host and
+        // client (`serve`, `connect`) built from the sessions, the link's state machines and Noise.
+        .target(
+            name: "PadNet",
+            dependencies: [
+                "PadCore", "PadNoise", "PadLinux", "PadSessions",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: hotPathSwift
+        ),
+
         .executableTarget(
             name: "padbridge",
             dependencies: [
-                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadJSONLines", "PadProfiles",
+                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadNet", "PadJSONLines", "PadProfiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -106,6 +119,8 @@ let package = Package(
         .testTarget(
             name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
+        .testTarget(
+            name: "PadNetTests", dependencies: ["PadNet", "PadCore", "PadLinux"], swiftSettings: strictSwift),
         .testTarget(name: "PadNoiseTests", dependencies: ["PadNoise"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadSessionsTests",

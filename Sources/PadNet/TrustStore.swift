@@ -1,0 +1,178 @@
+public import Crypto
+import Glibc
+public import PadCore
+
+/// What is wrong with padbridge's key and trust files, with what to do about it (ssh's manner).
+public struct TrustStoreError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// padbridge's keys and trust, as files in one directory (`$XDG_CONFIG_HOME/padbridge`, default
+/// `~/.config/padbridge`, or `--config-dir`), treated like ssh's:
+/// - `identity`: this machine's private key (mode 0600; refused when others can read it), made on first use;
+/// - `paired-hosts`: the hosts this machine (as a client) paired with, `HOST:PORT KEY NAME` a line;
+/// - `paired-clients`: the clients this machine (as a host) accepts, `KEY NAME` a line.
+/// Revoking a pairing is deleting its line. Every file is written whole to a temporary file and renamed over the
+/// old one, mode 0600, so a crash never leaves half a file.
+public struct TrustStore: Sendable {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    /// `--config-dir`, else `$XDG_CONFIG_HOME/padbridge`, else `$HOME/.config/padbridge`.
+    public static func resolveDirectory(_ explicit: String?) throws(TrustStoreError) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let xdg = getenv("XDG_CONFIG_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") { return xdg + "/padbridge" }
+        if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty { return home + "/.config/padbridge" }
+        throw TrustStoreError("neither $XDG_CONFIG_HOME nor $HOME is set: give --config-dir DIR")
+    }
+
+    public var identityPath: String { directory + "/identity" }
+    public var pairedHostsPath: String { directory + "/paired-hosts" }
+    public var pairedClientsPath: String { directory + "/paired-clients" }
+
+    /// This machine's key pair: read from `identity`, or made and saved there when there is none.
+    public func identity() throws(TrustStoreError) -> Curve25519.KeyAgreement.PrivateKey {
+        if let text = try read(identityPath, secret: true) {
+            do throws(TrustFileError) {
+                let bytes = try TrustFileFormat.privateKey(fromIdentity: text)
+                guard let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: bytes) else {
+                    throw TrustFileError(line: 1, problem: "not a Curve25519 private key")
+                }
+                return key
+            } catch {
+                throw TrustStoreError(
+                    "\(identityPath): \(error). Move the file away to make a new key (every pairing must then be made again).")
+            }
+        }
+        let key = Curve25519.KeyAgreement.PrivateKey()
+        try write(identityPath, TrustFileFormat.identityText(privateKey: Array(key.rawRepresentation)))
+        return key
+    }
+
+    public func pairedHosts() throws(TrustStoreError) -> [PairedHost] {
+        guard let text = try read(pairedHostsPath, secret: false) else { return [] }
+        do throws(TrustFileError) {
+            return try TrustFileFormat.pairedHosts(from: text)
+        } catch {
+            throw TrustStoreError("\(pairedHostsPath): \(error); fix or delete that line")
+        }
+    }
+
+    public func pairedClients() throws(TrustStoreError) -> [PairedClient] {
+        guard let text = try read(pairedClientsPath, secret: false) else { return [] }
+        do throws(TrustFileError) {
+            return try TrustFileFormat.pairedClients(from: text)
+        } catch {
+            throw TrustStoreError("\(pairedClientsPath): \(error); fix or delete that line")
+        }
+    }
+
+    /// Records `host`, replacing an earlier line for the same address.
+    public func remember(_ host: PairedHost) throws(TrustStoreError) {
+        var hosts = try pairedHosts().filter { $0.address != host.address }
+        hosts.append(host)
+        try write(pairedHostsPath, header("hosts this machine paired with (padbridge pair); delete a line to forget one")
+            + hosts.map { TrustFileFormat.line($0) + "\n" }.joined())
+    }
+
+    /// Records `client`, replacing an earlier line with the same key.
+    public func accept(_ client: PairedClient) throws(TrustStoreError) {
+        var clients = try pairedClients().filter { $0.key != client.key }
+        clients.append(client)
+        try write(pairedClientsPath, header("clients this host accepts (padbridge serve --pair); delete a line to revoke one")
+            + clients.map { TrustFileFormat.line($0) + "\n" }.joined())
+    }
+
+    private func header(_ text: String) -> String { "# \(text)\n" }
+
+    /// The file's text, nil when it does not exist. `secret`: refused unless only its owner can read it, and the
+    /// owner is whoever runs padbridge (ssh's rule for private keys).
+    private func read(_ path: String, secret: Bool) throws(TrustStoreError) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT { return nil }
+            throw TrustStoreError("cannot read \(path): \(String(cString: strerror(error)))")
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            throw TrustStoreError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        if secret {
+            let mode = status.st_mode & 0o777
+            if mode & 0o077 != 0 {
+                throw TrustStoreError(
+                    "permissions \(String(mode, radix: 8)) for \(path) are too open: a private key must be readable by "
+                        + "its owner alone, and this one is ignored. Run: chmod 600 \(path)")
+            }
+            if status.st_uid != geteuid() {
+                throw TrustStoreError(
+                    "\(path) belongs to user \(status.st_uid), not to the user running padbridge (\(geteuid())): run "
+                        + "padbridge as its owner, or give --config-dir a directory of your own")
+            }
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+            if bytes.count > 1 << 20 { throw TrustStoreError("\(path) is over 1 MiB: that is not a padbridge file") }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes `text` to `path` through a temporary file renamed over it, mode 0600; makes the directory (0700).
+    private func write(_ path: String, _ text: String) throws(TrustStoreError) {
+        try makeDirectory()
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw TrustStoreError("cannot write \(temporary): \(String(cString: strerror(errno)))")
+        }
+        let bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                let error = errno
+                close(fd)
+                unlink(temporary)
+                throw TrustStoreError("cannot write \(temporary): \(String(cString: strerror(error)))")
+            }
+            written += count
+        }
+        fchmod(fd, 0o600)
+        fsync(fd)
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let error = errno
+            unlink(temporary)
+            throw TrustStoreError("cannot replace \(path): \(String(cString: strerror(error)))")
+        }
+    }
+
+    private func makeDirectory() throws(TrustStoreError) {
+        var path = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw TrustStoreError("cannot make \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
+
+extension LinkPublicKey {
+    /// The key as people compare it: "SHA256:" and the first 16 bytes of its SHA-256, in groups of four hex digits.
+    public var fingerprint: String {
+        let digest = Array(SHA256.hash(data: bytes)).prefix(16)
+        let hex = Array(HexBytes.encode(digest))
+        return "SHA256:" + stride(from: 0, to: hex.count, by: 4).map { String(hex[$0..<$0 + 4]) }.joined(separator: "-")
+    }
+}

@@ -1,0 +1,209 @@
+import Glibc
+public import PadLinux
+import SystemPackage
+
+/// An IPv4 or IPv6 socket address (what `sendto` and `recvfrom` take and give).
+public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
+    var storage: [UInt8]
+
+    init(_ pointer: UnsafeRawPointer, length: socklen_t) {
+        storage = Array(UnsafeRawBufferPointer(start: pointer, count: Int(length)))
+    }
+
+    var family: Int32 {
+        storage.withUnsafeBytes { Int32($0.load(fromByteOffset: 0, as: sa_family_t.self)) }
+    }
+
+    public var port: UInt16 {
+        storage.withUnsafeBytes { bytes in
+            UInt16(bigEndian: bytes.load(fromByteOffset: 2, as: UInt16.self))
+        }
+    }
+
+    /// "192.0.2.1:48100", "[::1]:48100".
+    public var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let host: String = storage.withUnsafeBytes { bytes in
+            let base = bytes.baseAddress!
+            let offset = family == AF_INET6 ? 8 : 4
+            guard inet_ntop(family, base + offset, &text, socklen_t(text.count)) != nil else { return "?" }
+            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// Resolves "HOST", "HOST:PORT", "[IPV6]:PORT" or "IPV6" (port `defaultPort` when none is given) for UDP,
+    /// numeric addresses and names alike. `passive`: for binding (an empty host then means every address).
+    public static func resolve(_ text: String, defaultPort: UInt16, passive: Bool = false) throws(LinkSocketError)
+        -> [SocketAddress]
+    {
+        let (host, port) = try split(text, defaultPort: defaultPort, allowingPortZero: passive)
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        hints.ai_flags = passive ? AI_PASSIVE : 0
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host.isEmpty ? nil : host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw .cannotResolve(text, reason: String(cString: gai_strerror(status)))
+        }
+        defer { freeaddrinfo(first) }
+        var addresses: [SocketAddress] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let current = entry {
+            if let address = current.pointee.ai_addr {
+                let resolved = SocketAddress(UnsafeRawPointer(address), length: current.pointee.ai_addrlen)
+                if !addresses.contains(resolved) { addresses.append(resolved) }
+            }
+            entry = current.pointee.ai_next
+        }
+        guard !addresses.isEmpty else { throw .cannotResolve(text, reason: "no address") }
+        return addresses
+    }
+
+    /// "host:port" -> ("host", port); "[v6]:port", "v6", "host" (default port).
+    /// Port 0 (any free port) only for binding.
+    static func split(_ text: String, defaultPort: UInt16, allowingPortZero: Bool) throws(LinkSocketError)
+        -> (String, UInt16)
+    {
+        func port(_ digits: Substring) throws(LinkSocketError) -> UInt16 {
+            guard let value = UInt16(digits), value > 0 || allowingPortZero else { throw .badAddress(text) }
+            return value
+        }
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw .badAddress(text) }
+            let host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if rest.isEmpty { return (host, defaultPort) }
+            guard rest.hasPrefix(":") else { throw .badAddress(text) }
+            return (host, try port(rest.dropFirst()))
+        }
+        let colons = text.filter { $0 == ":" }.count
+        if colons == 1, let colon = text.firstIndex(of: ":") {
+            return (String(text[..<colon]), try port(text[text.index(after: colon)...]))
+        }
+        return (text, defaultPort)  // a host name, an IPv4 address, or a bare IPv6 address
+    }
+}
+
+/// What went wrong with the link's socket, and what to do about it.
+public enum LinkSocketError: Error, Sendable, Hashable, CustomStringConvertible {
+    case badAddress(String)
+    case cannotResolve(String, reason: String)
+    case cannotBind(String, errno: Int32)
+    case socketFailed(operation: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case let .badAddress(text):
+            "\"\(text)\" is not an address: give HOST, HOST:PORT or [IPV6]:PORT"
+        case let .cannotResolve(text, reason):
+            "cannot resolve \"\(text)\": \(reason); check the host name (or give its IP address)"
+        case let .cannotBind(address, errno) where errno == EADDRINUSE:
+            "cannot listen on \(address): the port is in use (another `padbridge serve`?); stop it or give --listen ADDR:PORT"
+        case let .cannotBind(address, errno) where errno == EACCES:
+            "cannot listen on \(address): permission denied (ports below 1024 need privileges); choose a port above 1023"
+        case let .cannotBind(address, errno):
+            "cannot listen on \(address): \(String(cString: strerror(errno)))"
+        case let .socketFailed(operation, errno):
+            "\(operation) failed: \(String(cString: strerror(errno)))"
+        }
+    }
+}
+
+/// A non-blocking UDP socket on the device loop: the one owner of its descriptor (closed in `close()`, deinit's
+/// last resort), never handing it out. `onDatagram` runs on the loop for each datagram received (the buffer is
+/// only valid during the call); `send` never blocks (a full socket buffer drops the datagram, as the network may:
+/// the link repeats what matters).
+public final class UDPSocket {
+    private var descriptor: FileDescriptor?
+    private var watch: DeviceEventLoop.WatchToken?
+    private let loop: DeviceEventLoop
+    private var receiveBuffer = [UInt8](repeating: 0, count: 2048)
+    /// The address it is bound to (the port the kernel chose when 0 was asked for).
+    public let localAddress: SocketAddress
+    public var onDatagram: ((UnsafeRawBufferPointer, SocketAddress) -> Void)?
+
+    /// A socket bound to `address` (port 0: any free port).
+    public init(bindingTo address: SocketAddress, loop: DeviceEventLoop) throws(LinkSocketError) {
+        self.loop = loop
+        let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .socketFailed(operation: "socket", errno: errno) }
+        if address.family == AF_INET6 {
+            var on: Int32 = 0  // dual stack: "[::]" also takes IPv4
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+        let bound = address.storage.withUnsafeBytes { bytes in
+            bind(fd, bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(bytes.count))
+        }
+        guard bound == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            throw .cannotBind(address.description, errno: error)
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        localAddress = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
+        let descriptor = FileDescriptor(rawValue: fd)
+        self.descriptor = descriptor
+        do {
+            watch = try loop.watch(descriptor, path: "udp \(localAddress)") { [weak self] _ throws(DeviceAccessError) in
+                self?.receiveAll()
+            }
+        } catch {
+            Glibc.close(fd)
+            self.descriptor = nil
+            throw .socketFailed(operation: "watching the socket", errno: EINVAL)
+        }
+    }
+
+    /// Sends one datagram; false when the kernel refused it now (the caller counts it as lost).
+    @discardableResult
+    public func send(_ bytes: UnsafeRawBufferPointer, to address: SocketAddress) -> Bool {
+        guard let descriptor else { return false }
+        let sent = address.storage.withUnsafeBytes { target in
+            sendto(
+                descriptor.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT),
+                target.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(target.count))
+        }
+        return sent == bytes.count
+    }
+
+    @discardableResult
+    public func send(_ bytes: [UInt8], to address: SocketAddress) -> Bool {
+        bytes.withUnsafeBytes { send($0, to: address) }
+    }
+
+    /// Stops watching and closes the socket. Idempotent.
+    public func close() {
+        if let watch { loop.removeWatch(watch) }
+        watch = nil
+        if let descriptor { try? descriptor.close() }
+        descriptor = nil
+    }
+
+    deinit { close() }
+
+    /// Every datagram waiting now (level-triggered epoll would call again anyway; draining saves wake-ups).
+    private func receiveAll() {
+        guard let descriptor else { return }
+        var storage = sockaddr_storage()
+        while true {
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let count = receiveBuffer.withUnsafeMutableBytes { buffer in
+                withUnsafeMutablePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(descriptor.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
+                    }
+                }
+            }
+            guard count >= 0 else { return }  // EAGAIN: drained; other errors (ICMP unreachable): nothing to read
+            let from = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
+            receiveBuffer.withUnsafeBytes { onDatagram?(UnsafeRawBufferPointer(rebasing: $0[0..<count]), from) }
+            if self.descriptor == nil { return }  // closed by the handler
+        }
+    }
+}

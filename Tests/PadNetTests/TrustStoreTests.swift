@@ -1,0 +1,58 @@
+import Glibc
+import PadCore
+import PadNet
+import Testing
+
+@Suite("TrustStore", .serialized)
+struct TrustStoreTests {
+    static func temporaryDirectory() -> String {
+        var template = Array("/tmp/padbridge-trust-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        return String(cString: made!)
+    }
+
+    static func mode(_ path: String) -> mode_t {
+        var status = stat()
+        stat(path, &status)
+        return status.st_mode & 0o777
+    }
+
+    @Test func theIdentityIsMadeOnceWithMode0600AndReadBack() throws {
+        let store = TrustStore(directory: Self.temporaryDirectory() + "/nested/padbridge")
+        let first = try store.identity()
+        #expect(Self.mode(store.identityPath) == 0o600)
+        #expect(Self.mode(store.directory) == 0o700)
+        let again = try store.identity()
+        #expect(first.rawRepresentation == again.rawRepresentation)
+    }
+
+    @Test func anIdentityOthersCanReadIsRefusedWithTheFix() throws {
+        let store = TrustStore(directory: Self.temporaryDirectory())
+        _ = try store.identity()
+        chmod(store.identityPath, 0o644)
+        let error = #expect(throws: TrustStoreError.self) { try store.identity() }
+        #expect(error?.description.contains("chmod 600 \(store.identityPath)") == true, "\(String(describing: error))")
+    }
+
+    @Test func pairingsAreRememberedReplacedAndListed() throws {
+        let store = TrustStore(directory: Self.temporaryDirectory())
+        #expect(try store.pairedHosts().isEmpty && store.pairedClients().isEmpty)
+        let one = LinkPublicKey(bytes: [UInt8](repeating: 1, count: 32))!
+        let two = LinkPublicKey(bytes: [UInt8](repeating: 2, count: 32))!
+        try store.remember(PairedHost(address: "pc:48100", key: one, name: "pc"))
+        try store.remember(PairedHost(address: "tv:48100", key: two, name: "tv"))
+        try store.remember(PairedHost(address: "pc:48100", key: two, name: "pc again"))
+        #expect(try store.pairedHosts().map(\.address) == ["tv:48100", "pc:48100"])
+        #expect(try store.pairedHosts().last?.key == two)
+        try store.accept(PairedClient(key: one, name: "deck"))
+        try store.accept(PairedClient(key: one, name: "deck renamed"))
+        #expect(try store.pairedClients() == [PairedClient(key: one, name: "deck renamed")])
+        #expect(Self.mode(store.pairedClientsPath) == 0o600)
+    }
+
+    @Test func aKeyFingerprintIsStableAndReadable() {
+        let key = LinkPublicKey(bytes: [UInt8](repeating: 0, count: 32))!
+        // SHA-256 of 32 zero bytes is 66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925.
+        #expect(key.fingerprint == "SHA256:6668-7aad-f862-bd77-6c8f-c18b-8e9f-8e20")
+    }
+}

@@ -1,0 +1,53 @@
+@testable import PadLinux
+import PadNet
+import Testing
+
+@Suite("UDPSocket on 127.0.0.1", .serialized)
+struct UDPSocketTests {
+    @Test func addressesParseWithAndWithoutPorts() throws {
+        #expect(try SocketAddress.resolve("127.0.0.1", defaultPort: 48100).first?.description == "127.0.0.1:48100")
+        #expect(try SocketAddress.resolve("127.0.0.1:9", defaultPort: 48100).first?.description == "127.0.0.1:9")
+        #expect(try SocketAddress.resolve("[::1]:7", defaultPort: 48100).first?.description == "[::1]:7")
+        #expect(try SocketAddress.resolve("::1", defaultPort: 5).first?.description == "[::1]:5")
+        #expect(throws: LinkSocketError.badAddress("127.0.0.1:0")) { try SocketAddress.resolve("127.0.0.1:0", defaultPort: 1) }
+        #expect(throws: LinkSocketError.badAddress("[::1")) { try SocketAddress.resolve("[::1", defaultPort: 1) }
+    }
+
+    @Test func datagramsGoBothWaysThroughTheLoop() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve("127.0.0.1:0", defaultPort: 0, passive: true).first)
+        let host = try UDPSocket(bindingTo: any, loop: loop)
+        let client = try UDPSocket(bindingTo: any, loop: loop)
+        #expect(host.localAddress.port != 0 && host.localAddress.port != client.localAddress.port)
+        var received: [[UInt8]] = []
+        var replies: [[UInt8]] = []
+        host.onDatagram = { bytes, from in
+            received.append(Array(bytes))
+            #expect(from == client.localAddress)
+            host.send(Array(bytes.reversed()), to: from)
+        }
+        client.onDatagram = { bytes, _ in
+            replies.append(Array(bytes))
+            if replies.count == 3 { loop.stop() }
+        }
+        for payload in [[1, 2, 3], [], [9]] as [[UInt8]] { #expect(client.send(payload, to: host.localAddress)) }
+        let watchdog = try loop.makeTimer { loop.stop() }
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
+        try loop.run()
+        watchdog.close()
+        #expect(received == [[1, 2, 3], [], [9]])
+        #expect(replies == [[3, 2, 1], [], [9]])
+        host.close()
+        client.close()
+        #expect(!client.send([1], to: host.localAddress), "a closed socket sends nothing")
+    }
+
+    @Test func aPortInUseSaysWhatToDo() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve("127.0.0.1:0", defaultPort: 0, passive: true).first)
+        let first = try UDPSocket(bindingTo: any, loop: loop)
+        let taken = try #require(try SocketAddress.resolve("127.0.0.1:\(first.localAddress.port)", defaultPort: 0).first)
+        let error = #expect(throws: LinkSocketError.self) { try UDPSocket(bindingTo: taken, loop: loop) }
+        #expect(error?.description.contains("--listen") == true)
+    }
+}
