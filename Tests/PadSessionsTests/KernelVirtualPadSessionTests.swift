@@ -100,4 +100,39 @@ struct KernelVirtualPadSessionTests {
         #expect(entry.guid.count == 32 && entry.guid.allSatisfy(\.isHexDigit))
         #expect(entry.mapping?.contains(",a:b0") == true, "mapping \(entry.mapping ?? "nil")")
     }
+
+    /// A physical pad session reads a pad (here a virtual one, which the kernel treats as real), grabbed, through
+    /// an identity profile, and reports the pad going away once.
+    @Test func aPhysicalSessionForwardsFramesAndReportsThePadGoing() throws {
+        let loop = try DeviceEventLoop()
+        let (standIn, path) = try Self.readySession(loop)
+        let logger = Logger(label: "test")
+        let controller = try #require(
+            try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
+                .first { $0.nodes.evdev.contains { $0.path == path } },
+            "discovery did not list \(path)")
+        var outputs: [PadSnapshot] = []
+        var detached = 0
+        let session = try PhysicalPadSession(
+            controller: controller, profile: .identity, target: .xbox360, grab: true, loop: loop, logger: logger
+        ) { snapshot in
+            outputs.append(snapshot)
+            if snapshot[.a] && snapshot.leftX == 20_000 { loop.stop() }
+        }
+        session.onDetached = {
+            detached += 1
+            loop.stop()
+        }
+        #expect(outputs.first == .neutral, "the first output is the state held at start")
+        standIn.apply(Self.held)
+        let watchdog = try Watchdog(loop)
+        try loop.run()
+        #expect(!watchdog.fired, "the held state never came through: \(outputs)")
+        #expect(outputs.last?[.a] == true && outputs.last?.rightTrigger == Self.held.rightTrigger)
+
+        standIn.close()
+        try loop.run()
+        #expect(!watchdog.fired && detached == 1 && !session.isAttached)
+        session.close()
+    }
 }

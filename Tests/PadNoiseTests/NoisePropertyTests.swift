@@ -1,0 +1,120 @@
+import Crypto
+import PadNoise
+import Testing
+
+/// SplitMix64: a seeded generator, so a failure replays.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite struct NoisePropertyTests {
+    static func pair(_ pattern: NoisePattern, initiatorPSK: [UInt8]? = nil, responderPSK: [UInt8]? = nil,
+                     responderKnown: Curve25519.KeyAgreement.PrivateKey? = nil) throws
+        -> (NoiseHandshake, NoiseHandshake, Curve25519.KeyAgreement.PrivateKey, Curve25519.KeyAgreement.PrivateKey)
+    {
+        let initiatorStatic = Curve25519.KeyAgreement.PrivateKey()
+        let responderStatic = Curve25519.KeyAgreement.PrivateKey()
+        let known = responderKnown ?? responderStatic
+        let psk = [UInt8](repeating: 7, count: 32)
+        let initiator = try NoiseHandshake(
+            pattern: pattern, role: .initiator, prologue: Array("padbridge test".utf8), localStatic: initiatorStatic,
+            remoteStatic: pattern == .IK ? Array(known.publicKey.rawRepresentation) : nil,
+            presharedKey: pattern == .XXpsk3 ? (initiatorPSK ?? psk) : nil)
+        let responder = try NoiseHandshake(
+            pattern: pattern, role: .responder, prologue: Array("padbridge test".utf8), localStatic: responderStatic,
+            presharedKey: pattern == .XXpsk3 ? (responderPSK ?? psk) : nil)
+        return (initiator, responder, initiatorStatic, responderStatic)
+    }
+
+    /// Runs the handshake to the end; returns the first error.
+    static func run(_ initiator: inout NoiseHandshake, _ responder: inout NoiseHandshake, flipping: (Int, Int)? = nil)
+        throws(NoiseError)
+    {
+        var index = 0
+        while !initiator.isComplete || !responder.isComplete {
+            let initiatorWrites = index % 2 == 0
+            var message = initiatorWrites ? try initiator.writeMessage(payload: [1, 2]) : try responder.writeMessage()
+            if let (which, bit) = flipping, which == index { message[bit / 8 % message.count] ^= 1 << UInt8(bit % 8) }
+            _ = initiatorWrites ? try responder.readMessage(message) : try initiator.readMessage(message)
+            index += 1
+        }
+    }
+
+    @Test(arguments: [NoisePattern.IK, .XXpsk3, .NN])
+    func bothSidesAgreeAndLearnEachOthersStaticKey(pattern: NoisePattern) throws {
+        var (initiator, responder, initiatorStatic, responderStatic) = try Self.pair(pattern)
+        try Self.run(&initiator, &responder)
+        #expect(initiator.handshakeHash == responder.handshakeHash)
+        let a = try initiator.split()
+        let b = try responder.split()
+        let sealed = try a.sending.seal([9, 8, 7], counter: 41, associatedData: [1])
+        #expect(try b.receiving.open(sealed, counter: 41, associatedData: [1]) == [9, 8, 7])
+        #expect(throws: NoiseError.authenticationFailed) { try b.receiving.open(sealed, counter: 42, associatedData: [1]) }
+        #expect(throws: NoiseError.authenticationFailed) { try b.receiving.open(sealed, counter: 41, associatedData: [2]) }
+        #expect(throws: NoiseError.authenticationFailed) { try a.receiving.open(sealed, counter: 41, associatedData: [1]) }
+        #expect(throws: NoiseError.counterExhausted) { try a.sending.seal([], counter: .max) }
+        if pattern != .NN {
+            #expect(responder.remoteStaticPublicKey == Array(initiatorStatic.publicKey.rawRepresentation))
+            #expect(initiator.remoteStaticPublicKey == Array(responderStatic.publicKey.rawRepresentation))
+        }
+    }
+
+    @Test(arguments: [NoisePattern.IK, .XXpsk3])
+    func aFlippedBitAnywhereFailsTheHandshake(pattern: NoisePattern) throws {
+        var generator = SeededGenerator(state: 0xF11B)
+        for message in 0..<(pattern == .IK ? 2 : 3) {
+            for _ in 0..<40 {
+                var (initiator, responder, _, _) = try Self.pair(pattern)
+                let bit = Int.random(in: 0..<2000, using: &generator)
+                #expect(throws: NoiseError.self) { try Self.run(&initiator, &responder, flipping: (message, bit)) }
+            }
+        }
+    }
+
+    @Test func aWrongPairingCodeFailsAtTheLastMessage() throws {
+        var (initiator, responder, _, _) = try Self.pair(.XXpsk3, initiatorPSK: [UInt8](repeating: 8, count: 32))
+        let error = #expect(throws: NoiseError.self) { try Self.run(&initiator, &responder) }
+        #expect(error == .authenticationFailed)
+        #expect(!responder.isComplete)
+        #expect(throws: NoiseError.failedEarlier) { _ = try responder.readMessage([]) }
+    }
+
+    @Test func anIKInitiatorWithTheWrongHostKeyFails() throws {
+        var (initiator, responder, _, _) = try Self.pair(.IK, responderKnown: Curve25519.KeyAgreement.PrivateKey())
+        #expect(throws: NoiseError.authenticationFailed) { try Self.run(&initiator, &responder) }
+    }
+
+    @Test func outOfTurnAndMissingKeysAreTypedErrors() throws {
+        var (initiator, responder, _, _) = try Self.pair(.IK)
+        #expect(throws: NoiseError.outOfTurn) { _ = try responder.writeMessage() }
+        #expect(throws: NoiseError.outOfTurn) { _ = try initiator.readMessage([UInt8](repeating: 0, count: 100)) }
+        #expect(throws: NoiseError.outOfTurn) { _ = try initiator.split() }
+        #expect(throws: NoiseError.missingKey("the responder's static public key")) {
+            _ = try NoiseHandshake(pattern: .IK, role: .initiator, localStatic: Curve25519.KeyAgreement.PrivateKey())
+        }
+        #expect(throws: NoiseError.missingKey("a 32-byte pre-shared key")) {
+            _ = try NoiseHandshake(pattern: .XXpsk3, role: .responder, localStatic: Curve25519.KeyAgreement.PrivateKey())
+        }
+    }
+
+    /// Total: random bytes of every length into every reading state give a typed error, never a trap (with a key
+    /// in play, nothing random authenticates).
+    @Test(arguments: [NoisePattern.IK, .XXpsk3])
+    func randomBytesNeverTrap(pattern: NoisePattern) throws {
+        var generator = SeededGenerator(state: 0xBAD_B17E5)
+        for length in 0...300 {
+            let noise = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var (initiator, responder, _, _) = try Self.pair(pattern)
+            #expect(throws: NoiseError.self) { _ = try responder.readMessage(noise) }
+            _ = try initiator.writeMessage()
+            #expect(throws: NoiseError.self) { _ = try initiator.readMessage(noise) }
+        }
+    }
+}
