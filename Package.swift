@@ -120,7 +120,7 @@ let package = Package(
             name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "PadNetTests", dependencies: ["PadNet", "PadCore", "PadLinux"], swiftSettings: strictSwift),
+            name: "PadNetTests", dependencies: ["PadNet", "PadCore", "PadLinux", "PadNoise", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictSwift),
         .testTarget(name: "PadNoiseTests", dependencies: ["PadNoise"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadSessionsTests",

@@ -85,6 +85,24 @@ public struct TrustStore: Sendable {
             + clients.map { TrustFileFormat.line($0) + "\n" }.joined())
     }
 
+    /// Where `padbridge pairing-window` leaves a code for a running host (which takes it and deletes the file).
+    public var pairingRequestPath: String { directory + "/pairing-request" }
+    static let pairingRequestTag = "padbridge-pairing-request-v1"
+
+    /// Leaves `code` for the host serving from this directory.
+    public func requestPairingWindow(_ code: PairingCode) throws(TrustStoreError) {
+        try write(pairingRequestPath, "\(Self.pairingRequestTag) \(code.symbols)\n")
+    }
+
+    /// The code a `pairing-window` command left, if any; the request is deleted (it is used once).
+    public func takePairingRequest() -> PairingCode? {
+        guard let text = try? read(pairingRequestPath, secret: true) else { return nil }
+        unlink(pairingRequestPath)
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard fields.count == 2, fields[0] == Self.pairingRequestTag else { return nil }
+        return PairingCode(typed: fields[1])
+    }
+
     private func header(_ text: String) -> String { "# \(text)\n" }
 
     /// The file's text, nil when it does not exist. `secret`: refused unless only its owner can read it, and the

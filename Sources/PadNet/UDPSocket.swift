@@ -14,6 +14,8 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         storage.withUnsafeBytes { Int32($0.load(fromByteOffset: 0, as: sa_family_t.self)) }
     }
 
+    public var isIPv6: Bool { family == AF_INET6 }
+
     public var port: UInt16 {
         storage.withUnsafeBytes { bytes in
             UInt16(bigEndian: bytes.load(fromByteOffset: 2, as: UInt16.self))
@@ -63,7 +65,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// "host:port" -> ("host", port); "[v6]:port", "v6", "host" (default port).
     /// Port 0 (any free port) only for binding.
-    static func split(_ text: String, defaultPort: UInt16, allowingPortZero: Bool) throws(LinkSocketError)
+    public static func split(_ text: String, defaultPort: UInt16, allowingPortZero: Bool) throws(LinkSocketError)
         -> (String, UInt16)
     {
         func port(_ digits: Substring) throws(LinkSocketError) -> UInt16 {

@@ -1,0 +1,223 @@
+import ArgumentParser
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+import PadNet
+
+/// A command that could not do its job, and why (no usage text: the arguments were fine).
+struct LinkCommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What `serve` and `pair` share: the default port and the config directory option.
+enum LinkCommandDefaults {
+    static let port = LinkEndpointDefaults.port
+}
+
+struct PairCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair this machine (the client) with a host that shows a pairing code.",
+        discussion: """
+            On the host, `padbridge serve --pair` shows a one-time code ("ZW0AM-N8J6H-B7H6N"), valid for 5 minutes. \
+            Give it here; case and dashes do not matter. Both machines then store the other's public key: this one \
+            in paired-hosts, the host in paired-clients (both in the config directory; deleting a line revokes). \
+            Exits 0 once both sides have stored it.
+            """
+    )
+
+    @Argument(help: "The host: HOST, HOST:PORT or [IPV6]:PORT (default port \(LinkCommandDefaults.port)).")
+    var host: String
+
+    @Argument(help: "The pairing code the host shows.")
+    var code: String
+
+    @Option(name: .long, help: "The name the host will know this machine by (default: its host name).")
+    var name: String?
+
+    @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
+    var configDirectory: String?
+
+    @OptionGroup var global: GlobalOptions
+
+    static let answerTimeoutMilliseconds: UInt64 = 10_000
+    static let resendMilliseconds: UInt64 = 300
+
+    func validate() throws {
+        if PairingCode(typed: code) == nil {
+            throw ValidationError(
+                "\"\(code)\" is not a pairing code: it has 15 letters and digits, shown as three groups of five (ZW0AM-N8J6H-B7H6N).")
+        }
+    }
+
+    func run() throws {
+        let logger = global.makeLogger(label: "padbridge.pair")
+        let loop = try DeviceEventLoop()
+        try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
+        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
+        let identity = try store.identity()
+        let address = try LinkHostAddress(host, defaultPort: LinkCommandDefaults.port)
+        let target = try address.resolved()
+        let anyLocal = try SocketAddress.resolve(target.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
+        let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
+        defer { socket.close() }
+
+        var pairing = try PairingInitiator(
+            code: PairingCode(typed: code)!, identity: identity, clientName: name ?? LinkEndpointDefaults.machineName())
+        var outgoing = try pairing.start()
+        var result: Result<(LinkPublicKey, String), LinkCommandFailure>?
+        socket.onDatagram = { bytes, from in
+            guard from == target, let datagram = PairingDatagram(bytes) else { return }
+            switch pairing.receive(datagram) {
+            case let .send(next):
+                outgoing = next
+                socket.send(next, to: target)
+            case let .paired(key, hostName):
+                result = .success((key, hostName))
+                loop.stop()
+            case let .refused(reason):
+                result = .failure(LinkCommandFailure("\(address): \(reason)"))
+                loop.stop()
+            case .ignored:
+                break
+            }
+        }
+        socket.send(outgoing, to: target)
+        let resend = try loop.repeating(everyMilliseconds: Self.resendMilliseconds) { socket.send(outgoing, to: target) }
+        let giveUp = try loop.deadline(afterMilliseconds: Self.answerTimeoutMilliseconds) { loop.stop() }
+        logger.info("pairing with \(address) (\(target))")
+        try loop.run()
+        resend.cancel()
+        giveUp.cancel()
+        switch result {
+        case let .success((key, hostName)):
+            let known = try store.pairedHosts().first { $0.address == address.canonical }
+            try store.remember(PairedHost(address: address.canonical, key: key, name: hostName))
+            if let known, known.key != key {
+                LineOutput.standardError.write(
+                    "padbridge: replaced the key stored for \(address.canonical) (was \(known.key.fingerprint))")
+            }
+            LineOutput.standardError.write(
+                "padbridge: paired with \(address.canonical) (\(hostName)), host key \(key.fingerprint)")
+        case let .failure(error):
+            throw error
+        case nil:
+            throw LinkCommandFailure(
+                "no answer from \(address) (\(target)) within \(Self.answerTimeoutMilliseconds / 1000) s: is "
+                    + "`padbridge serve --pair` running there, and UDP port \(target.port) open in its firewall?")
+        }
+    }
+}
+
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "The host: accept paired clients (forwarding their pads is being built; pairing works).",
+        discussion: """
+            Listens on UDP (default port \(LinkCommandDefaults.port); open it in the firewall). --pair opens a pairing \
+            window at start: a one-time code, valid 5 minutes, three wrong tries close it; `padbridge pair HOST CODE` \
+            on the client uses it. Status lines go to standard error. Ends on SIGINT or SIGTERM.
+            """
+    )
+
+    @Option(name: .long, help: "Address and port to listen on (default: every address, port \(LinkCommandDefaults.port)).")
+    var listen: String?
+
+    @Flag(name: .long, help: "Open a pairing window at start and show its one-time code.")
+    var pair = false
+
+    @Option(name: .long, help: "The name clients will know this host by (default: its host name).")
+    var name: String?
+
+    @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
+    var configDirectory: String?
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let logger = global.makeLogger(label: "padbridge.serve")
+        let loop = try DeviceEventLoop()
+        try loop.watchSignals([SIGINT, SIGTERM]) { signal in
+            logger.info("received signal \(signal); stopping")
+            loop.stop()
+        }
+        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
+        let identity = try store.identity()
+        let hostKey = LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!
+        let bindAddress = try SocketAddress.resolve(listen ?? "[::]", defaultPort: LinkCommandDefaults.port, passive: true)[0]
+        let socket = try UDPSocket(bindingTo: bindAddress, loop: loop)
+        defer { socket.close() }
+        var pairing = PairingResponder(identity: identity, hostName: name ?? LinkEndpointDefaults.machineName())
+        let output = LineOutput.standardError
+        output.write(
+            "padbridge: listening on \(socket.localAddress) (UDP port \(socket.localAddress.port)), host key \(hostKey.fingerprint)")
+        if pair {
+            let code = LinkEndpointDefaults.newPairingCode()
+            pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
+            output.write("padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes")
+            output.write("padbridge: pairing code \(code)")
+        }
+        // `padbridge pairing-window` (another process, same config directory) opens a window without a restart.
+        let pairingRequests = try FileChangeWatch(path: store.pairingRequestPath, loop: loop) {
+            guard let code = store.takePairingRequest() else { return }
+            pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
+            output.write(
+                "padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes "
+                    + "(asked for by padbridge pairing-window)")
+        }
+        defer { pairingRequests.cancel() }
+        var refusals = RateLimitedCount(intervalMicroseconds: 1_000_000)
+        socket.onDatagram = { bytes, from in
+            let now = MonotonicInstant.now().microseconds
+            guard let datagram = PairingDatagram(bytes) else {
+                if let count = refusals.note(atMicroseconds: now) {
+                    logger.notice("dropped \(count) datagram(s) that are not padbridge's, lately from \(from)")
+                }
+                return
+            }
+            let (reply, event) = pairing.handle(datagram, from: from, atMicroseconds: now) { client in
+                try store.accept(client)
+            }
+            if let reply { socket.send(reply, to: from) }
+            switch event {
+            case let .paired(client)?:
+                output.write("padbridge: paired with client \"\(client.name)\" (\(client.key.fingerprint)) at \(from)")
+            case let .wrongCode(left)?:
+                output.write(
+                    "padbridge: wrong pairing code from \(from); "
+                        + (left > 0 ? "\(left) tries left" : "pairing window closed"))
+            case .refused?, nil:
+                break
+            }
+        }
+        try loop.run()
+    }
+}
+
+struct PairingWindowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pairing-window",
+        abstract: "Open a pairing window on the host that is serving now (no restart) and show its code.",
+        discussion: """
+            For a host that runs `padbridge serve` as a service: run this as the same user, with the same config \
+            directory (for the system service: sudo -u padbridge padbridge pairing-window --config-dir \
+            /var/lib/padbridge). The running host opens a window for this code (5 minutes, one pairing, three wrong \
+            tries); `padbridge pair HOST CODE` on the client uses it.
+            """
+    )
+
+    @Option(name: .customLong("config-dir"), help: "The serving host's config directory (default: $XDG_CONFIG_HOME/padbridge).")
+    var configDirectory: String?
+
+    func run() throws {
+        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
+        let code = LinkEndpointDefaults.newPairingCode()
+        try store.requestPairingWindow(code)
+        LineOutput.standardError.write(
+            "padbridge: asked the host serving from \(store.directory) to open a pairing window (5 minutes); its "
+                + "status shows \"pairing window open\" once it has")
+        LineOutput.standardError.write("padbridge: pairing code \(code)")
+    }
+}
