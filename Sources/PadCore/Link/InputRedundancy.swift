@@ -1,0 +1,163 @@
+/// One frame of a pad as the link carries it: its sequence number (one per frame, from 1) and its snapshot.
+public struct LinkFrame: Sendable, Hashable {
+    public var sequence: UInt32
+    public var snapshot: PadSnapshot
+
+    public init(sequence: UInt32, snapshot: PadSnapshot) {
+        self.sequence = sequence
+        self.snapshot = snapshot
+    }
+}
+
+extension PadSnapshot {
+    /// The parts whose every change matters (a press, a release, a touch down or up): buttons, the d-pad and touch
+    /// contacts. Sticks, triggers and motion are "latest wins".
+    public func hasSameDiscreteState(as other: PadSnapshot) -> Bool {
+        buttons == other.buttons && touches[0].active == other.touches[0].active
+            && touches[1].active == other.touches[1].active && touches[0].trackingID == other.touches[0].trackingID
+            && touches[1].trackingID == other.touches[1].trackingID
+    }
+}
+
+/// The client's side of redundant input for one pad: every frame gets the next sequence number; each datagram
+/// carries the newest frame plus every earlier frame the host has not acknowledged in which a button, the d-pad or a
+/// touch changed. A lost datagram's press or release therefore rides along in the next one, and nothing waits for a
+/// retransmission of stale analog values (what reliable, in-order delivery would do). Pure; loop-confined.
+public struct InputRedundancySender: Sendable {
+    /// At most this many unacknowledged discrete frames are kept (about 4 s of a person pressing buttons as fast as
+    /// they can). Beyond it the oldest are dropped and counted: the pad still ends in the right state, only an
+    /// intermediate edge could be missed, and only after seconds without a single acknowledgement.
+    public static let capacity = 64
+
+    public private(set) var newest: LinkFrame?
+    /// The frames since the last acknowledgement whose discrete state differs from the frame before them.
+    public private(set) var unacknowledged: [LinkFrame] = []
+    /// The last sequence number the host said it applied.
+    public private(set) var acknowledged: UInt32 = 0
+    /// Discrete frames dropped because `capacity` was exceeded.
+    public private(set) var overflowed = 0
+
+    public init() {}
+
+    /// Records a frame just read; returns its sequence number.
+    @discardableResult
+    public mutating func record(_ snapshot: PadSnapshot) -> UInt32 {
+        let sequence = (newest?.sequence ?? acknowledged) &+ 1
+        let previous = newest?.snapshot ?? .neutral
+        if !snapshot.hasSameDiscreteState(as: previous) {
+            unacknowledged.append(LinkFrame(sequence: sequence, snapshot: snapshot))
+            if unacknowledged.count > Self.capacity {
+                unacknowledged.removeFirst()
+                overflowed += 1
+            }
+        }
+        newest = LinkFrame(sequence: sequence, snapshot: snapshot)
+        return sequence
+    }
+
+    /// The host applied everything up to `sequence`.
+    public mutating func acknowledge(_ sequence: UInt32) {
+        guard LinkSequence.isNewer(sequence, than: acknowledged) else { return }
+        acknowledged = sequence
+        unacknowledged.removeAll { !LinkSequence.isNewer($0.sequence, than: sequence) }
+    }
+
+    /// What to send now: the unacknowledged discrete frames, then the newest frame (once, even when it is one of
+    /// them). Empty before the first frame.
+    public var framesToSend: [LinkFrame] {
+        guard let newest else { return [] }
+        var frames = unacknowledged
+        if frames.last?.sequence != newest.sequence { frames.append(newest) }
+        return frames
+    }
+
+    /// Whether the host has not yet acknowledged a press, release or touch (so the frames must be sent again even
+    /// when nothing new happens), or the newest frame.
+    public var hasUnacknowledged: Bool {
+        guard let newest else { return false }
+        return LinkSequence.isNewer(newest.sequence, than: acknowledged)
+    }
+}
+
+/// The host's side of redundant input for one pad: of each datagram's frames, applies in order exactly those newer
+/// than the last it applied. So nothing is applied twice or out of order, and a late datagram (all of it older)
+/// changes nothing: the pad never rolls back. Pure.
+public struct InputRedundancyReceiver: Sendable {
+    /// The last sequence number applied (0: none yet).
+    public private(set) var applied: UInt32 = 0
+
+    public init() {}
+
+    /// The snapshots to show, oldest first (empty when the datagram brought nothing newer).
+    public mutating func receive(_ frames: [LinkFrame]) -> [PadSnapshot] {
+        var result: [PadSnapshot] = []
+        for frame in frames.sorted(by: { LinkSequence.isNewer($1.sequence, than: $0.sequence) })
+        where LinkSequence.isNewer(frame.sequence, than: applied) {
+            result.append(frame.snapshot)
+            applied = frame.sequence
+        }
+        return result
+    }
+
+    /// A new session of the same pad (the client reconnected and numbers from 1 again).
+    public mutating func restart() { applied = 0 }
+}
+
+/// Serial-number arithmetic on 32-bit sequence numbers (RFC 1982): `a` is newer than `b` when it is less than 2^31
+/// ahead. At 1,000 frames a second a pad wraps after 49 days; the comparison keeps working across the wrap.
+public enum LinkSequence {
+    @inlinable public static func isNewer(_ a: UInt32, than b: UInt32) -> Bool {
+        a != b && (a &- b) < 0x8000_0000
+    }
+}
+
+/// A sliding window over the 64-bit counters of one session's received datagrams (RFC 6479, as WireGuard keeps
+/// it): a counter is accepted once, and only if it is not too far behind the highest seen. `check` before the
+/// (costly) authentication, `accept` after it succeeded. Pure.
+public struct ReplayWindow: Sendable {
+    /// How far behind the highest counter a datagram may arrive and still count (reordering tolerated).
+    public static let size: UInt64 = 2048
+    private static let wordCount = Int(size / 64)
+
+    public private(set) var highest: UInt64 = 0
+    private var received = false
+    private var bitmap = [UInt64](repeating: 0, count: wordCount)
+
+    public init() {}
+
+    /// Whether `counter` would be accepted (new, and within the window).
+    public func check(_ counter: UInt64) -> Bool {
+        guard received else { return true }
+        if counter > highest { return true }
+        if highest - counter >= Self.size { return false }
+        return bitmap[Self.word(counter)] & Self.bit(counter) == 0
+    }
+
+    /// Marks `counter` received; false (and nothing changes) when `check` would have refused it.
+    @discardableResult
+    public mutating func accept(_ counter: UInt64) -> Bool {
+        guard check(counter) else { return false }
+        if !received {
+            received = true
+            highest = counter
+        } else if counter > highest {
+            let advance = counter - highest
+            if advance >= Self.size {
+                for index in bitmap.indices { bitmap[index] = 0 }
+            } else {
+                // Clear the bits of the counters the window moves over (highest+1 ... counter).
+                var cleared = highest &+ 1
+                while cleared <= counter {
+                    bitmap[Self.word(cleared)] &= ~Self.bit(cleared)
+                    cleared &+= 1
+                }
+            }
+            highest = counter
+        }
+        bitmap[Self.word(counter)] |= Self.bit(counter)
+        return true
+    }
+
+    private static func word(_ counter: UInt64) -> Int { Int((counter / 64) % UInt64(wordCount)) }
+    private static func bit(_ counter: UInt64) -> UInt64 { 1 << (counter % 64) }
+}

@@ -1,0 +1,81 @@
+/// The link's timing, for one peer: when to send a keepalive, when the link counts as lost, how long to wait
+/// before sending unacknowledged input or feedback again (from the measured round trip), and when the loop must wake
+/// next. Pure: every time is passed in (µs on one monotonic clock), so it is tested with a fake clock.
+public struct LinkLiveness: Sendable {
+    /// With nothing else to send, a keepalive goes out this long after the last datagram sent.
+    public static let keepaliveIntervalMicroseconds: UInt64 = 100_000
+    /// With nothing heard for this long, the link is lost: the host's pads go neutral, the client's rumble stops.
+    /// Four keepalives in a row lost, or a cut link.
+    public static let timeoutMicroseconds: UInt64 = 400_000
+    /// Unacknowledged input or feedback is sent again after 1.5 x the smoothed round trip, within these bounds.
+    public static let minimumRetransmitMicroseconds: UInt64 = 5_000
+    public static let maximumRetransmitMicroseconds: UInt64 = 50_000
+
+    public private(set) var lastHeardMicroseconds: UInt64
+    public private(set) var lastSentMicroseconds: UInt64
+    /// RFC 6298's smoothed round trip and its variation; nil before the first sample.
+    public private(set) var smoothedRoundTripMicroseconds: UInt64?
+    public private(set) var roundTripVariationMicroseconds: UInt64 = 0
+
+    public init(startingAtMicroseconds now: UInt64) {
+        lastHeardMicroseconds = now
+        lastSentMicroseconds = now
+    }
+
+    public mutating func heard(atMicroseconds now: UInt64) { lastHeardMicroseconds = max(lastHeardMicroseconds, now) }
+    public mutating func sent(atMicroseconds now: UInt64) { lastSentMicroseconds = max(lastSentMicroseconds, now) }
+
+    /// A round-trip sample (a pong's echo).
+    public mutating func roundTrip(_ sample: UInt64) {
+        guard let smoothed = smoothedRoundTripMicroseconds else {
+            smoothedRoundTripMicroseconds = sample
+            roundTripVariationMicroseconds = sample / 2
+            return
+        }
+        let difference = smoothed > sample ? smoothed - sample : sample - smoothed
+        roundTripVariationMicroseconds = (3 * roundTripVariationMicroseconds + difference) / 4
+        smoothedRoundTripMicroseconds = (7 * smoothed + sample) / 8
+    }
+
+    public func isLost(atMicroseconds now: UInt64) -> Bool {
+        now >= lastHeardMicroseconds &+ Self.timeoutMicroseconds
+    }
+
+    public func isKeepaliveDue(atMicroseconds now: UInt64) -> Bool {
+        now >= lastSentMicroseconds &+ Self.keepaliveIntervalMicroseconds
+    }
+
+    public var retransmitIntervalMicroseconds: UInt64 {
+        let smoothed = smoothedRoundTripMicroseconds ?? 20_000
+        return min(max(smoothed * 3 / 2, Self.minimumRetransmitMicroseconds), Self.maximumRetransmitMicroseconds)
+    }
+
+    /// When the loop must wake next: for a keepalive, for the link-lost check, and (while something is
+    /// unacknowledged) to send it again.
+    public func nextWakeMicroseconds(hasUnacknowledged: Bool) -> UInt64 {
+        var wake = min(
+            lastSentMicroseconds &+ Self.keepaliveIntervalMicroseconds, lastHeardMicroseconds &+ Self.timeoutMicroseconds)
+        if hasUnacknowledged { wake = min(wake, lastSentMicroseconds &+ retransmitIntervalMicroseconds) }
+        return wake
+    }
+}
+
+/// How long a client waits before trying to reach a lost host again: 100 ms, doubling to 2 s, each wait shortened
+/// by up to a quarter at random (the caller's `jitter`, 0...1) so that many clients do not retry in step.
+public struct ReconnectBackoff: Sendable {
+    public static let firstMicroseconds: UInt64 = 100_000
+    public static let longestMicroseconds: UInt64 = 2_000_000
+    private var attempt = 0
+
+    public init() {}
+
+    public mutating func nextDelayMicroseconds(jitter: Double) -> UInt64 {
+        let base = min(Self.firstMicroseconds << UInt64(min(attempt, 20)), Self.longestMicroseconds)
+        attempt += 1
+        let fraction = jitter.isFinite ? min(max(jitter, 0), 1) : 0
+        return base - UInt64(Double(base) * 0.25 * fraction)
+    }
+
+    /// The host answered: the next loss starts from the shortest wait again.
+    public mutating func reset() { attempt = 0 }
+}

@@ -1,0 +1,98 @@
+/// A `PadSnapshot` in the link's compact form (little-endian):
+///
+/// ```
+/// u32 buttons (ButtonSet's bits) | i16 leftx lefty rightx righty lefttrigger righttrigger | u8 parts
+/// parts bit 0 (touch):   2 x [u8 active(bit 0) | u8 tracking id | u16 x | u16 y]   x, y as fractions of 65535
+/// parts bit 1 (motion):  f32 gyro x y z (rad/s) | f32 accel x y z (m/s²) | u64 timestamp (µs)
+/// parts bit 2 (battery): u8 percent | u8 charging
+/// ```
+///
+/// A part is left out while it is at rest (no contact, `.still`, battery unknown): an Xbox pad's frame is 17 bytes,
+/// a DualSense's with touch and motion 58. Precision: touch positions to 1/65535, motion to Float32; a decoded
+/// snapshot encodes to the same bytes again.
+public enum LinkSnapshotCodec {
+    static let touchPart: UInt8 = 1 << 0
+    static let motionPart: UInt8 = 1 << 1
+    static let batteryPart: UInt8 = 1 << 2
+
+    public static func encode(_ snapshot: PadSnapshot) -> [UInt8] {
+        var writer = LinkByteWriter()
+        encode(snapshot, into: &writer)
+        return writer.bytes
+    }
+
+    public static func decode(_ bytes: some Collection<UInt8>) throws(LinkDecodingError) -> PadSnapshot {
+        var reader = LinkByteReader(bytes)
+        let snapshot = try decode(from: &reader)
+        guard reader.isAtEnd else { throw .invalid(field: "bytes after the snapshot") }
+        return snapshot
+    }
+
+    static func encode(_ snapshot: PadSnapshot, into writer: inout LinkByteWriter) {
+        writer.u32(snapshot.buttons.rawValue)
+        for axis in [snapshot.leftX, snapshot.leftY, snapshot.rightX, snapshot.rightY, snapshot.leftTrigger, snapshot.rightTrigger] {
+            writer.i16(axis)
+        }
+        let touched = snapshot.touches != TouchContacts()
+        let moving = snapshot.motion != .still
+        let battery = snapshot.battery != .unknown
+        writer.u8((touched ? touchPart : 0) | (moving ? motionPart : 0) | (battery ? batteryPart : 0))
+        if touched {
+            for index in 0..<TouchContacts.count {
+                let contact = snapshot.touches[index]
+                writer.u8(contact.active ? 1 : 0)
+                writer.u8(contact.trackingID)
+                writer.u16(fraction(contact.x))
+                writer.u16(fraction(contact.y))
+            }
+        }
+        if moving {
+            let motion = snapshot.motion
+            for value in [motion.gyroRadiansPerSecond, motion.accelMetersPerSecondSquared].flatMap({ [$0.x, $0.y, $0.z] }) {
+                writer.f32(value)
+            }
+            writer.u64(motion.timestampMicroseconds)
+        }
+        if battery {
+            writer.u8(snapshot.battery.percent)
+            writer.u8(snapshot.battery.charging ? 1 : 0)
+        }
+    }
+
+    static func decode(from reader: inout LinkByteReader) throws(LinkDecodingError) -> PadSnapshot {
+        var snapshot = PadSnapshot(buttons: ButtonSet(rawValue: try reader.u32()))
+        snapshot.leftX = try reader.i16()
+        snapshot.leftY = try reader.i16()
+        snapshot.rightX = try reader.i16()
+        snapshot.rightY = try reader.i16()
+        snapshot.leftTrigger = max(0, try reader.i16())
+        snapshot.rightTrigger = max(0, try reader.i16())
+        let parts = try reader.u8()
+        guard parts & ~(touchPart | motionPart | batteryPart) == 0 else { throw .invalid(field: "snapshot parts") }
+        if parts & touchPart != 0 {
+            for index in 0..<TouchContacts.count {
+                let flags = try reader.u8()
+                let trackingID = try reader.u8()
+                let x = Double(try reader.u16()) / 65535
+                let y = Double(try reader.u16()) / 65535
+                snapshot.touches[index] = TouchContact(trackingID: trackingID, active: flags & 1 != 0, x: x, y: y)
+            }
+        }
+        if parts & motionPart != 0 {
+            let gyro = Vector3(x: try reader.f32(), y: try reader.f32(), z: try reader.f32())
+            let accel = Vector3(x: try reader.f32(), y: try reader.f32(), z: try reader.f32())
+            snapshot.motion = MotionSample(
+                gyroRadiansPerSecond: gyro, accelMetersPerSecondSquared: accel, timestampMicroseconds: try reader.u64())
+        }
+        if parts & batteryPart != 0 {
+            let percent = try reader.u8()
+            snapshot.battery = BatteryState(percent: percent, charging: try reader.u8() != 0)
+        }
+        return snapshot
+    }
+
+    static func fraction(_ value: Double) -> UInt16 {
+        guard value.isFinite else { return 0 }
+        return UInt16((min(max(value, 0), 1) * 65535).rounded())
+    }
+}

@@ -1,0 +1,107 @@
+import PadCore
+import PadTestSupport
+import Testing
+
+@Suite struct LinkCodecTests {
+    /// An Xbox pad's frame: A and dpup held, left stick at (-32768, 256), right trigger 32767; nothing else.
+    @Test func aFrameWithoutTouchMotionOrBatteryIsSeventeenBytes() throws {
+        var snapshot = PadSnapshot.neutral
+        snapshot[.a] = true
+        snapshot[.dpup] = true
+        snapshot.leftX = -32768
+        snapshot.leftY = 256
+        snapshot.rightTrigger = 32767
+        let buttons = ButtonSet([.a, .dpup]).rawValue
+        let expected: [UInt8] =
+            [UInt8(buttons & 0xFF), UInt8(buttons >> 8 & 0xFF), UInt8(buttons >> 16 & 0xFF), UInt8(buttons >> 24)]
+            + [0x00, 0x80, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0xFF, 0x7F] + [0x00]
+        #expect(LinkSnapshotCodec.encode(snapshot) == expected)
+        #expect(try LinkSnapshotCodec.decode(expected) == snapshot)
+    }
+
+    @Test func touchMotionAndBatteryTravelWithinTheirPrecision() throws {
+        var snapshot = PadSnapshot.neutral
+        snapshot.touches[1] = TouchContact(trackingID: 7, active: true, x: 0.5, y: 1)
+        snapshot.motion = MotionSample(
+            gyroRadiansPerSecond: Vector3(x: 0.1, y: -2, z: 3.25), accelMetersPerSecondSquared: Vector3(x: 0, y: 9.81, z: 0),
+            timestampMicroseconds: 123_456_789)
+        snapshot.battery = BatteryState(percent: 80, charging: true)
+        let bytes = LinkSnapshotCodec.encode(snapshot)
+        #expect(bytes.count == 17 + 12 + 32 + 2)
+        let decoded = try LinkSnapshotCodec.decode(bytes)
+        #expect(decoded.touches[1].active && decoded.touches[1].trackingID == 7 && !decoded.touches[0].active)
+        #expect(abs(decoded.touches[1].x - 0.5) <= 1.0 / 65535 && decoded.touches[1].y == 1)
+        #expect(abs(decoded.motion.gyroRadiansPerSecond.x - 0.1) < 1e-6 && decoded.motion.gyroRadiansPerSecond.z == 3.25)
+        #expect(decoded.motion.timestampMicroseconds == 123_456_789 && decoded.battery == snapshot.battery)
+        #expect(LinkSnapshotCodec.encode(decoded) == bytes, "a decoded snapshot encodes to the same bytes")
+    }
+
+    @Test func randomSnapshotsRoundTripToTheSameBytes() throws {
+        var generator = SplitMix64(seed: 0x11_4C)
+        for _ in 0..<2_000 {
+            let snapshot = PadSnapshot.random(using: &generator)
+            let bytes = LinkSnapshotCodec.encode(snapshot)
+            let decoded = try LinkSnapshotCodec.decode(bytes)
+            #expect(decoded.buttons == snapshot.buttons && decoded.leftX == snapshot.leftX)
+            #expect(decoded.rightTrigger == snapshot.rightTrigger && decoded.hasSameDiscreteState(as: snapshot))
+            #expect(LinkSnapshotCodec.encode(decoded) == bytes)
+        }
+    }
+
+    @Test func aKeepaliveIsTwelveBytesAndDecodesBack() throws {
+        var message = LinkClientMessage()
+        message.pingMicroseconds = 0x0102_0304_0506_0708
+        #expect(message.encoded == [1, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0])
+        #expect(try LinkClientMessage(decoding: message.encoded) == message)
+    }
+
+    @Test func fullMessagesRoundTrip() throws {
+        var generator = SplitMix64(seed: 0x3E55)
+        var client = LinkClientMessage()
+        client.padTable = (7, [
+            LinkPadDescription(
+                slot: 0, fingerprint: Fingerprint(rawValue: "adc312c6744a"), kind: "dualSense",
+                requestedVirtualKind: .dualSense, attached: true, name: "DualSense Wireless Controller"),
+            LinkPadDescription(
+                slot: 1, fingerprint: Fingerprint(rawValue: "170657e359c5"), kind: "xbox360", requestedVirtualKind: nil,
+                attached: false, name: "pad"),
+        ])
+        client.inputs = [(0, (1...5).map { LinkFrame(sequence: UInt32($0), snapshot: .random(using: &generator)) })]
+        client.feedbackAcknowledgements = [(0, 3), (1, 9)]
+        let decodedClient = try LinkClientMessage(decoding: client.encoded)
+        #expect(decodedClient == client)
+        #expect(decodedClient.padTable?.pads[1].attached == false && decodedClient.inputs[0].frames.count == 5)
+
+        var host = LinkHostMessage()
+        host.padTableAcknowledgement = 7
+        host.pong = (99, 1234)
+        host.inputAcknowledgements = [(0, 5)]
+        host.feedback = [(0, 4, Feedback(
+            rumble: Rumble(strong: 1, weak: 0), lightbar: LightbarColor(red: 1, green: 2, blue: 3), playerLeds: 4,
+            micLed: true, rightTrigger: try TriggerEffect(commandLine: "weapon:2:6:8")))]
+        let decodedHost = try LinkHostMessage(decoding: host.encoded)
+        #expect(decodedHost == host)
+        #expect(decodedHost.feedback[0].state.rightTrigger?.block.hex == "2544000700000000000000")
+        #expect(decodedHost.feedback[0].state.rumble == Rumble(strong: 1, weak: 0))
+    }
+
+    /// Total: random bytes of every length into every decoder give a value or a `LinkDecodingError`.
+    @Test func randomBytesNeverTrap() throws {
+        var generator = SplitMix64(seed: 0xF0_22)
+        for length in 0...512 {
+            for _ in 0..<4 {
+                var bytes = generator.bytes(length)
+                if length > 0 && generator.chance(1, in: 2) { bytes[0] = 1 }  // the right version, to get further
+                _ = try? LinkSnapshotCodec.decode(bytes)
+                if let message = try? LinkClientMessage(decoding: bytes) {
+                    #expect(try LinkClientMessage(decoding: message.encoded) == message)
+                }
+                if let message = try? LinkHostMessage(decoding: bytes) {
+                    #expect(try LinkHostMessage(decoding: message.encoded) == message)
+                }
+            }
+        }
+        #expect(throws: LinkDecodingError.unsupportedVersion(2)) { try LinkHostMessage(decoding: [2, 0, 0, 0]) }
+        #expect(throws: LinkDecodingError.truncated(offset: 1, needed: 1)) { try LinkHostMessage(decoding: [1]) }
+    }
+}
