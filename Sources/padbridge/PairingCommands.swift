@@ -4,6 +4,7 @@ import Logging
 import PadCore
 import PadLinux
 import PadNet
+import PadSessions
 
 /// A command that could not do its job, and why (no usage text: the arguments were fine).
 struct LinkCommandFailure: Error, CustomStringConvertible {
@@ -114,11 +115,14 @@ struct PairCommand: ParsableCommand {
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "The host: accept paired clients (forwarding their pads is being built; pairing works).",
+        abstract: "The host: virtual pads for the pads paired clients forward to it.",
         discussion: """
-            Listens on UDP (default port \(LinkCommandDefaults.port); open it in the firewall). --pair opens a pairing \
-            window at start: a one-time code, valid 5 minutes, three wrong tries close it; `padbridge pair HOST CODE` \
-            on the client uses it. Status lines go to standard error. Ends on SIGINT or SIGTERM.
+            Listens on UDP (default port \(LinkCommandDefaults.port); open it in the firewall). Each pad a paired client \
+            forwards (`padbridge connect`) becomes a virtual pad: a DualSense for a DualSense, else an Xbox 360 pad \
+            (--as overrides). When a client's link is lost its pads go neutral and stay --linger seconds (games keep \
+            the player slot), then go. --pair opens a pairing window at start: a one-time code, valid 5 minutes, \
+            three wrong tries close it; `padbridge pair HOST CODE` on the client uses it. Status lines go to standard \
+            error. Ends on SIGINT or SIGTERM: inputs released, virtual pads destroyed.
             """
     )
 
@@ -131,6 +135,15 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "The name clients will know this host by (default: its host name).")
     var name: String?
 
+    @Option(name: .customLong("as"), help: "Every virtual pad of this kind, whatever clients ask: xbox360 or dualsense.")
+    var virtualKind: VirtualPadKind?
+
+    @Option(name: .customLong("max-pads"), help: "At most this many virtual pads at once.")
+    var maximumPads = 8
+
+    @Option(name: .long, help: "Seconds a lost client's virtual pads stay (neutral) before they go.")
+    var linger: UInt64 = 60
+
     @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
     var configDirectory: String?
 
@@ -138,10 +151,12 @@ struct ServeCommand: ParsableCommand {
 
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.serve")
+        signal(SIGPIPE, SIG_IGN)
         let loop = try DeviceEventLoop()
+        var shutdown: (() -> Void)?
         try loop.watchSignals([SIGINT, SIGTERM]) { signal in
-            logger.info("received signal \(signal); stopping")
-            loop.stop()
+            logger.info("received signal \(signal): releasing inputs and destroying the virtual pads")
+            if let shutdown { shutdown() } else { loop.stop() }
         }
         let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
         let identity = try store.identity()
@@ -168,15 +183,20 @@ struct ServeCommand: ParsableCommand {
                     + "(asked for by padbridge pairing-window)")
         }
         defer { pairingRequests.cancel() }
-        var refusals = RateLimitedCount(intervalMicroseconds: 1_000_000)
-        socket.onDatagram = { bytes, from in
+        let host = try ForwardingHost(
+            socket: socket, identity: identity, store: store,
+            options: .init(virtualKind: virtualKind, maximumPads: maximumPads, lingerMilliseconds: linger * 1000),
+            loop: loop, logger: logger
+        ) { event in output.write("padbridge: " + ServeStatus.line(event)) }
+        defer { host.close() }
+        let ending = ReleaseThenStop(loop: loop) {
+            host.releaseAll()
+            return true
+        }
+        shutdown = ending.request
+        host.onOtherDatagram = { bytes, from in
             let now = MonotonicInstant.now().microseconds
-            guard let datagram = PairingDatagram(bytes) else {
-                if let count = refusals.note(atMicroseconds: now) {
-                    logger.notice("dropped \(count) datagram(s) that are not padbridge's, lately from \(from)")
-                }
-                return
-            }
+            guard let datagram = PairingDatagram(bytes) else { return }
             let (reply, event) = pairing.handle(datagram, from: from, atMicroseconds: now) { client in
                 try store.accept(client)
             }
@@ -219,5 +239,23 @@ struct PairingWindowCommand: ParsableCommand {
             "padbridge: asked the host serving from \(store.directory) to open a pairing window (5 minutes); its "
                 + "status shows \"pairing window open\" once it has")
         LineOutput.standardError.write("padbridge: pairing code \(code)")
+    }
+}
+
+/// `serve`'s status lines, one per event (after "padbridge: ").
+enum ServeStatus {
+    static func line(_ event: ForwardingHost.Event) -> String {
+        switch event {
+        case let .clientConnected(name, address): "client \"\(name)\" connected from \(address)"
+        case let .padAttached(client, pad, kind, nodes, mac):
+            "pad attached: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\" as "
+                + ReadyLine.json(kind: kind, nodes: nodes, mac: mac, source: pad.fingerprint.rawValue)
+        case let .padDetached(client, pad): "pad detached: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\" (neutral until it is back)"
+        case let .linkLost(client): "link lost: \"\(client)\" (its pads neutral, kept for --linger)"
+        case let .resumed(client): "resumed: \"\(client)\""
+        case let .clientGone(client): "client gone: \"\(client)\""
+        case let .padDestroyed(client, fingerprint): "pad destroyed: [\(fingerprint)] of \"\(client)\" (linger over)"
+        case let .dropped(count, reason): "dropped \(count) datagram(s): \(reason)"
+        }
     }
 }

@@ -1,24 +1,8 @@
 import Glibc
 @testable import PadLinux
 import SystemPackage
+import PadLinuxTestSupport
 import Testing
-
-/// Bounds a test's `run()`: if what the test waits for never happens, the watchdog stops the loop after `seconds`,
-/// and `fired` says so (the test then fails instead of hanging).
-final class LoopWatchdog {
-    private(set) var fired = false
-    private var timer: LoopTimer?
-
-    init(_ loop: DeviceEventLoop, seconds: UInt64 = 5) throws {
-        timer = try loop.makeTimer { [weak self] in
-            self?.fired = true
-            loop.stop()
-        }
-        try timer?.schedule(at: MonotonicInstant.now().adding(milliseconds: seconds * 1000))
-    }
-
-    deinit { timer?.close() }
-}
 
 @Suite("DeviceEventLoop", .serialized)
 struct DeviceEventLoopTests {

@@ -1,6 +1,7 @@
 import Crypto
 import PadCore
 import PadNet
+import PadTestSupport
 import Testing
 
 @Suite struct PairingTests {
@@ -109,7 +110,7 @@ import Testing
     }
 
     @Test func datagramDecodingIsTotal() {
-        var generator = SeededGenerator(state: 0xDA7A)
+        var generator = SplitMix64(seed: 0xDA7A)
         for length in 0..<200 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if let datagram = PairingDatagram(bytes) { #expect(PairingDatagram(datagram.encoded) == datagram) }
@@ -119,14 +120,3 @@ import Testing
     }
 }
 
-/// SplitMix64, seeded.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

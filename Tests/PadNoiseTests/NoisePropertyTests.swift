@@ -1,18 +1,8 @@
 import Crypto
 import PadNoise
+import PadTestSupport
 import Testing
 
-/// SplitMix64: a seeded generator, so a failure replays.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct NoisePropertyTests {
     static func pair(_ pattern: NoisePattern, initiatorPSK: [UInt8]? = nil, responderPSK: [UInt8]? = nil,
@@ -68,7 +58,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
     @Test(arguments: [NoisePattern.IK, .XXpsk3])
     func aFlippedBitAnywhereFailsTheHandshake(pattern: NoisePattern) throws {
-        var generator = SeededGenerator(state: 0xF11B)
+        var generator = SplitMix64(seed: 0xF11B)
         for message in 0..<(pattern == .IK ? 2 : 3) {
             for _ in 0..<40 {
                 var (initiator, responder, _, _) = try Self.pair(pattern)
@@ -108,7 +98,7 @@ struct SeededGenerator: RandomNumberGenerator {
     /// in play, nothing random authenticates).
     @Test(arguments: [NoisePattern.IK, .XXpsk3])
     func randomBytesNeverTrap(pattern: NoisePattern) throws {
-        var generator = SeededGenerator(state: 0xBAD_B17E5)
+        var generator = SplitMix64(seed: 0xBAD_B17E5)
         for length in 0...300 {
             let noise = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             var (initiator, responder, _, _) = try Self.pair(pattern)

@@ -4,6 +4,7 @@ import PadCore
 import PadLinux
 import PadSDL
 import PadSessions
+import PadLinuxTestSupport
 import Testing
 
 extension Tag {
@@ -21,7 +22,7 @@ struct KernelVirtualPadSessionTests {
     /// A virtual Xbox 360 pad session, run until the kernel made its node.
     static func readySession(_ loop: DeviceEventLoop) throws -> (VirtualPadSession, String) {
         var nodes: VirtualPadNodes?
-        let watchdog = try Watchdog(loop, seconds: 20)
+        let watchdog = try LoopWatchdog(loop, seconds: 20)
         let session = try VirtualPadSession(
             kind: .xbox360, seed: "session-test", loop: loop, logger: Logger(label: "test"), onFeedback: { _ in },
             onReady: {
@@ -67,7 +68,7 @@ struct KernelVirtualPadSessionTests {
         #expect(during.a == 0 && during.leftX == 0 && during.rightTrigger == 0, "lingering pad not neutral: \(during)")
         #expect(session.isLingering && session.isOpen)
 
-        let watchdog = try Watchdog(loop)
+        let watchdog = try LoopWatchdog(loop)
         try loop.run()
         #expect(!watchdog.fired)
         #expect(expired && !session.isOpen)
@@ -125,7 +126,7 @@ struct KernelVirtualPadSessionTests {
         }
         #expect(outputs.first == .neutral, "the first output is the state held at start")
         standIn.apply(Self.held)
-        let watchdog = try Watchdog(loop)
+        let watchdog = try LoopWatchdog(loop)
         try loop.run()
         #expect(!watchdog.fired, "the held state never came through: \(outputs)")
         #expect(outputs.last?[.a] == true && outputs.last?.rightTrigger == Self.held.rightTrigger)

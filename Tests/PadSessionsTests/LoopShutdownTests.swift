@@ -1,29 +1,14 @@
 import Glibc
 @testable import PadLinux
 import PadSessions
+import PadLinuxTestSupport
 import Testing
-
-/// Bounds a test's `run()`: if what the test waits for never happens, the watchdog stops the loop and says so.
-final class Watchdog {
-    private(set) var fired = false
-    private var timer: LoopTimer?
-
-    init(_ loop: DeviceEventLoop, seconds: UInt64 = 5) throws {
-        timer = try loop.makeTimer { [weak self] in
-            self?.fired = true
-            loop.stop()
-        }
-        try timer?.schedule(at: MonotonicInstant.now().adding(milliseconds: seconds * 1000))
-    }
-
-    deinit { timer?.close() }
-}
 
 @Suite("ReleaseThenStop and HotplugSettle", .serialized)
 struct LoopShutdownTests {
     @Test func firstRequestReleasesThenStopsAfterTheGrace() throws {
         let loop = try DeviceEventLoop()
-        let watchdog = try Watchdog(loop)
+        let watchdog = try LoopWatchdog(loop)
         var releases = 0
         let ending = ReleaseThenStop(loop: loop, graceMilliseconds: 80) {
             releases += 1
@@ -44,7 +29,7 @@ struct LoopShutdownTests {
 
     @Test func secondRequestStopsAtOnceWithoutReleasingAgain() throws {
         let loop = try DeviceEventLoop()
-        let watchdog = try Watchdog(loop)
+        let watchdog = try LoopWatchdog(loop)
         var releases = 0
         let ending = ReleaseThenStop(loop: loop, graceMilliseconds: 3_000) {
             releases += 1
@@ -63,7 +48,7 @@ struct LoopShutdownTests {
 
     @Test func failedReleaseStopsAtOnce() throws {
         let loop = try DeviceEventLoop()
-        let watchdog = try Watchdog(loop)
+        let watchdog = try LoopWatchdog(loop)
         let ending = ReleaseThenStop(loop: loop, graceMilliseconds: 3_000) { false }
         loop.deferWork { ending.request() }
         let start = MonotonicInstant.now()
@@ -75,7 +60,7 @@ struct LoopShutdownTests {
     /// A burst of events (a pad's nodes appearing one by one) gives one action, after the last event.
     @Test func aBurstSettlesIntoOneActionAfterTheLastEvent() throws {
         let loop = try DeviceEventLoop()
-        let watchdog = try Watchdog(loop)
+        let watchdog = try LoopWatchdog(loop)
         var actions: [MonotonicInstant] = []
         let settle = try HotplugSettle(loop: loop, milliseconds: 60) {
             actions.append(.now())

@@ -30,7 +30,7 @@ public struct LinkPadDescription: Sendable, Hashable {
 ///
 /// ```
 /// u8 version (1)
-/// u8 flags: bit 0 pad table, bit 1 ping
+/// u8 flags: bit 0 pad table, bit 1 ping, bit 2 acknowledgement wanted (input frames not yet acknowledged)
 /// [pad table] u32 version | u8 count | count x (u8 slot | text id | text kind | u8 virtual kind (0 any, 1 xbox360,
 ///             2 dualsense) | u8 attached | text name)
 /// [ping]      u64 sender's clock (µs)
@@ -45,6 +45,8 @@ public struct LinkClientMessage: Sendable, Hashable {
 
     public var padTable: (version: UInt32, pads: [LinkPadDescription])?
     public var pingMicroseconds: UInt64?
+    /// The client holds presses, releases or touches the host has not acknowledged: the host answers at once.
+    public var wantsAcknowledgement = false
     public var inputs: [(slot: UInt8, frames: [LinkFrame])] = []
     public var feedbackAcknowledgements: [(slot: UInt8, version: UInt32)] = []
 
@@ -56,7 +58,7 @@ public struct LinkClientMessage: Sendable, Hashable {
     public var encoded: [UInt8] {
         var writer = LinkByteWriter()
         writer.u8(Self.version)
-        writer.u8((padTable != nil ? 1 : 0) | (pingMicroseconds != nil ? 2 : 0))
+        writer.u8((padTable != nil ? 1 : 0) | (pingMicroseconds != nil ? 2 : 0) | (wantsAcknowledgement ? 4 : 0))
         if let padTable {
             writer.u32(padTable.version)
             writer.u8(UInt8(min(padTable.pads.count, 255)))
@@ -93,7 +95,8 @@ public struct LinkClientMessage: Sendable, Hashable {
         let version = try reader.u8()
         guard version == Self.version else { throw .unsupportedVersion(version) }
         let flags = try reader.u8()
-        guard flags & ~3 == 0 else { throw .invalid(field: "flags") }
+        guard flags & ~7 == 0 else { throw .invalid(field: "flags") }
+        wantsAcknowledgement = flags & 4 != 0
         if flags & 1 != 0 {
             let tableVersion = try reader.u32()
             var pads: [LinkPadDescription] = []

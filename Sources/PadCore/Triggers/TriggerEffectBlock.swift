@@ -54,36 +54,12 @@ public struct TriggerEffectBlock: Sendable, Hashable {
     public var bytes: [UInt8] { (0..<Self.count).map { self[$0] } }
 
     /// 22 lowercase hex digits.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var utf8: [UInt8] = []
-        utf8.reserveCapacity(2 * Self.count)
-        for index in 0..<Self.count {
-            utf8.append(digits[Int(self[index] >> 4)])
-            utf8.append(digits[Int(self[index] & 0x0F)])
-        }
-        return String(decoding: utf8, as: UTF8.self)
-    }
+    public var hex: String { HexBytes.encode(bytes) }
 
     /// Exactly 22 hex digits (either case); nil otherwise.
     public init?(hex: String) {
-        let utf8 = Array(hex.utf8)
-        guard utf8.count == 2 * Self.count else { return nil }
-        for index in 0..<Self.count {
-            guard let high = Self.hexValue(utf8[2 * index]), let low = Self.hexValue(utf8[2 * index + 1]) else {
-                return nil
-            }
-            self[index] = high << 4 | low
-        }
-    }
-
-    private static func hexValue(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        guard let bytes = HexBytes.decode(hex), bytes.count == Self.count else { return nil }
+        for (index, byte) in bytes.enumerated() { self[index] = byte }
     }
 
     /// Writes the 11 bytes to the start of `buffer` (fewer if the buffer is shorter). Does not allocate.

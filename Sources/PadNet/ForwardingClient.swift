@@ -1,0 +1,288 @@
+public import Crypto
+import Glibc
+public import Logging
+public import PadCore
+public import PadLinux
+import PadNoise
+public import PadSessions
+
+/// `padbridge connect`: reads the chosen pads (grabbed, through the profile) and forwards every frame to the host
+/// at once; applies the host's feedback to the pads; keeps the link alive, notices its loss (rumble stops: it is a
+/// lease) and reconnects by itself, the same virtual pads resuming. Loop-confined.
+public final class ForwardingClient {
+    public struct Options: Sendable {
+        public var virtualKind: VirtualPadKind?
+        public var grab: Bool
+        public var profile: RemapProfile
+
+        public init(virtualKind: VirtualPadKind?, grab: Bool, profile: RemapProfile) {
+            self.virtualKind = virtualKind
+            self.grab = grab
+            self.profile = profile
+        }
+    }
+
+    public enum Event {
+        case connected
+        case linkLost
+        case reconnecting(afterMilliseconds: UInt64)
+        case padDetached(Fingerprint)
+        case padBack(Fingerprint)
+    }
+
+    /// Counters for `--stats`.
+    public struct Statistics: Sendable {
+        public var framesSent = 0
+        public var datagramsSent: UInt32 = 0
+        public var datagramsReceived: UInt32 = 0
+        /// How many of ours the host says it received (its last pong).
+        public var hostReceived: UInt32 = 0
+        public var sentWhenHostCounted: UInt32 = 0
+        public var roundTripMicroseconds: UInt64?
+    }
+
+    private final class ForwardedPad {
+        let slot: UInt8
+        let controller: Controller
+        var physical: PhysicalPadSession?
+        var sender = InputRedundancySender()
+        var feedback = FeedbackStateReceiver()
+        var feedbackToAcknowledge: UInt32?
+        var attached = true
+        init(slot: UInt8, controller: Controller) {
+            self.slot = slot
+            self.controller = controller
+        }
+    }
+
+    private enum State {
+        case handshaking(LinkClientHandshake)
+        case established(LinkSessionKeys)
+        case waiting
+    }
+
+    private let socket: UDPSocket
+    private let host: SocketAddress
+    private let hostKey: LinkPublicKey
+    private let identity: Curve25519.KeyAgreement.PrivateKey
+    private let options: Options
+    private let loop: DeviceEventLoop
+    private let logger: Logger
+    private let onEvent: (Event) -> Void
+    private var pads: [ForwardedPad] = []
+    private var state = State.waiting
+    private var liveness: LinkLiveness
+    private var backoff = ReconnectBackoff()
+    private var nextAttemptMicroseconds: UInt64 = 0
+    private var padTableVersion: UInt32 = 1
+    private var padTableAcknowledged: UInt32 = 0
+    private var timer: LoopTimer?
+    private var generator = SystemRandomNumberGenerator()
+    public private(set) var statistics = Statistics()
+
+    public init(
+        controllers: [Controller], host: SocketAddress, hostKey: LinkPublicKey,
+        identity: Curve25519.KeyAgreement.PrivateKey, socket: UDPSocket, options: Options, loop: DeviceEventLoop,
+        logger: Logger, onEvent: @escaping (Event) -> Void
+    ) throws {
+        self.socket = socket
+        self.host = host
+        self.hostKey = hostKey
+        self.identity = identity
+        self.options = options
+        self.loop = loop
+        self.logger = logger
+        self.onEvent = onEvent
+        liveness = LinkLiveness(startingAtMicroseconds: MonotonicInstant.now().microseconds)
+        timer = try loop.makeTimer { [weak self] in self?.tick() }
+        socket.onDatagram = { [weak self] bytes, from in
+            guard let self, from == self.host else { return }
+            self.receive(bytes)
+        }
+        for (index, controller) in controllers.enumerated() {
+            let pad = ForwardedPad(slot: UInt8(index), controller: controller)
+            let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
+            // unowned(unsafe): no reference counting per frame. Sound because the session belongs to the pad, which
+            // this client keeps until close(), which closes the session first.
+            let physical = try PhysicalPadSession(
+                controller: controller, profile: options.profile, target: target, grab: options.grab, loop: loop,
+                logger: logger
+            ) { [unowned(unsafe) self, unowned(unsafe) pad] snapshot in self.forward(snapshot, of: pad) }
+            physical.onDetached = { [weak self, weak pad] in
+                guard let self, let pad else { return }
+                pad.attached = false
+                self.padTableVersion &+= 1
+                self.onEvent(.padDetached(controller.fingerprint))
+                self.sendNow()
+            }
+            physical.onReattached = { [weak self, weak pad] in
+                guard let self, let pad else { return }
+                pad.attached = true
+                self.padTableVersion &+= 1
+                self.onEvent(.padBack(controller.fingerprint))
+                self.sendNow()
+            }
+            pad.physical = physical
+            pads.append(pad)
+        }
+        connect()
+    }
+
+    /// Whether a pad waits to come back (for the hotplug handler).
+    public var isWaitingForAPad: Bool { pads.contains { !$0.attached } }
+
+    /// After a hotplug burst: reads again the pads that came back.
+    public func resume(from controllers: [Controller]) {
+        for pad in pads where !pad.attached { pad.physical?.resume(from: controllers) }
+    }
+
+    /// Stops forwarding and leaves the pads quiet and ungrabbed; the host sees the link end (its pads go neutral).
+    public func close() {
+        timer?.close()
+        timer = nil
+        for pad in pads {
+            pad.physical?.close()
+            pad.physical = nil
+        }
+    }
+
+    private var now: UInt64 { MonotonicInstant.now().microseconds }
+
+    private func connect() {
+        var clock = timespec()
+        clock_gettime(CLOCK_REALTIME, &clock)
+        let wallClock = UInt64(clock.tv_sec) * 1_000_000 + UInt64(clock.tv_nsec) / 1_000
+        guard let handshake = try? LinkClientHandshake(identity: identity, hostKey: hostKey, wallClockMicroseconds: wallClock)
+        else { return }
+        state = .handshaking(handshake)
+        socket.send(handshake.initiation, to: host)
+        statistics.datagramsSent &+= 1
+        let delay = backoff.nextDelayMicroseconds(jitter: Double.random(in: 0...1, using: &generator))
+        nextAttemptMicroseconds = now + delay
+        armTimer()
+    }
+
+    private func forward(_ snapshot: PadSnapshot, of pad: ForwardedPad) {
+        pad.sender.record(snapshot)
+        statistics.framesSent += 1
+        guard case .established = state else { return }
+        var message = LinkClientMessage()
+        message.inputs = [(pad.slot, pad.sender.framesToSend)]
+        send(message)
+    }
+
+    /// A message with everything unacknowledged (all pads' frames, the pad table, feedback acknowledgements).
+    private func sendNow(ping: Bool = false) {
+        guard case .established = state else { return }
+        var message = LinkClientMessage()
+        message.inputs = pads.filter { $0.sender.newest != nil }.map { ($0.slot, $0.sender.framesToSend) }
+        if ping { message.pingMicroseconds = now }
+        send(message)
+    }
+
+    private func send(_ base: LinkClientMessage) {
+        guard case var .established(session) = state else { return }
+        var message = base
+        if padTableAcknowledged != padTableVersion {
+            message.padTable = (padTableVersion, pads.map { pad in
+                LinkPadDescription(
+                    slot: pad.slot, fingerprint: pad.controller.fingerprint, kind: pad.controller.kind.rawValue,
+                    requestedVirtualKind: options.virtualKind, attached: pad.attached, name: pad.controller.name)
+            })
+        }
+        message.wantsAcknowledgement = pads.contains { !$0.sender.unacknowledged.isEmpty }
+        message.feedbackAcknowledgements = pads.compactMap { pad in pad.feedbackToAcknowledge.map { (pad.slot, $0) } }
+        for pad in pads { pad.feedbackToAcknowledge = nil }
+        guard let datagram = try? session.seal(message.encoded) else { return }
+        state = .established(session)
+        socket.send(datagram, to: host)
+        statistics.datagramsSent &+= 1
+        liveness.sent(atMicroseconds: now)
+        armTimer()
+    }
+
+    private func receive(_ bytes: UnsafeRawBufferPointer) {
+        guard let datagram = LinkDatagram(bytes) else { return }
+        switch (state, datagram) {
+        case (.handshaking(var handshake), .response):
+            guard let session = handshake.complete(with: datagram) else { return }
+            state = .established(session)
+            statistics.datagramsReceived &+= 1
+            liveness = LinkLiveness(startingAtMicroseconds: now)
+            backoff.reset()
+            padTableAcknowledged = 0
+            onEvent(.connected)
+            sendNow(ping: true)
+        case (.established(var session), let .transport(_, counter, ciphertext)):
+            guard let plaintext = session.open(counter: counter, ciphertext: ciphertext),
+                let message = try? LinkHostMessage(decoding: plaintext)
+            else { return }
+            state = .established(session)
+            statistics.datagramsReceived &+= 1
+            liveness.heard(atMicroseconds: now)
+            handle(message)
+        default:
+            return
+        }
+        armTimer()
+    }
+
+    private func handle(_ message: LinkHostMessage) {
+        if let version = message.padTableAcknowledgement, version == padTableVersion { padTableAcknowledged = version }
+        if let pong = message.pong {
+            let sample = now > pong.echoedMicroseconds ? now - pong.echoedMicroseconds : 0
+            liveness.roundTrip(sample)
+            statistics.roundTripMicroseconds = liveness.smoothedRoundTripMicroseconds
+            statistics.hostReceived = pong.receivedDatagrams
+            statistics.sentWhenHostCounted = statistics.datagramsSent
+        }
+        for acknowledgement in message.inputAcknowledgements {
+            pads.first { $0.slot == acknowledgement.slot }?.sender.acknowledge(acknowledgement.applied)
+        }
+        var acknowledge = false
+        for item in message.feedback {
+            guard let pad = pads.first(where: { $0.slot == item.slot }) else { continue }
+            if let changes = pad.feedback.receive(version: item.version, state: item.state) {
+                pad.physical?.submit(changes)
+            }
+            pad.feedbackToAcknowledge = item.version
+            acknowledge = true
+        }
+        if acknowledge || padTableAcknowledged != padTableVersion { sendNow() }
+    }
+
+    private func tick() {
+        let time = now
+        switch state {
+        case .established:
+            if liveness.isLost(atMicroseconds: time) {
+                onEvent(.linkLost)
+                for pad in pads { if let stop = pad.feedback.linkLost() { pad.physical?.submit(stop) } }
+                state = .waiting
+                let delay = backoff.nextDelayMicroseconds(jitter: Double.random(in: 0...1, using: &generator))
+                nextAttemptMicroseconds = time + delay
+                onEvent(.reconnecting(afterMilliseconds: delay / 1000))
+            } else if liveness.isKeepaliveDue(atMicroseconds: time) {
+                sendNow(ping: true)
+            } else if pads.contains(where: { !$0.sender.unacknowledged.isEmpty })
+                && time >= liveness.lastSentMicroseconds + liveness.retransmitIntervalMicroseconds
+            {
+                sendNow()
+            }
+        case .handshaking, .waiting:
+            if time >= nextAttemptMicroseconds { connect() }
+        }
+        armTimer()
+    }
+
+    private func armTimer() {
+        let wake: UInt64
+        switch state {
+        case .established:
+            wake = liveness.nextWakeMicroseconds(hasUnacknowledged: pads.contains { !$0.sender.unacknowledged.isEmpty })
+        case .handshaking, .waiting:
+            wake = nextAttemptMicroseconds
+        }
+        try? timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
+    }
+}

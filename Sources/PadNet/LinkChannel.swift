@@ -1,0 +1,163 @@
+public import Crypto
+public import PadCore
+public import PadNoise
+
+/// The link's outer datagrams (after pairing): a Noise `IK` handshake, then transport messages. WireGuard's shape:
+///
+/// ```
+/// 0x01 initiation | u32 sender index | IK message 1 (-> e, es, s, ss; payload: u64 the client's wall clock, µs)
+/// 0x02 response   | u32 sender index | u32 receiver index | IK message 2 (<- e, ee, se)
+/// 0x03 transport  | u32 receiver index | u64 counter | ChaCha20-Poly1305(message), the 13-byte header authenticated
+/// ```
+/// Indexes are random per session, so a datagram finds its session without revealing who sent it. Decoding is total.
+public enum LinkDatagram: Sendable, Hashable {
+    case initiation(senderIndex: UInt32, handshake: [UInt8])
+    case response(senderIndex: UInt32, receiverIndex: UInt32, handshake: [UInt8])
+    case transport(receiverIndex: UInt32, counter: UInt64, ciphertext: [UInt8])
+
+    public static let prologue = Array("padbridge link 1".utf8)
+    static let transportHeaderSize = 13
+
+    public init?(_ bytes: some Collection<UInt8>) {
+        var reader = LinkByteReaderPublic(bytes)
+        guard let kind = reader.u8() else { return nil }
+        switch kind {
+        case 0x01:
+            guard let sender = reader.u32() else { return nil }
+            self = .initiation(senderIndex: sender, handshake: reader.rest)
+        case 0x02:
+            guard let sender = reader.u32(), let receiver = reader.u32() else { return nil }
+            self = .response(senderIndex: sender, receiverIndex: receiver, handshake: reader.rest)
+        case 0x03:
+            guard let receiver = reader.u32(), let counter = reader.u64(), reader.remaining >= 16 else { return nil }
+            self = .transport(receiverIndex: receiver, counter: counter, ciphertext: reader.rest)
+        default:
+            return nil
+        }
+    }
+
+    public var encoded: [UInt8] {
+        switch self {
+        case let .initiation(sender, handshake): [0x01] + Self.u32(sender) + handshake
+        case let .response(sender, receiver, handshake): [0x02] + Self.u32(sender) + Self.u32(receiver) + handshake
+        case let .transport(receiver, counter, ciphertext): Self.transportHeader(receiver, counter) + ciphertext
+        }
+    }
+
+    static func transportHeader(_ receiver: UInt32, _ counter: UInt64) -> [UInt8] {
+        [0x03] + u32(receiver) + (0..<8).map { UInt8(truncatingIfNeeded: counter >> (8 * UInt64($0))) }
+    }
+
+    static func u32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }
+}
+
+/// Little-endian reading for the outer datagrams: nil instead of a trap when the bytes run out.
+struct LinkByteReaderPublic {
+    let bytes: [UInt8]
+    var offset = 0
+    init(_ bytes: some Collection<UInt8>) { self.bytes = Array(bytes) }
+    var remaining: Int { bytes.count - offset }
+    var rest: [UInt8] { Array(bytes[offset...]) }
+    mutating func u8() -> UInt8? {
+        guard remaining >= 1 else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+    mutating func u32() -> UInt32? {
+        guard remaining >= 4 else { return nil }
+        defer { offset += 4 }
+        return (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
+    }
+    mutating func u64() -> UInt64? {
+        guard remaining >= 8 else { return nil }
+        defer { offset += 8 }
+        return (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+    }
+}
+
+/// An established session's keys: seals with a counter never reused, opens through the replay window.
+public struct LinkSessionKeys: Sendable {
+    public let localIndex: UInt32
+    public let remoteIndex: UInt32
+    let keys: NoiseTransportKeys
+    private var nextCounter: UInt64 = 0
+    private var window = ReplayWindow()
+
+    init(localIndex: UInt32, remoteIndex: UInt32, keys: NoiseTransportKeys) {
+        self.localIndex = localIndex
+        self.remoteIndex = remoteIndex
+        self.keys = keys
+    }
+
+    /// A transport datagram carrying `plaintext`.
+    public mutating func seal(_ plaintext: [UInt8]) throws(NoiseError) -> [UInt8] {
+        let counter = nextCounter
+        nextCounter += 1
+        let header = LinkDatagram.transportHeader(remoteIndex, counter)
+        return header + (try keys.sending.seal(plaintext, counter: counter, associatedData: header))
+    }
+
+    /// The plaintext of a transport datagram for this session; nil for a replay, a forgery or a corrupted one.
+    public mutating func open(counter: UInt64, ciphertext: [UInt8]) -> [UInt8]? {
+        guard window.check(counter) else { return nil }
+        let header = LinkDatagram.transportHeader(localIndex, counter)
+        guard let plaintext = try? keys.receiving.open(ciphertext, counter: counter, associatedData: header) else {
+            return nil
+        }
+        window.accept(counter)
+        return plaintext
+    }
+}
+
+/// The client's side of a session: the IK initiation (it knows the host's pinned key), then the keys.
+public struct LinkClientHandshake {
+    public let localIndex: UInt32
+    private var handshake: NoiseHandshake
+    public let initiation: [UInt8]
+
+    /// `wallClockMicroseconds` goes in the encrypted payload: the host accepts each client's initiations only with
+    /// a growing clock, so a captured initiation replayed later opens no session (WireGuard's TAI64N timestamp).
+    public init(identity: Curve25519.KeyAgreement.PrivateKey, hostKey: LinkPublicKey, wallClockMicroseconds: UInt64)
+        throws(NoiseError)
+    {
+        localIndex = UInt32.random(in: 1...UInt32.max)
+        handshake = try NoiseHandshake(
+            pattern: .IK, role: .initiator, prologue: LinkDatagram.prologue, localStatic: identity,
+            remoteStatic: hostKey.bytes)
+        let clock = (0..<8).map { UInt8(truncatingIfNeeded: wallClockMicroseconds >> (8 * UInt64($0))) }
+        initiation = LinkDatagram.initiation(
+            senderIndex: localIndex, handshake: try handshake.writeMessage(payload: clock)).encoded
+    }
+
+    /// The session, if `datagram` is the host's response to this initiation.
+    public mutating func complete(with datagram: LinkDatagram) -> LinkSessionKeys? {
+        guard case let .response(sender, receiver, message) = datagram, receiver == localIndex,
+            (try? handshake.readMessage(message)) != nil, let keys = try? handshake.split()
+        else { return nil }
+        return LinkSessionKeys(localIndex: localIndex, remoteIndex: sender, keys: keys)
+    }
+}
+
+/// The host's side: answers an initiation from a paired client. Returns the response datagram, the client's key
+/// and the session; nil for anything else (an unpaired key, a replayed initiation, a forgery, garbage).
+public enum LinkHostHandshake {
+    /// `accepts(client, clock)`: whether the client is paired and `clock` is later than its last initiation's.
+    public static func respond(
+        to datagram: LinkDatagram, identity: Curve25519.KeyAgreement.PrivateKey,
+        accepts: (LinkPublicKey, _ wallClockMicroseconds: UInt64) -> Bool
+    ) -> (response: [UInt8], client: LinkPublicKey, session: LinkSessionKeys)? {
+        guard case let .initiation(sender, message) = datagram,
+            var handshake = try? NoiseHandshake(
+                pattern: .IK, role: .responder, prologue: LinkDatagram.prologue, localStatic: identity),
+            let payload = try? handshake.readMessage(message), payload.count == 8,
+            let remote = handshake.remoteStaticPublicKey, let client = LinkPublicKey(bytes: remote),
+            accepts(client, payload.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }),
+            let response = try? handshake.writeMessage(), let keys = try? handshake.split()
+        else { return nil }
+        let localIndex = UInt32.random(in: 1...UInt32.max)
+        return (
+            LinkDatagram.response(senderIndex: localIndex, receiverIndex: sender, handshake: response).encoded, client,
+            LinkSessionKeys(localIndex: localIndex, remoteIndex: sender, keys: keys)
+        )
+    }
+}

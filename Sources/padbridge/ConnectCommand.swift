@@ -1,0 +1,151 @@
+import ArgumentParser
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+import PadNet
+import PadProfiles
+import PadSessions
+
+struct ConnectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "connect",
+        abstract: "Forward pads to a paired host (`padbridge serve` there), feedback coming back.",
+        discussion: """
+            Every frame a pad sends goes to the host at once, encrypted; the host shows the pad as a virtual one \
+            (--as asks for a kind; the host's own --as wins). Rumble, lightbar, LEDs and trigger effects games send \
+            there come back to the pad here. The pads are grabbed (--no-grab: local programs see them too). \
+            --profile remaps here, before sending. When the link is lost the pad stops rumbling and padbridge \
+            reconnects by itself; the host keeps the virtual pads meanwhile. Pair first: padbridge pair HOST CODE.
+            Ends on end of input, SIGINT or SIGTERM.
+            """
+    )
+
+    @Argument(help: "The host: HOST, HOST:PORT or [IPV6]:PORT, as given to `padbridge pair`.")
+    var host: String
+
+    @Argument(help: "The pads: index, ID or ID prefix, or device path (see `padbridge list`). None: the only pad.")
+    var pads: [String] = []
+
+    @Flag(name: .long, help: "Forward every connected pad.")
+    var all = false
+
+    @Option(name: .customLong("as"), help: "The virtual pad to ask the host for: xbox360 or dualsense.")
+    var virtualKind: VirtualPadKind?
+
+    @Option(name: .long, help: "A TOML remap profile run here before sending (see README, \"Remap profiles\").")
+    var profile: String?
+
+    @Flag(inversion: .prefixedNo, help: "Grab the pads so local programs do not see them too.")
+    var grab = true
+
+    @Flag(name: .long, help: "Print a line per second: frames sent, loss both ways, round trip.")
+    var stats = false
+
+    @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
+    var configDirectory: String?
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if all && !pads.isEmpty { throw ValidationError("--all forwards every pad: give no PAD with it.") }
+    }
+
+    func run() throws {
+        let logger = global.makeLogger(label: "padbridge.connect")
+        signal(SIGPIPE, SIG_IGN)
+        let loop = try DeviceEventLoop()
+        var shutdown: (() -> Void)?
+        try loop.watchSignals([SIGINT, SIGTERM]) { _ in if let shutdown { shutdown() } else { loop.stop() } }
+
+        // Nothing is opened before the pairing is known: an unpaired host is an error with the fix in it.
+        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
+        let address = try LinkHostAddress(host, defaultPort: LinkCommandDefaults.port)
+        guard let paired = try store.pairedHosts().first(where: { $0.address == address.canonical }) else {
+            throw LinkCommandFailure(
+                "not paired with \(address.canonical): on the host run `padbridge serve --pair` (or `padbridge "
+                    + "pairing-window` while it serves), then here `padbridge pair \(host) CODE` with the code it shows")
+        }
+        let identity = try store.identity()
+        let profileValue: RemapProfile
+        if let profile {
+            let text = try TextFile.contents(atPath: profile)
+            do {
+                profileValue = try RemapProfileFile.parse(text, for: (virtualKind ?? .dualSense).capabilities)
+            } catch {
+                throw ValidationError("\(profile): \(error)")
+            }
+        } else {
+            profileValue = .identity
+        }
+        let target = try address.resolved()
+
+        let monitor = try UdevMonitor(context: UdevContext())
+        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
+        let chosen: [Controller] =
+            all
+            ? controllers.sorted { $0.fingerprint < $1.fingerprint }
+            : pads.isEmpty
+                ? [try MonitorCommand.choose(nil, from: controllers)]
+                : try pads.map { try MonitorCommand.choose($0, from: controllers) }
+        if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
+
+        let anyLocal = try SocketAddress.resolve(target.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
+        let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
+        defer { socket.close() }
+        let output = LineOutput.standardError
+        let client = try ForwardingClient(
+            controllers: chosen, host: target, hostKey: paired.key, identity: identity, socket: socket,
+            options: .init(virtualKind: virtualKind, grab: grab, profile: profileValue), loop: loop, logger: logger
+        ) { event in
+            switch event {
+            case .connected: output.write("padbridge: connected to \(address.canonical) (\(paired.name)), forwarding \(chosen.count) pad(s)")
+            case .linkLost: output.write("padbridge: link to \(address.canonical) lost; the pads stop rumbling")
+            case let .reconnecting(milliseconds): output.write("padbridge: reconnecting in \(milliseconds) ms")
+            case let .padDetached(id): output.write("padbridge: pad \(id) unplugged; the host shows it neutral")
+            case let .padBack(id): output.write("padbridge: pad \(id) is back")
+            }
+        }
+        defer { client.close() }
+        output.write("padbridge: connecting to \(address.canonical) (\(target)), host key \(paired.key.fingerprint)")
+
+        let settle = try HotplugSettle(loop: loop) {
+            guard client.isWaitingForAPad else { return }
+            if let present = try? ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads) {
+                client.resume(from: present)
+            }
+        }
+        let hotplug = try loop.watch(monitor) { _ in settle.noteEvent() }
+        defer { hotplug.cancel() }
+
+        var statisticsTimer: LoopDeadline?
+        if stats {
+            var previous = client.statistics
+            statisticsTimer = try loop.repeating(everyMilliseconds: 1000) {
+                let now = client.statistics
+                let sent = now.sentWhenHostCounted
+                let upLoss = sent > 0 && now.hostReceived <= sent ? 100 * Double(sent - now.hostReceived) / Double(sent) : 0
+                let roundTrip = now.roundTripMicroseconds.map { String(format3: Double($0) / 1000) } ?? "-"
+                let oneWay = now.roundTripMicroseconds.map { String(format3: Double($0) / 2000) } ?? "-"
+                output.write(
+                    "padbridge: \(now.framesSent - previous.framesSent) frames/s, \(now.datagramsSent &- previous.datagramsSent) "
+                        + "datagrams/s out, \(now.datagramsReceived &- previous.datagramsReceived) in, loss to host "
+                        + "\(String(format3: upLoss)) %, round trip \(roundTrip) ms, one way ~\(oneWay) ms")
+                previous = now
+            }
+        }
+        defer { statisticsTimer?.cancel() }
+        shutdown = { loop.stop() }
+        try loop.watchStandardInputLines({ _ in }, onEndOfFile: { loop.stop() })
+        try loop.run()
+    }
+}
+
+extension String {
+    /// Three decimals, without Foundation.
+    fileprivate init(format3 value: Double) {
+        let scaled = Int((value * 1000).rounded())
+        let fraction = String(abs(scaled) % 1000)
+        self = "\(scaled / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+    }
+}

@@ -1,0 +1,18 @@
+public import PadLinux
+
+/// Bounds a test's `DeviceEventLoop.run()`: if what the test waits for never happens, the watchdog stops the loop
+/// after `seconds`, and `fired` says so (the test then fails instead of hanging).
+public final class LoopWatchdog {
+    public private(set) var fired = false
+    private var timer: LoopTimer?
+
+    public init(_ loop: DeviceEventLoop, seconds: UInt64 = 5) throws {
+        timer = try loop.makeTimer { [weak self] in
+            self?.fired = true
+            loop.stop()
+        }
+        try timer?.schedule(at: MonotonicInstant.now().adding(milliseconds: seconds * 1000))
+    }
+
+    deinit { timer?.close() }
+}
