@@ -109,6 +109,10 @@ let package = Package(
 
         // Seeded randomness and random pad data shared by the test targets.
         .target(name: "PadTestSupport", dependencies: ["PadCore"], path: "Tests/PadTestSupport", swiftSettings: strictSwift),
+        // A watchdog that bounds a test's event loop, for the test targets that run one.
+        .target(
+            name: "PadLinuxTestSupport", dependencies: ["PadLinux"], path: "Tests/PadLinuxTestSupport",
+            swiftSettings: strictSwift),
         .testTarget(
             name: "PadCoreTests", dependencies: ["PadCore", "PadTestSupport"],
             // Read from the source tree by RecordedUdevTests (recorded on a real kernel by record.sh).
@@ -120,16 +124,18 @@ let package = Package(
             name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "PadNetTests", dependencies: ["PadNet", "PadCore", "PadLinux", "PadNoise", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictSwift),
-        .testTarget(name: "PadNoiseTests", dependencies: ["PadNoise"], swiftSettings: strictSwift),
+            name: "PadNetTests", dependencies: ["PadNet", "PadCore", "PadLinux", "PadNoise", "PadTestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictSwift),
+        .testTarget(name: "PadNoiseTests", dependencies: ["PadNoise", "PadTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadSessionsTests",
             dependencies: [
-                "PadSessions", "PadLinux", "PadCore", "PadSDL", .product(name: "Logging", package: "swift-log"),
+                "PadSessions", "PadLinux", "PadCore", "PadSDL", "PadLinuxTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         .testTarget(name: "PadSDLTests", dependencies: ["PadSDL"], swiftSettings: strictSwift),
-        .testTarget(name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux", "PadTestSupport"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux", "PadTestSupport", "PadLinuxTestSupport"], swiftSettings: strictSwift),
     ],
     swiftLanguageModes: [.v6]
 )
