@@ -35,9 +35,15 @@ public final class ForwardingClient {
         public var framesSent = 0
         public var datagramsSent: UInt32 = 0
         public var datagramsReceived: UInt32 = 0
-        /// How many of ours the host says it received (its last pong).
+        /// At the host's last pong: how many of ours it had received, and how many it had sent (this session).
         public var hostReceived: UInt32 = 0
+        public var hostSent: UInt32 = 0
+        /// Ours sent, and theirs received, this session, when that pong came.
         public var sentWhenHostCounted: UInt32 = 0
+        public var receivedWhenHostCounted: UInt32 = 0
+        /// This session's counts.
+        public var sessionSent: UInt32 = 0
+        public var sessionReceived: UInt32 = 0
         public var roundTripMicroseconds: UInt64?
     }
 
@@ -78,6 +84,8 @@ public final class ForwardingClient {
     private var padTableAcknowledged: UInt32 = 0
     private var timer: LoopTimer?
     private var generator = SystemRandomNumberGenerator()
+    /// The last ping sent: its clock, and how many datagrams this session had sent with it (for the loss figure).
+    private var lastPing: (microseconds: UInt64, sentCount: UInt32)?
     public private(set) var statistics = Statistics()
 
     public init(
@@ -176,7 +184,11 @@ public final class ForwardingClient {
         guard case .established = state else { return }
         var message = LinkClientMessage()
         message.inputs = pads.filter { $0.sender.newest != nil }.map { ($0.slot, $0.sender.framesToSend) }
-        if ping { message.pingMicroseconds = now }
+        if ping {
+            let clock = now
+            message.pingMicroseconds = clock
+            lastPing = (clock, statistics.sessionSent &+ 1)
+        }
         send(message)
     }
 
@@ -197,6 +209,7 @@ public final class ForwardingClient {
         state = .established(session)
         socket.send(datagram, to: host)
         statistics.datagramsSent &+= 1
+        statistics.sessionSent &+= 1
         liveness.sent(atMicroseconds: now)
         armTimer()
     }
@@ -208,6 +221,8 @@ public final class ForwardingClient {
             guard let session = handshake.complete(with: datagram) else { return }
             state = .established(session)
             statistics.datagramsReceived &+= 1
+            statistics.sessionSent = 0
+            statistics.sessionReceived = 0
             liveness = LinkLiveness(startingAtMicroseconds: now)
             backoff.reset()
             padTableAcknowledged = 0
@@ -219,6 +234,7 @@ public final class ForwardingClient {
             else { return }
             state = .established(session)
             statistics.datagramsReceived &+= 1
+            statistics.sessionReceived &+= 1
             liveness.heard(atMicroseconds: now)
             handle(message)
         default:
@@ -234,7 +250,12 @@ public final class ForwardingClient {
             liveness.roundTrip(sample)
             statistics.roundTripMicroseconds = liveness.smoothedRoundTripMicroseconds
             statistics.hostReceived = pong.receivedDatagrams
-            statistics.sentWhenHostCounted = statistics.datagramsSent
+            statistics.hostSent = pong.sentDatagrams
+            // Compared with what had been sent up to that ping (not since), and received up to this pong.
+            if let lastPing, lastPing.microseconds == pong.echoedMicroseconds {
+                statistics.sentWhenHostCounted = lastPing.sentCount
+                statistics.receivedWhenHostCounted = statistics.sessionReceived
+            }
         }
         for acknowledgement in message.inputAcknowledgements {
             pads.first { $0.slot == acknowledgement.slot }?.sender.acknowledge(acknowledgement.applied)

@@ -57,6 +57,7 @@ public final class ForwardingHost {
         var pads: [Fingerprint: HostedPad] = [:]
         var padTableVersion: UInt32?
         var receivedDatagrams: UInt32 = 0
+        var sentDatagrams: UInt32 = 0
         var lost = false
         init(key: LinkPublicKey, name: String, address: SocketAddress, session: LinkSessionKeys, now: UInt64, clock: UInt64) {
             self.key = key
@@ -174,6 +175,8 @@ public final class ForwardingHost {
                 pad.feedback.restartSession()
             }
             client.padTableVersion = nil
+            client.receivedDatagrams = 0
+            client.sentDatagrams = 0
             if client.lost {
                 client.lost = false
                 onEvent(.resumed(client: name))
@@ -189,7 +192,7 @@ public final class ForwardingHost {
         var reply = LinkHostMessage()
         var mustReply = message.wantsAcknowledgement
         if let ping = message.pingMicroseconds {
-            reply.pong = (ping, client.receivedDatagrams)
+            reply.pong = (ping, client.receivedDatagrams, client.sentDatagrams &+ 1)
             mustReply = true
         }
         if let table = message.padTable {
@@ -216,6 +219,7 @@ public final class ForwardingHost {
         if message.padTableAcknowledgement == nil { message.padTableAcknowledgement = client.padTableVersion }
         guard let datagram = try? client.session.seal(message.encoded) else { return }
         socket.send(datagram, to: client.address)
+        client.sentDatagrams &+= 1
         client.liveness.sent(atMicroseconds: now)
     }
 

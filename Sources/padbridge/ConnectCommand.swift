@@ -123,14 +123,17 @@ struct ConnectCommand: ParsableCommand {
             var previous = client.statistics
             statisticsTimer = try loop.repeating(everyMilliseconds: 1000) {
                 let now = client.statistics
-                let sent = now.sentWhenHostCounted
-                let upLoss = sent > 0 && now.hostReceived <= sent ? 100 * Double(sent - now.hostReceived) / Double(sent) : 0
-                let roundTrip = now.roundTripMicroseconds.map { String(format3: Double($0) / 1000) } ?? "-"
-                let oneWay = now.roundTripMicroseconds.map { String(format3: Double($0) / 2000) } ?? "-"
+                func loss(_ arrived: UInt32, of sent: UInt32) -> String {
+                    guard sent > 0, arrived <= sent else { return "-" }
+                    return String(format3: 100 * Double(sent - arrived) / Double(sent)) + " %"
+                }
+                let roundTrip = now.roundTripMicroseconds.map { String(format3: Double($0) / 1000) + " ms" } ?? "-"
+                let oneWay = now.roundTripMicroseconds.map { String(format3: Double($0) / 2000) + " ms" } ?? "-"
                 output.write(
                     "padbridge: \(now.framesSent - previous.framesSent) frames/s, \(now.datagramsSent &- previous.datagramsSent) "
-                        + "datagrams/s out, \(now.datagramsReceived &- previous.datagramsReceived) in, loss to host "
-                        + "\(String(format3: upLoss)) %, round trip \(roundTrip) ms, one way ~\(oneWay) ms")
+                        + "datagrams/s out, \(now.datagramsReceived &- previous.datagramsReceived) in; loss to host "
+                        + "\(loss(now.hostReceived, of: now.sentWhenHostCounted)), from host "
+                        + "\(loss(now.receivedWhenHostCounted, of: now.hostSent)); round trip \(roundTrip), one way ~\(oneWay)")
                 previous = now
             }
         }

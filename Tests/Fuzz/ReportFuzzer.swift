@@ -7,7 +7,9 @@
 //   * TriggerEffect(block: b).block == b;
 //   * the command-line parser returns or throws TriggerEffectError;
 //   * the trust files' parsers (identity, paired hosts, paired clients) return or throw TrustFileError, and what they
-//     read writes back to lines that read the same; a typed pairing code reads back from its printed form.
+//     read writes back to lines that read the same; a typed pairing code reads back from its printed form;
+//   * the forwarding link's decoders (snapshot, client message, host message) return or throw LinkDecodingError,
+//     and what decodes encodes to bytes that decode to the same value.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func padCoreFuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -63,6 +65,20 @@ func checkDecoders(_ bytes: UnsafeRawBufferPointer) {
     }
 
     checkTrustFiles(text)
+    checkLinkMessages(bytes)
+}
+
+func checkLinkMessages(_ bytes: UnsafeRawBufferPointer) {
+    if let snapshot = try? LinkSnapshotCodec.decode(bytes) {
+        // Non-canonical bytes (a clamped trigger, a part present but at rest) encode differently, to the same value.
+        precondition((try? LinkSnapshotCodec.decode(LinkSnapshotCodec.encode(snapshot))) == snapshot, "link snapshot round trip")
+    }
+    if let message = try? LinkClientMessage(decoding: bytes) {
+        precondition((try? LinkClientMessage(decoding: message.encoded)) == message, "client message round trip")
+    }
+    if let message = try? LinkHostMessage(decoding: bytes) {
+        precondition((try? LinkHostMessage(decoding: message.encoded)) == message, "host message round trip")
+    }
 }
 
 func checkTrustFiles(_ text: String) {

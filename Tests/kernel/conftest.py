@@ -58,8 +58,10 @@ class Padbridge:
     """One padbridge process, by default `padbridge virtual ...`: JSON lines in on stdin, feedback lines out on
     stdout, status on stderr. Other commands (`list --watch`, `monitor`) use the same reader threads."""
 
-    def __init__(self, *args: str, command: str = "virtual"):
-        self.argv = [padbridge_binary(), command, *args]
+    def __init__(self, *args: str, command: str = "virtual", wrapper: tuple[str, ...] = ()):
+        """`wrapper` runs padbridge through another command (`ip netns exec NAME`)."""
+        self.command = command
+        self.argv = [*wrapper, padbridge_binary(), command, *args]
         self.proc = subprocess.Popen(
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
         )
@@ -77,7 +79,7 @@ class Padbridge:
         self.ready: dict | None = None
 
     def __repr__(self):
-        return f"<padbridge {' '.join(self.argv[1:])} pid {self.proc.pid}>"
+        return f"<padbridge {self.command} {' '.join(self.argv[self.argv.index(self.command) + 1:])} pid {self.proc.pid}>"
 
     def _pump(self, stream, sink, name):
         for raw in iter(stream.readline, b""):
@@ -204,7 +206,7 @@ class Padbridge:
                 self.close_stdin()
             except BrokenPipeError:
                 pass
-            if self.argv[1] != "virtual":
+            if self.command != "virtual":
                 self.proc.send_signal(signal.SIGINT)
             try:
                 self.proc.wait(DEADLINE)
@@ -226,8 +228,8 @@ def padbridge():
     that the test did not already stop must then exit with status 0 on end of input (the contract)."""
     started: list[Padbridge] = []
 
-    def start(*args: str, command: str = "virtual") -> Padbridge:
-        process = Padbridge(*args, command=command)
+    def start(*args: str, command: str = "virtual", wrapper: tuple[str, ...] = ()) -> Padbridge:
+        process = Padbridge(*args, command=command, wrapper=wrapper)
         started.append(process)
         return process
 

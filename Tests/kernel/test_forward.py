@@ -11,8 +11,8 @@ import subprocess
 import evdev
 from evdev import ecodes
 
-from conftest import (DEADLINE, expect_events, is_rumble, padbridge_binary, rumble_effect, start_dualsense, start_xbox,
-                      wait_abs)
+from conftest import (DEADLINE, expect_events, padbridge_binary, read_available, rumble_effect, start_dualsense,
+                      start_xbox, wait_abs)
 from test_pairing import pair, pairing_code
 
 PORT = 48177
@@ -107,3 +107,191 @@ def test_a_cut_link_leaves_the_pad_neutral_and_a_reconnection_resumes_it(padbrid
     serve.wait_stderr(lambda line: "resumed" in line or "connected from" in line, since=mark, what="the client back")
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
     assert not any("pad attached" in line for _, line in serve.stderr[mark:]), "no second virtual pad"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# across two network namespaces with loss, delay and reordering; replayed and random datagrams
+
+import os
+import socket
+import threading
+
+import pytest
+
+HOST_ADDRESS, CLIENT_ADDRESS = "192.0.2.2", "192.0.2.1"   # TEST-NET-1, inside the VM's own namespaces only
+
+
+def run(*command: str):
+    subprocess.run(command, check=True, capture_output=True, timeout=DEADLINE)
+
+
+@pytest.fixture
+def lossy_namespaces():
+    """Two namespaces joined by a veth pair; each side's sending shaped by netem: 10 % loss, 5 ms delay, 10 %
+    reordering. Removed afterwards."""
+    run("modprobe", "-a", "veth", "sch_netem")
+    for name in ("pbhost", "pbclient"):
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        run("ip", "netns", "add", name)
+    run("ip", "link", "add", "pbc", "type", "veth", "peer", "name", "pbh")
+    run("ip", "link", "set", "pbc", "netns", "pbclient")
+    run("ip", "link", "set", "pbh", "netns", "pbhost")
+    for name, device, address in (("pbclient", "pbc", CLIENT_ADDRESS), ("pbhost", "pbh", HOST_ADDRESS)):
+        run("ip", "-n", name, "addr", "add", f"{address}/24", "dev", device)
+        run("ip", "-n", name, "link", "set", device, "up")
+        run("ip", "-n", name, "link", "set", "lo", "up")
+        run("ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", device, "root", "netem",
+            "loss", "10%", "delay", "5ms", "reorder", "10%")
+    yield
+    for name in ("pbhost", "pbclient"):
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def xpad_like_source(name: str) -> evdev.UInput:
+    """A pad made with python-evdev that discovery takes for a wired Xbox 360 pad: each write + SYN is one frame."""
+    keys = [ecodes.BTN_A, ecodes.BTN_B, ecodes.BTN_X, ecodes.BTN_Y, ecodes.BTN_TL, ecodes.BTN_TR, ecodes.BTN_SELECT,
+            ecodes.BTN_START, ecodes.BTN_MODE, ecodes.BTN_THUMBL, ecodes.BTN_THUMBR]
+    stick = evdev.AbsInfo(0, -32768, 32767, 0, 0, 0)
+    trigger = evdev.AbsInfo(0, 0, 255, 0, 0, 0)
+    hat = evdev.AbsInfo(0, -1, 1, 0, 0, 0)
+    axes = [(ecodes.ABS_X, stick), (ecodes.ABS_Y, stick), (ecodes.ABS_RX, stick), (ecodes.ABS_RY, stick),
+            (ecodes.ABS_Z, trigger), (ecodes.ABS_RZ, trigger), (ecodes.ABS_HAT0X, hat), (ecodes.ABS_HAT0Y, hat)]
+    return evdev.UInput({ecodes.EV_KEY: keys, ecodes.EV_ABS: axes}, name=name, vendor=0x045E, product=0x028E,
+                        version=0x114, bustype=ecodes.BUS_USB, phys=f"padbridge-test/{name}")
+
+
+def test_two_hundred_taps_arrive_in_order_through_a_lossy_link(padbridge, tmp_path, lossy_namespaces):
+    host_config, client_config = tmp_path / "host", tmp_path / "client"
+    serve = padbridge("--listen", f"{HOST_ADDRESS}:{PORT}", "--config-dir", str(host_config), "--pair",
+                      command="serve", wrapper=("ip", "netns", "exec", "pbhost"))
+    code = pairing_code(serve)
+    paired = subprocess.run(["ip", "netns", "exec", "pbclient", padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}",
+                             code, "--config-dir", str(client_config)], capture_output=True, text=True, timeout=DEADLINE)
+    assert paired.returncode == 0, paired.stderr
+
+    source = xpad_like_source("lossy link source")
+    try:
+        source_node = source.device.path
+        client = padbridge(f"{HOST_ADDRESS}:{PORT}", source_node, "--config-dir", str(client_config), "--stats",
+                           command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
+        client.wait_stderr(lambda line: "connected to" in line, what="the client connected over the lossy link")
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        pace = threading.Event()
+
+        # The virtual pad is read while the taps are made: an evdev reader that falls behind loses events to its own
+        # buffer (SYN_DROPPED), which would say nothing about the link.
+        seen: list[int] = []
+        done = threading.Event()
+
+        def collect():
+            while not done.is_set() and len(seen) < 400:
+                for event in read_available(virtual, 0.2):
+                    if event.type == ecodes.EV_KEY and event.code == ecodes.BTN_SOUTH:
+                        seen.append(event.value)
+                    elif event.type == ecodes.EV_SYN and event.code == ecodes.SYN_DROPPED:
+                        seen.append(-1)
+
+        collector = threading.Thread(target=collect, daemon=True)
+        collector.start()
+        # 200 taps: press in one frame, release in the next, a tap every 15 ms (SYN_REPORT ends each frame): about
+        # 66 taps a second, four times a person's fastest.
+        for tap in range(200):
+            source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
+            source.syn()
+            source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
+            source.syn()
+            pace.wait(0.015)   # the source's pace, not a wait for a result
+        collector.join(DEADLINE)
+        done.set()
+        assert -1 not in seen, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
+        assert seen == [1, 0] * 200, f"{len(seen)} of 400; out of order, doubled or lost: {seen}"
+        extra = [e for e in read_available(virtual, 0.5) if e.type == ecodes.EV_KEY]
+        assert extra == [], f"more than the 200 taps: {extra}"
+        stats = [line for _, line in client.stderr if "frames/s" in line]
+        print("client statistics:", *stats[-3:], sep="\n  ")
+    finally:
+        source.close()
+
+
+class RecordingRelay:
+    """A UDP relay on loopback between a client and the host that keeps every datagram the client sent."""
+
+    def __init__(self, host_port: int):
+        self.host = ("127.0.0.1", host_port)
+        self.outside = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.outside.bind(("127.0.0.1", 0))
+        self.port = self.outside.getsockname()[1]
+        self.inside = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.inside.bind(("127.0.0.1", 0))
+        self.client = None
+        self.recorded: list[bytes] = []
+        self.running = True
+        for target in (self._forward, self._backward):
+            threading.Thread(target=target, daemon=True).start()
+
+    def _forward(self):
+        self.outside.settimeout(0.2)
+        while self.running:
+            try:
+                data, self.client = self.outside.recvfrom(4096)
+            except OSError:
+                continue
+            self.recorded.append(data)
+            self.inside.sendto(data, self.host)
+
+    def _backward(self):
+        self.inside.settimeout(0.2)
+        while self.running:
+            try:
+                data, _ = self.inside.recvfrom(4096)
+            except OSError:
+                continue
+            if self.client:
+                self.outside.sendto(data, self.client)
+
+    def replay(self):
+        for data in self.recorded:
+            self.inside.sendto(data, self.host)
+
+    def close(self):
+        self.running = False
+
+
+def test_replayed_and_random_datagrams_inject_nothing(padbridge, tmp_path):
+    serve, client_config = paired_host(padbridge, tmp_path, "--linger", "120")
+    # the client reaches the host through the relay: pair stored 127.0.0.1:PORT, so connect to the relay's port by
+    # giving the same pinned key under the relay's address
+    relay = RecordingRelay(PORT)
+    hosts = (client_config / "paired-hosts").read_text().replace(f"127.0.0.1:{PORT} ", f"127.0.0.1:{relay.port} ")
+    (client_config / "paired-hosts").write_text(hosts)
+    physical, _, device = start_xbox(padbridge, "--name", "replay source")
+    connection = padbridge(f"127.0.0.1:{relay.port}", device.path, "--config-dir", str(client_config), command="connect")
+    connection.wait_stderr(lambda line: "connected to" in line, what="the client connected through the relay")
+    _, ready = attached(serve)
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    for value in (1, 0, 1, 0):
+        physical.button("b", bool(value))
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_EAST, value)])
+    assert connection.stop() == 0
+    relay.close()
+    drain_until_quiet(virtual)
+
+    # the finished session's datagrams again, all of them, twice; then random bytes
+    mark = len(serve.stderr)
+    kinds = {data[0] for data in relay.recorded if data}
+    assert {0x01, 0x03} <= kinds, f"no initiation or no transport datagram recorded: {sorted(kinds)}"
+    relay.replay()
+    relay.replay()
+    noise = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for length in range(0, 600, 3):
+        noise.sendto(os.urandom(length), ("127.0.0.1", PORT))
+    serve.wait_stderr(lambda line: "dropped" in line, since=mark, what="the host counting what it dropped")
+    injected = [e for e in read_available(virtual, 1.0) if e.type in (ecodes.EV_KEY, ecodes.EV_ABS)]
+    assert injected == [], f"replayed or random datagrams moved the pad: {injected}"
+    assert serve.proc.poll() is None, "the host must keep serving"
+
+
+def drain_until_quiet(device):
+    while read_available(device, 0.3):
+        pass

@@ -5,8 +5,11 @@ public struct LinkLiveness: Sendable {
     /// With nothing else to send, a keepalive goes out this long after the last datagram sent.
     public static let keepaliveIntervalMicroseconds: UInt64 = 100_000
     /// With nothing heard for this long, the link is lost: the host's pads go neutral, the client's rumble stops.
-    /// Four keepalives in a row lost, or a cut link.
     public static let timeoutMicroseconds: UInt64 = 400_000
+    /// With nothing heard for this long, keepalives go out faster (every `probeIntervalMicroseconds`): a few lost
+    /// datagrams in a row on a lossy link must not look like a lost link, and an idle link stays at 10 a second.
+    public static let quietMicroseconds: UInt64 = 150_000
+    public static let probeIntervalMicroseconds: UInt64 = 25_000
     /// Unacknowledged input or feedback is sent again after 1.5 x the smoothed round trip, within these bounds.
     public static let minimumRetransmitMicroseconds: UInt64 = 5_000
     public static let maximumRetransmitMicroseconds: UInt64 = 50_000
@@ -42,7 +45,14 @@ public struct LinkLiveness: Sendable {
     }
 
     public func isKeepaliveDue(atMicroseconds now: UInt64) -> Bool {
-        now >= lastSentMicroseconds &+ Self.keepaliveIntervalMicroseconds
+        now >= nextKeepaliveMicroseconds
+    }
+
+    /// Every 100 ms of sending nothing; every 25 ms once nothing has been heard for 150 ms.
+    public var nextKeepaliveMicroseconds: UInt64 {
+        let regular = lastSentMicroseconds &+ Self.keepaliveIntervalMicroseconds
+        let probing = max(lastHeardMicroseconds &+ Self.quietMicroseconds, lastSentMicroseconds &+ Self.probeIntervalMicroseconds)
+        return min(regular, probing)
     }
 
     public var retransmitIntervalMicroseconds: UInt64 {
@@ -53,8 +63,7 @@ public struct LinkLiveness: Sendable {
     /// When the loop must wake next: for a keepalive, for the link-lost check, and (while something is
     /// unacknowledged) to send it again.
     public func nextWakeMicroseconds(hasUnacknowledged: Bool) -> UInt64 {
-        var wake = min(
-            lastSentMicroseconds &+ Self.keepaliveIntervalMicroseconds, lastHeardMicroseconds &+ Self.timeoutMicroseconds)
+        var wake = min(nextKeepaliveMicroseconds, lastHeardMicroseconds &+ Self.timeoutMicroseconds)
         if hasUnacknowledged { wake = min(wake, lastSentMicroseconds &+ retransmitIntervalMicroseconds) }
         return wake
     }

@@ -145,7 +145,7 @@ public struct LinkClientMessage: Sendable, Hashable {
 /// u8 version (1)
 /// u8 flags: bit 0 pad-table acknowledgement, bit 1 pong
 /// [pad-table ack] u32 version
-/// [pong]          u64 the ping's clock, echoed | u32 datagrams received from this client so far
+/// [pong]          u64 the ping's clock, echoed | u32 datagrams received from this client so far | u32 sent to it
 /// u8 input-ack count | count x (u8 slot | u32 applied sequence)
 /// u8 feedback count | count x (u8 slot | u32 version | u8 parts | [rumble u16 strong u16 weak] [lightbar r g b]
 ///                              [u8 player LEDs] [u8 mic LED] [11-byte left trigger block] [11-byte right block])
@@ -154,7 +154,8 @@ public struct LinkHostMessage: Sendable, Hashable {
     public static let version: UInt8 = 1
 
     public var padTableAcknowledgement: UInt32?
-    public var pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32)?
+    /// The echo of a ping, with the host's counts of this session's datagrams (the client works out loss both ways).
+    public var pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?
     public var inputAcknowledgements: [(slot: UInt8, applied: UInt32)] = []
     public var feedback: [(slot: UInt8, version: UInt32, state: Feedback)] = []
 
@@ -171,6 +172,7 @@ public struct LinkHostMessage: Sendable, Hashable {
         if let pong {
             writer.u64(pong.echoedMicroseconds)
             writer.u32(pong.receivedDatagrams)
+            writer.u32(pong.sentDatagrams)
         }
         writer.u8(UInt8(min(inputAcknowledgements.count, 255)))
         for acknowledgement in inputAcknowledgements.prefix(255) {
@@ -208,7 +210,8 @@ public struct LinkHostMessage: Sendable, Hashable {
         if flags & 1 != 0 { padTableAcknowledgement = try reader.u32() }
         if flags & 2 != 0 {
             let echoed = try reader.u64()
-            pong = (echoed, try reader.u32())
+            let received = try reader.u32()
+            pong = (echoed, received, try reader.u32())
         }
         for _ in 0..<(try reader.u8()) {
             let slot = try reader.u8()

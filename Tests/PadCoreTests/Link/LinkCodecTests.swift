@@ -74,7 +74,7 @@ import Testing
 
         var host = LinkHostMessage()
         host.padTableAcknowledgement = 7
-        host.pong = (99, 1234)
+        host.pong = (99, 1234, 1300)
         host.inputAcknowledgements = [(0, 5)]
         host.feedback = [(0, 4, Feedback(
             rumble: Rumble(strong: 1, weak: 0), lightbar: LightbarColor(red: 1, green: 2, blue: 3), playerLeds: 4,

@@ -208,9 +208,12 @@ struct LossyChannel<Datagram> {
         #expect(!liveness.isKeepaliveDue(atMicroseconds: 100_999) && liveness.isKeepaliveDue(atMicroseconds: 101_000))
         #expect(!liveness.isLost(atMicroseconds: 400_999) && liveness.isLost(atMicroseconds: 401_000))
         #expect(liveness.nextWakeMicroseconds(hasUnacknowledged: false) == 101_000)
+        // Nothing heard for 150 ms: keepalives every 25 ms after the last one sent.
         liveness.sent(atMicroseconds: 350_000)
-        #expect(liveness.nextWakeMicroseconds(hasUnacknowledged: false) == 401_000)
+        #expect(liveness.nextWakeMicroseconds(hasUnacknowledged: false) == 375_000)
+        #expect(!liveness.isKeepaliveDue(atMicroseconds: 374_999) && liveness.isKeepaliveDue(atMicroseconds: 375_000))
         liveness.heard(atMicroseconds: 390_000)
+        #expect(liveness.nextWakeMicroseconds(hasUnacknowledged: false) == 450_000, "heard again: 100 ms after the last sent")
         #expect(!liveness.isLost(atMicroseconds: 700_000) && liveness.isLost(atMicroseconds: 790_000))
     }
 
