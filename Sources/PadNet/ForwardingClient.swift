@@ -28,7 +28,12 @@ public final class ForwardingClient {
         case reconnecting(afterMilliseconds: UInt64)
         case padDetached(Fingerprint)
         case padBack(Fingerprint)
+        /// No answer to the handshake for `noAnswerWarningMicroseconds`: the host is down, unreachable, or its key
+        /// changed (a host with another key cannot read the handshake, so it cannot say so).
+        case noAnswer
     }
+
+    public static let noAnswerWarningMicroseconds: UInt64 = 5_000_000
 
     /// Counters for `--stats`.
     public struct Statistics: Sendable {
@@ -80,6 +85,9 @@ public final class ForwardingClient {
     private var liveness: LinkLiveness
     private var backoff = ReconnectBackoff()
     private var nextAttemptMicroseconds: UInt64 = 0
+    /// When the client started trying to reach the host (at start, or when the link was lost); nil while connected.
+    private var tryingSinceMicroseconds: UInt64? = MonotonicInstant.now().microseconds
+    private var warnedNoAnswer = false
     private var padTableVersion: UInt32 = 1
     private var padTableAcknowledged: UInt32 = 0
     private var timer: LoopTimer?
@@ -226,6 +234,8 @@ public final class ForwardingClient {
             liveness = LinkLiveness(startingAtMicroseconds: now)
             backoff.reset()
             padTableAcknowledged = 0
+            tryingSinceMicroseconds = nil
+            warnedNoAnswer = false
             onEvent(.connected)
             sendNow(ping: true)
         case (.established(var session), let .transport(_, counter, ciphertext)):
@@ -280,6 +290,7 @@ public final class ForwardingClient {
                 onEvent(.linkLost)
                 for pad in pads { if let stop = pad.feedback.linkLost() { pad.physical?.submit(stop) } }
                 state = .waiting
+                tryingSinceMicroseconds = time
                 let delay = backoff.nextDelayMicroseconds(jitter: Double.random(in: 0...1, using: &generator))
                 nextAttemptMicroseconds = time + delay
                 onEvent(.reconnecting(afterMilliseconds: delay / 1000))
@@ -291,6 +302,10 @@ public final class ForwardingClient {
                 sendNow()
             }
         case .handshaking, .waiting:
+            if let since = tryingSinceMicroseconds, !warnedNoAnswer, time >= since + Self.noAnswerWarningMicroseconds {
+                warnedNoAnswer = true
+                onEvent(.noAnswer)
+            }
             if time >= nextAttemptMicroseconds { connect() }
         }
         armTimer()

@@ -19,19 +19,23 @@ public enum LinkDatagram: Sendable, Hashable {
     static let transportHeaderSize = 13
 
     public init?(_ bytes: some Collection<UInt8>) {
-        var reader = LinkByteReaderPublic(bytes)
-        guard let kind = reader.u8() else { return nil }
-        switch kind {
-        case 0x01:
-            guard let sender = reader.u32() else { return nil }
-            self = .initiation(senderIndex: sender, handshake: reader.rest)
-        case 0x02:
-            guard let sender = reader.u32(), let receiver = reader.u32() else { return nil }
-            self = .response(senderIndex: sender, receiverIndex: receiver, handshake: reader.rest)
-        case 0x03:
-            guard let receiver = reader.u32(), let counter = reader.u64(), reader.remaining >= 16 else { return nil }
-            self = .transport(receiverIndex: receiver, counter: counter, ciphertext: reader.rest)
-        default:
+        var reader = LinkByteReader(bytes)
+        do throws(LinkDecodingError) {
+            switch try reader.u8() {
+            case 0x01:
+                self = .initiation(senderIndex: try reader.u32(), handshake: reader.rest())
+            case 0x02:
+                let sender = try reader.u32()
+                self = .response(senderIndex: sender, receiverIndex: try reader.u32(), handshake: reader.rest())
+            case 0x03:
+                let receiver = try reader.u32()
+                let counter = try reader.u64()
+                guard reader.remaining >= 16 else { return nil }  // not even a tag
+                self = .transport(receiverIndex: receiver, counter: counter, ciphertext: reader.rest())
+            default:
+                return nil
+            }
+        } catch {
             return nil
         }
     }
@@ -45,33 +49,17 @@ public enum LinkDatagram: Sendable, Hashable {
     }
 
     static func transportHeader(_ receiver: UInt32, _ counter: UInt64) -> [UInt8] {
-        [0x03] + u32(receiver) + (0..<8).map { UInt8(truncatingIfNeeded: counter >> (8 * UInt64($0))) }
+        var writer = LinkByteWriter()
+        writer.u8(0x03)
+        writer.u32(receiver)
+        writer.u64(counter)
+        return writer.bytes
     }
 
-    static func u32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }
-}
-
-/// Little-endian reading for the outer datagrams: nil instead of a trap when the bytes run out.
-struct LinkByteReaderPublic {
-    let bytes: [UInt8]
-    var offset = 0
-    init(_ bytes: some Collection<UInt8>) { self.bytes = Array(bytes) }
-    var remaining: Int { bytes.count - offset }
-    var rest: [UInt8] { Array(bytes[offset...]) }
-    mutating func u8() -> UInt8? {
-        guard remaining >= 1 else { return nil }
-        defer { offset += 1 }
-        return bytes[offset]
-    }
-    mutating func u32() -> UInt32? {
-        guard remaining >= 4 else { return nil }
-        defer { offset += 4 }
-        return (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
-    }
-    mutating func u64() -> UInt64? {
-        guard remaining >= 8 else { return nil }
-        defer { offset += 8 }
-        return (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+    static func u32(_ value: UInt32) -> [UInt8] {
+        var writer = LinkByteWriter()
+        writer.u32(value)
+        return writer.bytes
     }
 }
 

@@ -104,6 +104,12 @@ struct ConnectCommand: ParsableCommand {
             case let .reconnecting(milliseconds): output.write("padbridge: reconnecting in \(milliseconds) ms")
             case let .padDetached(id): output.write("padbridge: pad \(id) unplugged; the host shows it neutral")
             case let .padBack(id): output.write("padbridge: pad \(id) is back")
+            case .noAnswer:
+                output.write(
+                    "padbridge: no answer from \(address.canonical) (\(target)) yet; still trying. Is `padbridge serve` "
+                        + "running there, and UDP port \(target.port) open in its firewall? If the host was reinstalled, its key "
+                        + "changed and it cannot read this machine's handshake: delete its line in \(store.pairedHostsPath) "
+                        + "and pair again (`padbridge pair \(host) CODE`)")
             }
         }
         defer { client.close() }

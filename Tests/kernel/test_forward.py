@@ -295,3 +295,17 @@ def test_replayed_and_random_datagrams_inject_nothing(padbridge, tmp_path):
 def drain_until_quiet(device):
     while read_available(device, 0.3):
         pass
+
+
+def test_a_host_whose_key_changed_gets_nothing_and_the_client_says_why(padbridge, tmp_path):
+    serve, client_config = paired_host(padbridge, tmp_path)
+    assert serve.stop() == 0
+    (tmp_path / "host" / "identity").unlink()   # the host reinstalled: a new key
+    again = padbridge("--listen", f"127.0.0.1:{PORT}", "--config-dir", str(tmp_path / "host"), command="serve")
+    again.wait_stderr(lambda line: "listening on" in line, what="the host with its new key")
+    _, _, device = start_xbox(padbridge, "--name", "key changed source")
+    connection = padbridge(f"127.0.0.1:{PORT}", device.path, "--config-dir", str(client_config), command="connect")
+    _, line = connection.wait_stderr(lambda line: "no answer" in line, what="the client saying why nothing happens")
+    assert "key" in line and str(client_config / "paired-hosts") in line and "padbridge pair" in line, line
+    assert not any("connected to" in text for _, text in connection.stderr), connection.describe()
+    assert not any("pad attached" in text for _, text in again.stderr), again.describe()

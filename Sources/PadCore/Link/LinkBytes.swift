@@ -9,17 +9,19 @@ public enum LinkDecodingError: Error, Sendable, Hashable {
 }
 
 /// Little-endian writing into a growing buffer.
-struct LinkByteWriter {
-    var bytes: [UInt8] = []
+public struct LinkByteWriter: Sendable {
+    public var bytes: [UInt8] = []
 
-    mutating func u8(_ value: UInt8) { bytes.append(value) }
-    mutating func u16(_ value: UInt16) { for shift in [0, 8] as [UInt16] { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
-    mutating func u32(_ value: UInt32) { for index in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt32(index)))) } }
-    mutating func u64(_ value: UInt64) { for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) } }
-    mutating func i16(_ value: Int16) { u16(UInt16(bitPattern: value)) }
-    mutating func f32(_ value: Double) { u32(Float(value).bitPattern) }
+    public init() {}
+
+    public mutating func u8(_ value: UInt8) { bytes.append(value) }
+    public mutating func u16(_ value: UInt16) { for shift in [0, 8] as [UInt16] { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
+    public mutating func u32(_ value: UInt32) { for index in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt32(index)))) } }
+    public mutating func u64(_ value: UInt64) { for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) } }
+    public mutating func i16(_ value: Int16) { u16(UInt16(bitPattern: value)) }
+    public mutating func f32(_ value: Double) { u32(Float(value).bitPattern) }
     /// Up to `limit` bytes of UTF-8, length-prefixed (one byte).
-    mutating func text(_ value: String, limit: Int = 255) {
+    public mutating func text(_ value: String, limit: Int = 255) {
         let utf8 = Array(value.utf8.prefix(min(limit, 255)))
         u8(UInt8(utf8.count))
         bytes += utf8
@@ -27,48 +29,54 @@ struct LinkByteWriter {
 }
 
 /// Little-endian reading that never traps: every read checks the length and throws `LinkDecodingError`.
-struct LinkByteReader {
+public struct LinkByteReader: Sendable {
     let bytes: [UInt8]
-    private(set) var offset = 0
+    public private(set) var offset = 0
 
-    init(_ bytes: some Collection<UInt8>) { self.bytes = Array(bytes) }
+    public init(_ bytes: some Collection<UInt8>) { self.bytes = Array(bytes) }
 
-    var isAtEnd: Bool { offset == bytes.count }
+    public var isAtEnd: Bool { offset == bytes.count }
+    public var remaining: Int { bytes.count - offset }
+    /// Everything not read yet (and the reader at the end).
+    public mutating func rest() -> [UInt8] {
+        defer { offset = bytes.count }
+        return Array(bytes[offset...])
+    }
 
-    mutating func take(_ count: Int) throws(LinkDecodingError) -> ArraySlice<UInt8> {
+    public mutating func take(_ count: Int) throws(LinkDecodingError) -> ArraySlice<UInt8> {
         guard count >= 0, bytes.count - offset >= count else { throw .truncated(offset: offset, needed: count) }
         defer { offset += count }
         return bytes[offset..<offset + count]
     }
 
-    mutating func u8() throws(LinkDecodingError) -> UInt8 { try take(1).first! }
+    public mutating func u8() throws(LinkDecodingError) -> UInt8 { try take(1).first! }
 
-    mutating func u16() throws(LinkDecodingError) -> UInt16 {
+    public mutating func u16() throws(LinkDecodingError) -> UInt16 {
         let slice = try take(2)
         return UInt16(slice[slice.startIndex]) | UInt16(slice[slice.startIndex + 1]) << 8
     }
 
-    mutating func u32() throws(LinkDecodingError) -> UInt32 {
+    public mutating func u32() throws(LinkDecodingError) -> UInt32 {
         var value: UInt32 = 0
         for (index, byte) in try take(4).enumerated() { value |= UInt32(byte) << (8 * UInt32(index)) }
         return value
     }
 
-    mutating func u64() throws(LinkDecodingError) -> UInt64 {
+    public mutating func u64() throws(LinkDecodingError) -> UInt64 {
         var value: UInt64 = 0
         for (index, byte) in try take(8).enumerated() { value |= UInt64(byte) << (8 * UInt64(index)) }
         return value
     }
 
-    mutating func i16() throws(LinkDecodingError) -> Int16 { Int16(bitPattern: try u16()) }
+    public mutating func i16() throws(LinkDecodingError) -> Int16 { Int16(bitPattern: try u16()) }
 
     /// A Float32, as a Double; NaN and infinities read as 0 (a reading from the network must not poison math).
-    mutating func f32() throws(LinkDecodingError) -> Double {
+    public mutating func f32() throws(LinkDecodingError) -> Double {
         let value = Double(Float(bitPattern: try u32()))
         return value.isFinite ? value : 0
     }
 
-    mutating func text() throws(LinkDecodingError) -> String {
+    public mutating func text() throws(LinkDecodingError) -> String {
         String(decoding: try take(Int(try u8())), as: UTF8.self)
     }
 }

@@ -1,0 +1,73 @@
+import Crypto
+import PadCore
+import PadNet
+import PadTestSupport
+import Testing
+
+@Suite struct LinkChannelTests {
+    @Test func datagramsHaveTheirDocumentedBytes() {
+        let transport = LinkDatagram.transport(receiverIndex: 0x0102_0304, counter: 5, ciphertext: [UInt8](repeating: 0xAA, count: 16))
+        #expect(transport.encoded == [0x03, 0x04, 0x03, 0x02, 0x01, 5, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0xAA, count: 16))
+        #expect(LinkDatagram.initiation(senderIndex: 1, handshake: [9]).encoded == [0x01, 1, 0, 0, 0, 9])
+        #expect(LinkDatagram([0x03, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] + [UInt8](repeating: 0, count: 15)) == nil,
+                "a transport datagram without room for a tag")
+    }
+
+    /// Total: any bytes decode to a datagram (which encodes back to the same bytes) or to nothing.
+    @Test func randomBytesNeverTrap() {
+        var generator = SplitMix64(seed: 0xDA7A_6A41)
+        for length in 0...200 {
+            for _ in 0..<4 {
+                var bytes = generator.bytes(length)
+                if length > 0 { bytes[0] = UInt8.random(in: 0...4, using: &generator) }
+                if let datagram = LinkDatagram(bytes) { #expect(datagram.encoded == bytes) }
+            }
+        }
+    }
+
+    @Test func aSessionOpensWhatItsPeerSealedOnceAndOnlyThat() throws {
+        let host = Curve25519.KeyAgreement.PrivateKey()
+        let client = Curve25519.KeyAgreement.PrivateKey()
+        let clientKey = LinkPublicKey(bytes: client.publicKey.rawRepresentation)!
+        var handshake = try LinkClientHandshake(
+            identity: client, hostKey: LinkPublicKey(bytes: host.publicKey.rawRepresentation)!, wallClockMicroseconds: 77)
+        var clocks: [UInt64] = []
+        let answer = try #require(LinkHostHandshake.respond(
+            to: LinkDatagram(handshake.initiation)!, identity: host,
+            accepts: { key, clock in
+                clocks.append(clock)
+                return key == clientKey
+            }))
+        #expect(clocks == [77] && answer.client == clientKey)
+        let completed = handshake.complete(with: LinkDatagram(answer.response)!)
+        var clientSession = try #require(completed)
+        var hostSession = answer.session
+
+        let sealed = try clientSession.seal([1, 2, 3])
+        guard case let .transport(index, counter, ciphertext)? = LinkDatagram(sealed) else {
+            Issue.record("not a transport datagram")
+            return
+        }
+        #expect(index == hostSession.localIndex)
+        #expect(hostSession.open(counter: counter, ciphertext: ciphertext) == [1, 2, 3])
+        #expect(hostSession.open(counter: counter, ciphertext: ciphertext) == nil, "a replay")
+        var forged = ciphertext
+        forged[0] ^= 1
+        #expect(hostSession.open(counter: counter + 1, ciphertext: forged) == nil, "a forgery")
+        let back = try hostSession.seal([4])
+        guard case let .transport(_, backCounter, backCiphertext)? = LinkDatagram(back) else { return }
+        #expect(clientSession.open(counter: backCounter, ciphertext: backCiphertext) == [4])
+    }
+
+    @Test func anUnpairedClientOrAnOldClockGetsNoAnswer() throws {
+        let host = Curve25519.KeyAgreement.PrivateKey()
+        let hostKey = LinkPublicKey(bytes: host.publicKey.rawRepresentation)!
+        let handshake = try LinkClientHandshake(identity: .init(), hostKey: hostKey, wallClockMicroseconds: 5)
+        #expect(LinkHostHandshake.respond(to: LinkDatagram(handshake.initiation)!, identity: host, accepts: { _, _ in false })?.client == nil)
+        // addressed to another host: the host cannot even read it
+        let elsewhere = try LinkClientHandshake(
+            identity: .init(), hostKey: LinkPublicKey(bytes: Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)!,
+            wallClockMicroseconds: 5)
+        #expect(LinkHostHandshake.respond(to: LinkDatagram(elsewhere.initiation)!, identity: host, accepts: { _, _ in true })?.client == nil)
+    }
+}
