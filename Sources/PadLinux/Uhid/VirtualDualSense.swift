@@ -48,6 +48,11 @@ public final class VirtualDualSense: VirtualPad {
     /// Kernel device announcements, watched from creation until the driver has made every node.
     private var uevents: KernelUeventMonitor?
     private var ueventWatch: DeviceEventLoop.WatchToken?
+    /// HID devices the kernel announced as bound to a driver ("bind" uevents, sent once the driver's probe has
+    /// returned): until then hid-core drops input reports, so the pad is not ready before its device is here.
+    private var boundDevices: Set<String> = []
+    /// The uevent socket overflowed, so a bind may have been missed: readiness then goes by sysfs alone.
+    private var missedAnnouncements = false
     private var current = PadSnapshot.neutral
     private var lastSent: PadSnapshot?
     private var sequence: UInt8 = 0
@@ -110,7 +115,11 @@ public final class VirtualDualSense: VirtualPad {
         uevents = consume monitor
         ueventWatch = try loop.watch(ueventDescriptor, path: "kernel uevents") { [weak self] _ in
             guard let self else { return }
-            _ = self.uevents?.drain()
+            guard let drained = self.uevents?.drain() else { return }
+            for announcement in drained.announcements where announcement.action == "bind" {
+                self.boundDevices.insert(announcement.sysfsPath)
+            }
+            if drained.overflowed { self.missedAnnouncements = true }
             if self.calibrationServed { self.checkReadiness() }
         }
         heartbeat = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in
@@ -265,7 +274,8 @@ public final class VirtualDualSense: VirtualPad {
     }
 
     /// Fires `onReady` once sysfs shows the gamepad, motion-sensor and touchpad nodes with our MAC and the hidraw
-    /// node of our HID device.
+    /// node of our HID device, and the kernel has announced the device bound (hid-playstation's probe has returned:
+    /// the nodes appear during the probe, and a report sent then is dropped).
     private func checkReadiness() {
         guard let onReady else { return }
         let devices = SysfsInputDevices.inputDevices(withUniq: identity.uniq)
@@ -277,7 +287,8 @@ public final class VirtualDualSense: VirtualPad {
         }
         ordered += devices.filter { !expected.contains($0.name) && $0.eventNode != nil }
         guard let hidDevice = SysfsInputDevices.hidDevice(ofInputDevice: ordered[0].sysfsPath),
-            let hidraw = SysfsInputDevices.hidrawNode(ofHIDDevice: hidDevice)
+            let hidraw = SysfsInputDevices.hidrawNode(ofHIDDevice: hidDevice),
+            boundDevices.contains(hidDevice) || missedAnnouncements
         else { return }
         let nodes = VirtualPadNodes(
             eventNodes: ordered.compactMap(\.eventNode), hidrawNode: hidraw, sysfsPath: hidDevice)
