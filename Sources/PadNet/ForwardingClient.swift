@@ -188,7 +188,9 @@ public final class ForwardingClient {
     }
 
     /// A message with everything unacknowledged (all pads' frames, the pad table, feedback acknowledgements).
-    private func sendNow(ping: Bool = false) {
+    /// `resending`: the newest frames went unacknowledged for the retransmission interval; the host is asked to
+    /// acknowledge them (it does not for a stream of analog frames, which would double the traffic).
+    private func sendNow(ping: Bool = false, resending: Bool = false) {
         guard case .established = state else { return }
         var message = LinkClientMessage()
         message.inputs = pads.filter { $0.sender.newest != nil }.map { ($0.slot, $0.sender.framesToSend) }
@@ -197,6 +199,7 @@ public final class ForwardingClient {
             message.pingMicroseconds = clock
             lastPing = (clock, statistics.sessionSent &+ 1)
         }
+        message.wantsAcknowledgement = resending
         send(message)
     }
 
@@ -210,7 +213,7 @@ public final class ForwardingClient {
                     requestedVirtualKind: options.virtualKind, attached: pad.attached, name: pad.controller.name)
             })
         }
-        message.wantsAcknowledgement = pads.contains { !$0.sender.unacknowledged.isEmpty }
+        message.wantsAcknowledgement = message.wantsAcknowledgement || pads.contains { !$0.sender.unacknowledged.isEmpty }
         message.feedbackAcknowledgements = pads.compactMap { pad in pad.feedbackToAcknowledge.map { (pad.slot, $0) } }
         for pad in pads { pad.feedbackToAcknowledge = nil }
         guard let datagram = try? session.seal(message.encoded) else { return }
@@ -296,10 +299,12 @@ public final class ForwardingClient {
                 onEvent(.reconnecting(afterMilliseconds: delay / 1000))
             } else if liveness.isKeepaliveDue(atMicroseconds: time) {
                 sendNow(ping: true)
-            } else if pads.contains(where: { !$0.sender.unacknowledged.isEmpty })
+            } else if hasUnacknowledgedInput
                 && time >= liveness.lastSentMicroseconds + liveness.retransmitIntervalMicroseconds
             {
-                sendNow()
+                // Also for an analog change alone: a lost datagram with a stick's return to centre must not
+                // leave the host's stick deflected until the next keepalive.
+                sendNow(resending: true)
             }
         case .handshaking, .waiting:
             if let since = tryingSinceMicroseconds, !warnedNoAnswer, time >= since + Self.noAnswerWarningMicroseconds {
@@ -311,11 +316,14 @@ public final class ForwardingClient {
         armTimer()
     }
 
+    /// Whether the host has yet to acknowledge a pad's newest frame (or a press, release or touch before it).
+    private var hasUnacknowledgedInput: Bool { pads.contains { $0.sender.hasUnacknowledged } }
+
     private func armTimer() {
         let wake: UInt64
         switch state {
         case .established:
-            wake = liveness.nextWakeMicroseconds(hasUnacknowledged: pads.contains { !$0.sender.unacknowledged.isEmpty })
+            wake = liveness.nextWakeMicroseconds(hasUnacknowledged: hasUnacknowledgedInput)
         case .handshaking, .waiting:
             wake = nextAttemptMicroseconds
         }

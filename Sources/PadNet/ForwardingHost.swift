@@ -202,7 +202,12 @@ public final class ForwardingHost {
             mustReply = true
         }
         for input in message.inputs {
-            guard let pad = client.pad(inSlot: input.slot), pad.attached else { continue }
+            guard let pad = client.pad(inSlot: input.slot), pad.attached else {
+                // A pad this host does not forward (--max-pads reached, or its virtual pad could not be made):
+                // acknowledged as received, so the client does not send it again and again.
+                if let newest = input.frames.last?.sequence { reply.inputAcknowledgements.append((input.slot, newest)) }
+                continue
+            }
             for snapshot in pad.receiver.receive(input.frames) { pad.virtual.apply(snapshot) }
         }
         for acknowledgement in message.feedbackAcknowledgements {
@@ -214,7 +219,7 @@ public final class ForwardingHost {
     /// Fills in acknowledgements and pending feedback, seals and sends.
     private func send(_ base: LinkHostMessage, to client: HostedClient) {
         var message = base
-        message.inputAcknowledgements = client.pads.values.filter { $0.attached }.map { ($0.slot, $0.receiver.applied) }
+        message.inputAcknowledgements += client.pads.values.filter { $0.attached }.map { ($0.slot, $0.receiver.applied) }
         message.feedback = client.pads.values.compactMap { pad in pad.feedback.pending.map { (pad.slot, $0.version, $0.state) } }
         if message.padTableAcknowledgement == nil { message.padTableAcknowledgement = client.padTableVersion }
         guard let datagram = try? client.session.seal(message.encoded) else { return }
