@@ -31,16 +31,19 @@ extension VirtualPadKind {
     /// Creates a virtual pad of this kind: `VirtualXbox360Pad.create` or `VirtualDualSense.create`. `seed` and
     /// `bus` are a DualSense's identity and transport; an Xbox 360 pad has neither and ignores them.
     public func createPad(
-        name: String?, seed: String, bus: HIDTransport, loop: DeviceEventLoop, logger: Logger,
-        onFeedback: @escaping (FeedbackEvent) -> Void,
+        name: String?, seed: String, bus: HIDTransport, physicalPath: String? = nil, loop: DeviceEventLoop,
+        logger: Logger, onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
     ) throws(DeviceAccessError) -> any VirtualPad {
         switch self {
         case .xbox360:
-            try VirtualXbox360Pad.create(name: name, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+            try VirtualXbox360Pad.create(
+                name: name, physicalPath: physicalPath, loop: loop, logger: logger, onFeedback: onFeedback,
+                onReady: onReady)
         case .dualSense:
             try VirtualDualSense.create(
-                name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+                name: name, seed: seed, bus: bus, physicalPath: physicalPath, loop: loop, logger: logger,
+                onFeedback: onFeedback, onReady: onReady)
         }
     }
 }

@@ -31,7 +31,8 @@ public final class VirtualPadSession {
         self.logger = logger
         var readyNodes: ((VirtualPadNodes) -> Void)?
         pad = try kind.createPad(
-            name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback,
+            name: name, seed: seed, bus: bus, physicalPath: kind.bridgeOutputPhysicalPath, loop: loop, logger: logger,
+            onFeedback: onFeedback,
             onReady: { nodes in readyNodes?(nodes) })
         readyNodes = { [weak self] nodes in
             self?.nodes = nodes

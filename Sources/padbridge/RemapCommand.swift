@@ -100,7 +100,7 @@ struct RemapCommand: ParsableCommand {
         // --all: in fingerprint order, so the same pads get the same virtual slots every run, whatever order they
         // were plugged in.
         let chosen: [Controller] =
-            all ? controllers.sorted { $0.fingerprint < $1.fingerprint } : [try MonitorCommand.choose(pad, from: controllers)]
+            all ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint } : [try MonitorCommand.choose(pad, from: controllers)]
         if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
 
         var bridges: [RemapBridge] = []

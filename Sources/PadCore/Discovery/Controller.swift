@@ -149,6 +149,9 @@ public struct Controller: Sendable, Hashable {
     public var sdl: SDLControllerInfo?
     /// The battery as the kernel's power_supply device reports it, where the Linux adapter found one.
     public var battery: BatteryState?
+    /// A virtual pad a padbridge bridge shows (`remap`, `serve`; its `phys` starts with
+    /// `VirtualPadKind.bridgeOutputPhysicalPathPrefix`): never forwarded by `connect --all`.
+    public var isBridgeOutput = false
 
     public init(
         fingerprint: Fingerprint, name: String, kind: ControllerKind, bus: ControllerBus,

@@ -162,7 +162,7 @@ struct NodeGroup {
             touchpadCapabilities: roles.first { $0.1 == .touchpad }?.0.capabilities,
             hasMotionNode: roles.contains { $0.1 == .motion }, hasHidraw: hidraw != nil)
 
-        return Controller(
+        var controller = Controller(
             fingerprint: Fingerprint.derive(
                 bus: bus, vendorID: identity.vendorID, productID: identity.productID, serial: serial,
                 portPath: portPath),
@@ -170,6 +170,9 @@ struct NodeGroup {
             vendorID: identity.vendorID, productID: identity.productID, version: identity.version,
             serial: serial, portPath: portPath, capabilities: capabilities, nodes: nodes,
             groupSyspath: syspath, driver: driver)
+        let phys = nonEmpty(unquoted(pad.input.properties["PHYS"])) ?? nonEmpty(pad.input.attributes["phys"])
+        controller.isBridgeOutput = phys?.hasPrefix(VirtualPadKind.bridgeOutputPhysicalPathPrefix) ?? false
+        return controller
     }
 
     /// The inputN device's NAME (uevent quotes it), else its `name` attribute, else the HID device's HID_NAME.

@@ -5,6 +5,11 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
     /// A uhid DualSense bound by the kernel's hid-playstation driver (gamepad, motion, touchpad nodes, hidraw).
     case dualSense = "dualsense"
 
+    /// The `phys` of a virtual pad a bridge shows (`remap`, `serve`): how `connect --all` and discovery tell
+    /// padbridge's own outputs from pads to forward (forwarding them would forward the forwarded pad again).
+    public var bridgeOutputPhysicalPath: String { "\(Self.bridgeOutputPhysicalPathPrefix)\(rawValue)" }
+    public static let bridgeOutputPhysicalPathPrefix = "padbridge-output/"
+
     /// What this kind can show to games: the outputs a remap may target.
     public var capabilities: VirtualPadCapabilities {
         switch self {

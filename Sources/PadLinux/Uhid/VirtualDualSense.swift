@@ -30,6 +30,7 @@ public final class VirtualDualSense: VirtualPad {
     let identity: DualSenseIdentity
     let transport: HIDTransport
     let name: String
+    let physicalPath: String
     private var device: UhidDevice?
     private let devicePath: String
     private let loop: DeviceEventLoop
@@ -60,24 +61,28 @@ public final class VirtualDualSense: VirtualPad {
 
     /// Creates the device; the kernel probes it once the loop runs (call `run()` promptly: the probe's feature
     /// requests time out after 5 s). `onReady` runs once hid-playstation has made all nodes.
+    /// `physicalPath`: the pad's `phys` (default "padbridge/MAC").
     public static func create(
-        name: String?, seed: String, bus: HIDTransport = .bluetooth, loop: DeviceEventLoop, logger: Logger,
+        name: String?, seed: String, bus: HIDTransport = .bluetooth, physicalPath: String? = nil,
+        loop: DeviceEventLoop, logger: Logger,
         onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
     ) throws(DeviceAccessError) -> VirtualDualSense {
-        try create(name: name, seed: seed, bus: bus, devicePath: "/dev/uhid", loop: loop, logger: logger,
-                   onFeedback: onFeedback, onReady: onReady)
+        try create(name: name, seed: seed, bus: bus, physicalPath: physicalPath, devicePath: "/dev/uhid", loop: loop,
+                   logger: logger, onFeedback: onFeedback, onReady: onReady)
     }
 
     static func create(
-        name: String?, seed: String, bus: HIDTransport, devicePath: StaticString, loop: DeviceEventLoop, logger: Logger,
+        name: String?, seed: String, bus: HIDTransport, physicalPath: String? = nil, devicePath: StaticString,
+        loop: DeviceEventLoop, logger: Logger,
         onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
     ) throws(DeviceAccessError) -> VirtualDualSense {
         let device = try UhidDevice(path: devicePath)
+        let identity = DualSenseIdentity(seed: seed)
         let pad = VirtualDualSense(
-            device: device, name: name ?? defaultName, identity: DualSenseIdentity(seed: seed), transport: bus,
-            loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+            device: device, name: name ?? defaultName, identity: identity, physicalPath: physicalPath ?? "padbridge/\(identity.uniq)",
+            transport: bus, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
         try pad.startServicing()
         try pad.sendCreate()
         logger.info("creating virtual DualSense", metadata: [
@@ -87,7 +92,8 @@ public final class VirtualDualSense: VirtualPad {
     }
 
     private init(
-        device: consuming UhidDevice, name: String, identity: DualSenseIdentity, transport: HIDTransport,
+        device: consuming UhidDevice, name: String, identity: DualSenseIdentity, physicalPath: String,
+        transport: HIDTransport,
         loop: DeviceEventLoop, logger: Logger, onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
     ) {
@@ -95,6 +101,7 @@ public final class VirtualDualSense: VirtualPad {
         self.device = consume device
         self.name = name
         self.identity = identity
+        self.physicalPath = physicalPath
         self.transport = transport
         self.loop = loop
         self.logger = logger
@@ -135,7 +142,7 @@ public final class VirtualDualSense: VirtualPad {
 
     private func sendCreate() throws(DeviceAccessError) {
         let description = UhidRequest.DeviceDescription(
-            name: name, phys: "padbridge/\(identity.uniq)", uniq: identity.uniq,
+            name: name, phys: physicalPath, uniq: identity.uniq,
             bus: UInt16(transport == .bluetooth ? BUS_BLUETOOTH : BUS_USB),
             vendor: DualSenseDescriptor.vendorID, product: DualSenseDescriptor.productID,
             version: DualSenseDescriptor.version(for: transport),

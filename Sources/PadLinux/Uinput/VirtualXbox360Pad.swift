@@ -30,21 +30,23 @@ public final class VirtualXbox360Pad: VirtualPad {
 
     /// Creates the device (fails with an actionable `DeviceAccessError` when /dev/uinput is missing or not
     /// writable). `onReady` runs on the loop once the event node exists, with its "/dev/input/eventN" path.
+    /// `physicalPath`: the pad's `phys` (none by default, as xpad's own pads have a USB path there).
     public static func create(
-        name: String?, loop: DeviceEventLoop, logger: Logger,
+        name: String?, physicalPath: String? = nil, loop: DeviceEventLoop, logger: Logger,
         onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
     ) throws(DeviceAccessError) -> VirtualXbox360Pad {
-        try create(name: name, devicePath: "/dev/uinput", loop: loop, logger: logger,
+        try create(name: name, physicalPath: physicalPath, devicePath: "/dev/uinput", loop: loop, logger: logger,
                    onFeedback: onFeedback, onReady: onReady)
     }
 
     static func create(
-        name: String?, devicePath: StaticString, loop: DeviceEventLoop, logger: Logger,
+        name: String?, physicalPath: String? = nil, devicePath: StaticString, loop: DeviceEventLoop, logger: Logger,
         onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
     ) throws(DeviceAccessError) -> VirtualXbox360Pad {
         let device = try UinputDevice(path: devicePath)
+        if let physicalPath { try device.setPhysicalPath(physicalPath) }
         try device.enableEventType(EV_KEY)
         for key in XboxPadState.keys { try device.enableKey(key) }
         try device.enableEventType(EV_ABS)

@@ -59,6 +59,18 @@ import Testing
 }
 
 @Suite struct ControllerGroupingTests {
+    @Test func aBridgesOwnVirtualPadIsMarkedByItsPhys() throws {
+        let output = try #require(ControllerGrouping.controllers(
+            from: UdevFixtures.uinputXbox360(phys: VirtualPadKind.xbox360.bridgeOutputPhysicalPath)).first)
+        #expect(output.isBridgeOutput)
+        // A test stand-in or another program's uinput pad, and a real pad, are not.
+        for records in [UdevFixtures.uinputXbox360(phys: "padbridge-test/stand-in"), UdevFixtures.uinputXbox360(),
+                        UdevFixtures.xpadXbox360()] {
+            let pad = try #require(ControllerGrouping.controllers(from: records).first)
+            #expect(!pad.isBridgeOutput, "\(pad.groupSyspath)")
+        }
+    }
+
     @Test func bluetoothDualSenseIsOneControllerWithFourNodes() throws {
         let controllers = ControllerGrouping.controllers(from: UdevFixtures.bluetoothDualSense())
         try #require(controllers.count == 1)

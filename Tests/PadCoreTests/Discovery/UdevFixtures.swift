@@ -133,8 +133,10 @@ enum UdevFixtures {
 
     /// An Xbox 360 pad made through uinput (padbridge's own virtual pad): `/sys/devices/virtual/input/input7/event7`,
     /// nothing above the input device.
-    static func uinputXbox360(input: Int = 7, event: Int = 7) -> [UdevDeviceRecord] {
-        let inputDevice = ancestor("input", "/sys/devices/virtual/input/input\(input)", properties: xbox360Bitmaps)
+    static func uinputXbox360(input: Int = 7, event: Int = 7, phys: String? = nil) -> [UdevDeviceRecord] {
+        var properties = xbox360Bitmaps
+        if let phys { properties["PHYS"] = "\"\(phys)\"" }
+        let inputDevice = ancestor("input", "/sys/devices/virtual/input/input\(input)", properties: properties)
         return [eventNode(event, input: inputDevice, above: [])]
     }
 
