@@ -4,7 +4,7 @@ public import Logging
 public import PadCore
 public import PadLinux
 import PadNoise
-public import PadSessions
+import PadSessions
 
 /// `padbridge connect`: reads the chosen pads (grabbed, through the profile) and forwards every frame to the host
 /// at once; applies the host's feedback to the pads; keeps the link alive, notices its loss (rumble stops: it is a
@@ -28,6 +28,8 @@ public final class ForwardingClient {
         case reconnecting(afterMilliseconds: UInt64)
         case padDetached(Fingerprint)
         case padBack(Fingerprint)
+        /// `--all`: a pad plugged in after the start is forwarded too.
+        case padAdded(Fingerprint, name: String)
         /// No answer to the handshake for `noAnswerWarningMicroseconds`: the host is down, unreachable, or its key
         /// changed (a host with another key cannot read the handshake, so it cannot say so).
         case noAnswer
@@ -116,32 +118,62 @@ public final class ForwardingClient {
             self.receive(bytes)
         }
         for (index, controller) in controllers.enumerated() {
-            let pad = ForwardedPad(slot: UInt8(index), controller: controller)
-            let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
-            // unowned(unsafe): no reference counting per frame. Sound because the session belongs to the pad, which
-            // this client keeps until close(), which closes the session first.
-            let physical = try PhysicalPadSession(
-                controller: controller, profile: options.profile, target: target, grab: options.grab, loop: loop,
-                logger: logger
-            ) { [unowned(unsafe) self, unowned(unsafe) pad] snapshot in self.forward(snapshot, of: pad) }
-            physical.onDetached = { [weak self, weak pad] in
-                guard let self, let pad else { return }
-                pad.attached = false
-                self.padTableVersion &+= 1
-                self.onEvent(.padDetached(controller.fingerprint))
-                self.sendNow()
-            }
-            physical.onReattached = { [weak self, weak pad] in
-                guard let self, let pad else { return }
-                pad.attached = true
-                self.padTableVersion &+= 1
-                self.onEvent(.padBack(controller.fingerprint))
-                self.sendNow()
-            }
-            pad.physical = physical
-            pads.append(pad)
+            try add(controller, slot: UInt8(index))
         }
         connect()
+    }
+
+    /// Starts reading `controller` and announces it to the host in the next pad table.
+    private func add(_ controller: Controller, slot: UInt8) throws {
+        let pad = ForwardedPad(slot: slot, controller: controller)
+        let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
+        // unowned(unsafe): no reference counting per frame. Sound because the session belongs to the pad, which
+        // this client keeps until close(), which closes the session first.
+        let physical = try PhysicalPadSession(
+            controller: controller, profile: options.profile, target: target, grab: options.grab, loop: loop,
+            logger: logger
+        ) { [unowned(unsafe) self, unowned(unsafe) pad] snapshot in self.forward(snapshot, of: pad) }
+        physical.onDetached = { [weak self, weak pad] in
+            guard let self, let pad else { return }
+            pad.attached = false
+            self.padTableVersion &+= 1
+            self.onEvent(.padDetached(controller.fingerprint))
+            self.sendNow()
+        }
+        physical.onReattached = { [weak self, weak pad] in
+            guard let self, let pad else { return }
+            pad.attached = true
+            self.padTableVersion &+= 1
+            self.onEvent(.padBack(controller.fingerprint))
+            self.sendNow()
+        }
+        pad.physical = physical
+        pads.append(pad)
+    }
+
+    /// For `--all`, after a hotplug burst: forwards every pad in `controllers` not forwarded yet (a pad plugged in
+    /// after the start; never a bridge's own virtual pad), each in the next free slot; the host makes its virtual pad when the new pad table
+    /// arrives. A pad that cannot be opened is logged and left out (it is tried again at the next burst).
+    public func addNewPads(from controllers: [Controller]) {
+        var added = false
+        for controller in controllers.sorted(by: { $0.fingerprint < $1.fingerprint })
+        where !controller.isBridgeOutput && !pads.contains(where: { $0.controller.fingerprint == controller.fingerprint }) {
+            guard let slot = (0...UInt8.max).first(where: { slot in !pads.contains { $0.slot == slot } }) else {
+                logger.warning("not forwarding \(controller.name): every pad slot is in use")
+                return
+            }
+            do {
+                try add(controller, slot: slot)
+            } catch {
+                logger.warning("cannot forward \(controller.name) [\(controller.fingerprint)]: \(error)")
+                continue
+            }
+            added = true
+            onEvent(.padAdded(controller.fingerprint, name: controller.name))
+        }
+        guard added else { return }
+        padTableVersion &+= 1
+        sendNow()
     }
 
     /// Whether a pad waits to come back (for the hotplug handler).
@@ -184,6 +216,7 @@ public final class ForwardingClient {
         guard case .established = state else { return }
         var message = LinkClientMessage()
         message.inputs = [(pad.slot, pad.sender.framesToSend)]
+        liveness.sentNewInput()
         send(message)
     }
 
@@ -299,6 +332,9 @@ public final class ForwardingClient {
                 onEvent(.reconnecting(afterMilliseconds: delay / 1000))
             } else if liveness.isKeepaliveDue(atMicroseconds: time) {
                 sendNow(ping: true)
+            } else if liveness.isQuickCopyDue(atMicroseconds: time, hasUnacknowledged: hasUnacknowledgedInput) {
+                sendNow(resending: true)
+                liveness.sentQuickCopy()
             } else if hasUnacknowledgedInput
                 && time >= liveness.lastSentMicroseconds + liveness.retransmitIntervalMicroseconds
             {

@@ -27,7 +27,7 @@ struct ConnectCommand: ParsableCommand {
     @Argument(help: "The pads: index, ID or ID prefix, or device path (see `padbridge list`). None: the only pad.")
     var pads: [String] = []
 
-    @Flag(name: .long, help: "Forward every connected pad.")
+    @Flag(name: .long, help: "Forward every connected pad, and every pad plugged in later.")
     var all = false
 
     @Option(name: .customLong("as"), help: "The virtual pad to ask the host for: xbox360 or dualsense.")
@@ -84,7 +84,7 @@ struct ConnectCommand: ParsableCommand {
         let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
         let chosen: [Controller] =
             all
-            ? controllers.sorted { $0.fingerprint < $1.fingerprint }
+            ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint }
             : pads.isEmpty
                 ? [try MonitorCommand.choose(nil, from: controllers)]
                 : try pads.map { try MonitorCommand.choose($0, from: controllers) }
@@ -104,6 +104,7 @@ struct ConnectCommand: ParsableCommand {
             case let .reconnecting(milliseconds): output.write("padbridge: reconnecting in \(milliseconds) ms")
             case let .padDetached(id): output.write("padbridge: pad \(id) unplugged; the host shows it neutral")
             case let .padBack(id): output.write("padbridge: pad \(id) is back")
+            case let .padAdded(id, name): output.write("padbridge: forwarding \(name) [\(id)] too (plugged in)")
             case .noAnswer:
                 output.write(
                     "padbridge: no answer from \(address.canonical) (\(target)) yet; still trying. Is `padbridge serve` "
@@ -115,10 +116,12 @@ struct ConnectCommand: ParsableCommand {
         defer { client.close() }
         output.write("padbridge: connecting to \(address.canonical) (\(target)), host key \(paired.key.fingerprint)")
 
-        let settle = try HotplugSettle(loop: loop) {
-            guard client.isWaitingForAPad else { return }
+        // After each hotplug burst: pads that were unplugged and are back resume; with --all, new pads join.
+        let settle = try HotplugSettle(loop: loop) { [all] in
+            guard client.isWaitingForAPad || all else { return }
             if let present = try? ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads) {
                 client.resume(from: present)
+                if all { client.addNewPads(from: present) }
             }
         }
         let hotplug = try loop.watch(monitor) { _ in settle.noteEvent() }

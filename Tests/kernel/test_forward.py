@@ -109,6 +109,34 @@ def test_a_cut_link_leaves_the_pad_neutral_and_a_reconnection_resumes_it(padbrid
     assert not any("pad attached" in line for _, line in serve.stderr[mark:]), "no second virtual pad"
 
 
+def test_connect_all_forwards_pads_plugged_in_later_but_not_the_hosts_own_virtual_pads(padbridge, tmp_path):
+    # Client and host on one machine: every virtual pad the host makes appears here too, and forwarding it would
+    # forward the forwarded pad again (and again).
+    serve, client = paired_host(padbridge, tmp_path)
+    first, _, _ = start_xbox(padbridge, "--name", "all first")
+    connection = padbridge(f"127.0.0.1:{PORT}", "--all", "--config-dir", str(client), command="connect")
+    connection.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+    index, _ = attached(serve)
+
+    second, _, _ = start_xbox(padbridge, "--name", "all second")
+    connection.wait_stderr(lambda line: "too (plugged in)" in line and "all second" in line,
+                           what="the client forwarding the pad plugged in later")
+    index, ready = attached(serve, since=index + 1)
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    second.button("b", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_EAST, 1)])
+
+    # A third pad: once it is forwarded, the client has seen the host's second virtual pad appear (an earlier
+    # hotplug burst) and left it alone.
+    third, _, _ = start_xbox(padbridge, "--name", "all third")
+    connection.wait_stderr(lambda line: "too (plugged in)" in line and "all third" in line,
+                           what="the client forwarding the third pad")
+    attached(serve, since=index + 1)
+    added = [line for _, line in connection.stderr if "too (plugged in)" in line]
+    assert len(added) == 2 and not any("X-Box" in line for line in added), added
+    assert sum("pad attached" in line for _, line in serve.stderr) == 3, serve.describe()
+
+
 # --------------------------------------------------------------------------------------------------------------
 # across two network namespaces with loss, delay and reordering; replayed and random datagrams
 
@@ -125,10 +153,9 @@ def run(*command: str):
     subprocess.run(command, check=True, capture_output=True, timeout=DEADLINE)
 
 
-@pytest.fixture
-def lossy_namespaces():
-    """Two namespaces joined by a veth pair; each side's sending shaped by netem: 10 % loss, 5 ms delay, 10 %
-    reordering. Removed afterwards."""
+def joined_namespaces(*netem: str):
+    """Two namespaces, pbclient and pbhost, joined by a veth pair (pbc, pbh); with `netem` options each side's
+    sending is shaped by them. Removed afterwards."""
     run("modprobe", "-a", "veth", "sch_netem")
     for name in ("pbhost", "pbclient"):
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
@@ -140,11 +167,34 @@ def lossy_namespaces():
         run("ip", "-n", name, "addr", "add", f"{address}/24", "dev", device)
         run("ip", "-n", name, "link", "set", device, "up")
         run("ip", "-n", name, "link", "set", "lo", "up")
-        run("ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", device, "root", "netem",
-            "loss", "10%", "delay", "5ms", "reorder", "10%")
+        if netem:
+            run("ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", device, "root", "netem", *netem)
     yield
     for name in ("pbhost", "pbclient"):
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+@pytest.fixture
+def lossy_namespaces():
+    """10 % loss, 5 ms delay, 10 % reordering each way."""
+    yield from joined_namespaces("loss", "10%", "delay", "5ms", "reorder", "10%")
+
+
+@pytest.fixture
+def namespaces():
+    """A clean link, to be taken down and up again."""
+    yield from joined_namespaces()
+
+
+def paired_across_namespaces(padbridge, tmp_path):
+    host_config, client_config = tmp_path / "host", tmp_path / "client"
+    serve = padbridge("--listen", f"{HOST_ADDRESS}:{PORT}", "--config-dir", str(host_config), "--pair",
+                      command="serve", wrapper=("ip", "netns", "exec", "pbhost"))
+    code = pairing_code(serve)
+    paired = subprocess.run(["ip", "netns", "exec", "pbclient", padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}",
+                             code, "--config-dir", str(client_config)], capture_output=True, text=True, timeout=DEADLINE)
+    assert paired.returncode == 0, paired.stderr
+    return serve, client_config
 
 
 def xpad_like_source(name: str) -> evdev.UInput:
@@ -161,13 +211,7 @@ def xpad_like_source(name: str) -> evdev.UInput:
 
 
 def test_two_hundred_taps_arrive_in_order_through_a_lossy_link(padbridge, tmp_path, lossy_namespaces):
-    host_config, client_config = tmp_path / "host", tmp_path / "client"
-    serve = padbridge("--listen", f"{HOST_ADDRESS}:{PORT}", "--config-dir", str(host_config), "--pair",
-                      command="serve", wrapper=("ip", "netns", "exec", "pbhost"))
-    code = pairing_code(serve)
-    paired = subprocess.run(["ip", "netns", "exec", "pbclient", padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}",
-                             code, "--config-dir", str(client_config)], capture_output=True, text=True, timeout=DEADLINE)
-    assert paired.returncode == 0, paired.stderr
+    serve, client_config = paired_across_namespaces(padbridge, tmp_path)
 
     source = xpad_like_source("lossy link source")
     try:
@@ -309,3 +353,40 @@ def test_a_host_whose_key_changed_gets_nothing_and_the_client_says_why(padbridge
     assert "key" in line and str(client_config / "paired-hosts") in line and "padbridge pair" in line, line
     assert not any("connected to" in text for _, text in connection.stderr), connection.describe()
     assert not any("pad attached" in text for _, text in again.stderr), again.describe()
+
+
+def test_a_link_taken_down_leaves_the_pad_neutral_and_its_return_resumes_the_same_pad(padbridge, tmp_path, namespaces):
+    serve, client_config = paired_across_namespaces(padbridge, tmp_path)
+    source = xpad_like_source("link down source")
+    try:
+        client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config),
+                           command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
+        client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        # A button, a trigger and a stick held: the kernel releases a vanished node's keys by itself, not its axes.
+        source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
+        source.write(ecodes.EV_ABS, ecodes.ABS_Z, 255)
+        source.write(ecodes.EV_ABS, ecodes.ABS_X, 30000)
+        source.syn()
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_ABS, ecodes.ABS_Z, 255),
+                                (ecodes.EV_ABS, ecodes.ABS_X, lambda v: v > 29000)])
+
+        # The link goes down under both (a cable pulled, Wi-Fi gone): nothing more gets through either way.
+        mark, client_mark = len(serve.stderr), len(client.stderr)
+        run("ip", "-n", "pbclient", "link", "set", "pbc", "down")
+        serve.wait_stderr(lambda line: "link lost" in line, since=mark, what="the host noticing the link down")
+        wait_abs(virtual, {ecodes.ABS_Z: 0, ecodes.ABS_X: 0})
+        assert virtual.active_keys() == [], virtual.active_keys()
+        client.wait_stderr(lambda line: "lost; the pads stop rumbling" in line, since=client_mark,
+                           what="the client noticing the link down")
+
+        # The link comes back: the client reconnects by itself and the same virtual pad holds what the pad holds.
+        run("ip", "-n", "pbclient", "link", "set", "pbc", "up")
+        serve.wait_stderr(lambda line: "resumed" in line, since=mark, what="the client resuming")
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_ABS, ecodes.ABS_Z, 255),
+                                (ecodes.EV_ABS, ecodes.ABS_X, lambda v: v > 29000)])
+        assert not any("pad attached" in line for _, line in serve.stderr[mark:]), "no second virtual pad"
+        assert client.proc.poll() is None, client.describe()
+    finally:
+        source.close()

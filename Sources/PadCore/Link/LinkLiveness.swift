@@ -13,12 +13,20 @@ public struct LinkLiveness: Sendable {
     /// Unacknowledged input or feedback is sent again after 1.5 x the smoothed round trip, within these bounds.
     public static let minimumRetransmitMicroseconds: UInt64 = 5_000
     public static let maximumRetransmitMicroseconds: UInt64 = 50_000
+    /// After a datagram with a new frame, up to `quickCopies` copies follow this far apart while it is not
+    /// acknowledged: on a link whose round trip is longer than that, a lost datagram is then made up for in a few
+    /// milliseconds instead of a retransmission interval. A stream of frames (one a millisecond) sends no copies
+    /// (each frame comes sooner), nor does a link that acknowledges sooner (a LAN).
+    public static let quickCopyIntervalMicroseconds: UInt64 = 2_000
+    public static let quickCopies = 2
 
     public private(set) var lastHeardMicroseconds: UInt64
     public private(set) var lastSentMicroseconds: UInt64
     /// RFC 6298's smoothed round trip and its variation; nil before the first sample.
     public private(set) var smoothedRoundTripMicroseconds: UInt64?
     public private(set) var roundTripVariationMicroseconds: UInt64 = 0
+    /// Copies still to send of the newest input datagram (see `quickCopies`).
+    public private(set) var quickCopiesLeft = 0
 
     public init(startingAtMicroseconds now: UInt64) {
         lastHeardMicroseconds = now
@@ -39,6 +47,17 @@ public struct LinkLiveness: Sendable {
         roundTripVariationMicroseconds = (3 * roundTripVariationMicroseconds + difference) / 4
         smoothedRoundTripMicroseconds = (7 * smoothed + sample) / 8
     }
+
+    /// A datagram with a new frame went out (after `sent`): its quick copies are due from now on.
+    public mutating func sentNewInput() { quickCopiesLeft = Self.quickCopies }
+
+    /// Whether a quick copy of the newest input is due (while it is unacknowledged).
+    public func isQuickCopyDue(atMicroseconds now: UInt64, hasUnacknowledged: Bool) -> Bool {
+        hasUnacknowledged && quickCopiesLeft > 0 && now >= lastSentMicroseconds &+ Self.quickCopyIntervalMicroseconds
+    }
+
+    /// A quick copy went out (after `sent`).
+    public mutating func sentQuickCopy() { quickCopiesLeft = max(0, quickCopiesLeft - 1) }
 
     public func isLost(atMicroseconds now: UInt64) -> Bool {
         now >= lastHeardMicroseconds &+ Self.timeoutMicroseconds
@@ -64,7 +83,10 @@ public struct LinkLiveness: Sendable {
     /// unacknowledged) to send it again.
     public func nextWakeMicroseconds(hasUnacknowledged: Bool) -> UInt64 {
         var wake = min(nextKeepaliveMicroseconds, lastHeardMicroseconds &+ Self.timeoutMicroseconds)
-        if hasUnacknowledged { wake = min(wake, lastSentMicroseconds &+ retransmitIntervalMicroseconds) }
+        if hasUnacknowledged {
+            let resend = quickCopiesLeft > 0 ? Self.quickCopyIntervalMicroseconds : retransmitIntervalMicroseconds
+            wake = min(wake, lastSentMicroseconds &+ resend)
+        }
         return wake
     }
 }

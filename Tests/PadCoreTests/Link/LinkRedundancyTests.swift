@@ -227,6 +227,30 @@ struct LossyChannel<Datagram> {
         #expect(liveness.nextWakeMicroseconds(hasUnacknowledged: true) == 50_000)
     }
 
+    @Test func aNewFrameIsCopiedTwiceTwoMillisecondsApartWhileUnacknowledged() {
+        var liveness = LinkLiveness(startingAtMicroseconds: 0)
+        for _ in 0..<8 { liveness.roundTrip(10_000) }   // 10 ms: 15 ms retransmissions
+        liveness.sentNewInput()
+        liveness.sent(atMicroseconds: 100_000)
+        #expect(liveness.nextWakeMicroseconds(hasUnacknowledged: true) == 102_000)
+        #expect(!liveness.isQuickCopyDue(atMicroseconds: 101_999, hasUnacknowledged: true))
+        #expect(!liveness.isQuickCopyDue(atMicroseconds: 102_000, hasUnacknowledged: false), "acknowledged: no copy")
+        #expect(liveness.isQuickCopyDue(atMicroseconds: 102_000, hasUnacknowledged: true))
+        liveness.sent(atMicroseconds: 102_000)
+        liveness.sentQuickCopy()
+        #expect(liveness.isQuickCopyDue(atMicroseconds: 104_000, hasUnacknowledged: true))
+        liveness.sent(atMicroseconds: 104_000)
+        liveness.sentQuickCopy()
+        #expect(!liveness.isQuickCopyDue(atMicroseconds: 110_000, hasUnacknowledged: true), "two copies, no more")
+        #expect(liveness.nextWakeMicroseconds(hasUnacknowledged: true) == 119_000, "then the retransmission interval")
+        // A stream (a frame every millisecond) never waits 2 ms: no copies while it flows.
+        liveness.sentNewInput()
+        for millisecond in 105...120 {
+            #expect(!liveness.isQuickCopyDue(atMicroseconds: UInt64(millisecond) * 1_000, hasUnacknowledged: true))
+            liveness.sent(atMicroseconds: UInt64(millisecond) * 1_000)
+        }
+    }
+
     @Test func backoffDoublesToTwoSecondsAndResets() {
         var backoff = ReconnectBackoff()
         let delays = (0..<7).map { _ in backoff.nextDelayMicroseconds(jitter: 0) }
