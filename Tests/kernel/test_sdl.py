@@ -209,3 +209,109 @@ def test_sdl_sees_a_full_ps5_controller(sdl, padbridge):
         sdl_wait(sdl, sensor(sdl.SDL_SENSOR_GYRO, gyro, 0.01), f"gyro ≈ {gyro} rad/s")
     finally:
         sdl.SDL_GameControllerClose(controller)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# SDL as the game on a forwarding host: a stand-in pad -> `padbridge connect` -> `padbridge serve` -> virtual pad,
+# read by SDL; what SDL sends to the virtual pad comes back to the stand-in.
+
+def test_sdl_reads_a_forwarded_dualsense_and_its_feedback_reaches_the_physical_pad(sdl, padbridge, tmp_path):
+    from test_forward import attached, connect, paired_host
+
+    known = joystick_ids(sdl)
+    serve, client = paired_host(padbridge, tmp_path)
+    physical, physical_ready, _ = start_dualsense(padbridge, "--seed", "sdl-forward-physical")
+    connect(padbridge, client, physical_ready["hidraw"])
+    _, ready = attached(serve)
+    assert ready["kind"] == "dualsense", ready
+    controller = open_controller(sdl, [ready["hidraw"]], known)
+    try:
+        assert sdl.SDL_GameControllerGetType(controller) == sdl.SDL_CONTROLLER_TYPE_PS5
+        wait_for_enhanced_mode(sdl, controller)
+
+        physical.button("a", True)
+        physical.axis("leftx", -32768)
+        sdl_wait(sdl, lambda: sdl.SDL_GameControllerGetButton(controller, sdl.SDL_CONTROLLER_BUTTON_A) == 1
+                 and sdl.SDL_GameControllerGetAxis(controller, sdl.SDL_CONTROLLER_AXIS_LEFTX) < -32000,
+                 "A pressed and the left stick fully left, forwarded")
+
+        physical.send(type="touch", contact=0, active=True, x=0.25, y=0.75)
+        state, x, y, pressure = ctypes.c_uint8(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+
+        def finger():
+            sdl.SDL_GameControllerGetTouchpadFinger(controller, 0, 0, ctypes.byref(state), ctypes.byref(x),
+                                                    ctypes.byref(y), ctypes.byref(pressure))
+            return state.value == 1 and abs(x.value - 0.25) < 0.01 and abs(y.value - 0.75) < 0.01
+
+        sdl_wait(sdl, finger, "forwarded touchpad finger 0 at (0.25, 0.75)")
+
+        assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_ACCEL, sdl.SDL_TRUE) == 0
+        assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_GYRO, sdl.SDL_TRUE) == 0
+        accel, gyro = [0.0, 9.81, 0.0], [0.0, 0.0, 0.5]
+        physical.send(type="motion", gyro=gyro, accel=accel)
+        data = (ctypes.c_float * 3)()
+
+        def sensor(kind, want, tolerance):
+            def check():
+                sdl.SDL_GameControllerGetSensorData(controller, kind, data, 3)
+                return all(abs(a - b) <= tolerance for a, b in zip(data, want))
+            return check
+
+        sdl_wait(sdl, sensor(sdl.SDL_SENSOR_ACCEL, accel, 0.05), f"forwarded accel ≈ {accel} m/s²")
+        sdl_wait(sdl, sensor(sdl.SDL_SENSOR_GYRO, gyro, 0.01), f"forwarded gyro ≈ {gyro} rad/s")
+
+        # Feedback: what SDL writes to the host's virtual DualSense reaches the stand-in on the client.
+        pump_sdl = lambda: pump(sdl, 0)  # noqa: E731
+        mark = physical.feedback_mark()
+        assert sdl.SDL_GameControllerSetLED(controller, 255, 0, 64) == 0, sdl.SDL_GetError()
+        physical.wait_feedback(lambda o: o["type"] == "lightbar" and (o["red"], o["green"], o["blue"]) == (255, 0, 64),
+                               since=mark, what="SDL's lightbar 255/0/64 at the physical pad", pump=pump_sdl)
+
+        mark = physical.feedback_mark()
+        assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 10000) == 0, sdl.SDL_GetError()
+        physical.wait_feedback(lambda o: any(is_rumble(strong / 255, weak / 255, tolerance=1 / 255 + 0.005)(o)
+                                             for strong, weak in sdl_ps5_motor_bytes(0x8000, 0x4000)),
+                               since=mark, what="SDL's rumble at the physical pad", pump=pump_sdl)
+        mark = physical.feedback_mark()
+        assert sdl.SDL_GameControllerRumble(controller, 0, 0, 0) == 0, sdl.SDL_GetError()
+        physical.wait_feedback(is_rumble(0, 0), since=mark, what="SDL's rumble off at the physical pad", pump=pump_sdl)
+
+        right = feedback_trigger(position=3, strength=5)
+        block = ds5_effects_block(valid_flag0=0x04, right=right)
+        mark = physical.feedback_mark()
+        assert sdl.SDL_GameControllerSendEffect(controller, block, len(block)) == 0, sdl.SDL_GetError()
+        physical.wait_feedback(lambda o: o["type"] == "trigger" and o.get("trigger") == "right"
+                               and str(o.get("raw", "")).lower() == right.hex(),
+                               since=mark, what=f"SDL's right trigger effect {right.hex()} at the physical pad",
+                               pump=pump_sdl)
+    finally:
+        sdl.SDL_GameControllerClose(controller)
+
+
+def test_sdl_reads_a_forwarded_xbox_pad_and_its_rumble_reaches_the_physical_pad(sdl, padbridge, tmp_path):
+    from test_forward import attached, connect, paired_host
+
+    known = joystick_ids(sdl)
+    serve, client = paired_host(padbridge, tmp_path)
+    physical, _, device = start_xbox(padbridge, "--name", "sdl forward physical xbox")
+    connect(padbridge, client, device.path)
+    _, ready = attached(serve)
+    assert ready["kind"] == "xbox360", ready
+    controller = open_controller(sdl, ready["eventNodes"], known)
+    try:
+        assert sdl.SDL_GameControllerGetType(controller) == sdl.SDL_CONTROLLER_TYPE_XBOX360
+        physical.button("y", True)
+        physical.axis("righttrigger", 32767)
+        sdl_wait(sdl, lambda: sdl.SDL_GameControllerGetButton(controller, sdl.SDL_CONTROLLER_BUTTON_Y) == 1
+                 and sdl.SDL_GameControllerGetAxis(controller, sdl.SDL_CONTROLLER_AXIS_TRIGGERRIGHT) > 32000,
+                 "Y pressed and the right trigger fully in, forwarded")
+        mark = physical.feedback_mark()
+        assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 10000) == 0, sdl.SDL_GetError()
+        physical.wait_feedback(lambda o: o.get("type") == "rumble" and o.get("strong", 0) > 0.3,
+                               since=mark, what="SDL's rumble at the physical Xbox pad", pump=lambda: pump(sdl, 0))
+        mark = physical.feedback_mark()
+        assert sdl.SDL_GameControllerRumble(controller, 0, 0, 0) == 0, sdl.SDL_GetError()
+        physical.wait_feedback(is_rumble(0, 0), since=mark, what="SDL's rumble off at the physical Xbox pad",
+                               pump=lambda: pump(sdl, 0))
+    finally:
+        sdl.SDL_GameControllerClose(controller)
