@@ -59,6 +59,8 @@ public final class ForwardingHost {
         var receivedDatagrams: UInt32 = 0
         var sentDatagrams: UInt32 = 0
         var lost = false
+        /// When input received without a request to acknowledge it gets its (delayed) acknowledgement.
+        var acknowledgementDueMicroseconds: UInt64?
         init(key: LinkPublicKey, name: String, address: SocketAddress, session: LinkSessionKeys, now: UInt64, clock: UInt64) {
             self.key = key
             self.name = name
@@ -213,11 +215,16 @@ public final class ForwardingHost {
         for acknowledgement in message.feedbackAcknowledgements {
             client.pad(inSlot: acknowledgement.slot)?.feedback.acknowledge(acknowledgement.version)
         }
-        if mustReply || client.pads.values.contains(where: { $0.feedback.pending != nil }) { send(reply, to: client) }
+        if mustReply || client.pads.values.contains(where: { $0.feedback.pending != nil }) {
+            send(reply, to: client)
+        } else if !message.inputs.isEmpty {
+            client.acknowledgementDueMicroseconds = now + LinkLiveness.delayedAcknowledgementMicroseconds
+        }
     }
 
     /// Fills in acknowledgements and pending feedback, seals and sends.
     private func send(_ base: LinkHostMessage, to client: HostedClient) {
+        client.acknowledgementDueMicroseconds = nil
         var message = base
         message.inputAcknowledgements += client.pads.values.filter { $0.attached }.map { ($0.slot, $0.receiver.applied) }
         message.feedback = client.pads.values.compactMap { pad in pad.feedback.pending.map { (pad.slot, $0.version, $0.state) } }
@@ -294,19 +301,22 @@ public final class ForwardingHost {
                 && time >= client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds
             {
                 send(LinkHostMessage(), to: client)
+            } else if !client.lost, let due = client.acknowledgementDueMicroseconds, time >= due {
+                send(LinkHostMessage(), to: client)
             }
         }
         armTimer()
     }
 
-    /// One timer for every client: the next link-lost check, or feedback to send again. (The host sends no
-    /// keepalives of its own: it answers the client's.)
+    /// One timer for every client: the next link-lost check, feedback to send again, or a delayed acknowledgement.
+    /// (The host sends no keepalives of its own: it answers the client's.)
     private func armTimer() {
         let wakes = clients.values.filter { !$0.lost }.map { client in
             var wake = client.liveness.lastHeardMicroseconds + LinkLiveness.timeoutMicroseconds
             if client.pads.values.contains(where: { $0.feedback.pending != nil }) {
                 wake = min(wake, client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds)
             }
+            if let due = client.acknowledgementDueMicroseconds { wake = min(wake, due) }
             return wake
         }
         guard let wake = wakes.min() else { timer?.cancel(); return }

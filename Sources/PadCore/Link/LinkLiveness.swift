@@ -19,6 +19,10 @@ public struct LinkLiveness: Sendable {
     /// (each frame comes sooner), nor does a link that acknowledges sooner (a LAN).
     public static let quickCopyIntervalMicroseconds: UInt64 = 2_000
     public static let quickCopies = 2
+    /// The host acknowledges input it was not asked to acknowledge (a stick's or a gyro's frames) once this long has
+    /// passed without more (a delayed acknowledgement, as TCP's): one per burst, not one per frame, and before the
+    /// client's first quick copy is due on a LAN.
+    public static let delayedAcknowledgementMicroseconds: UInt64 = 1_000
 
     public private(set) var lastHeardMicroseconds: UInt64
     public private(set) var lastSentMicroseconds: UInt64
