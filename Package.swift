@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "PadCore", targets: ["PadCore"]),
         .library(name: "PadLinux", targets: ["PadLinux"]),
         .library(name: "PadProfiles", targets: ["PadProfiles"]),
+        .library(name: "PadNoise", targets: ["PadNoise"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.3
-// The hot-path benchmarks (ReportHotPath: DualSense reports; RemapHotPath: `padbridge remap`'s per-frame work), kept apart from the main package so that building and testing padbridge never
+// The hot-path benchmarks (ReportHotPath: DualSense reports; RemapHotPath: `padbridge remap`'s per-frame work; LinkHotPath: forwarding's per-frame work), kept apart from the main package so that building and testing padbridge never
 // builds the benchmark harness. Run: `cd Benchmarks && swift package benchmark`.
 import PackageDescription
 
@@ -15,6 +15,7 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .executableTarget(
@@ -35,6 +36,17 @@ let package = Package(
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "Benchmarks/RemapHotPath",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+        .executableTarget(
+            name: "LinkHotPath",
+            dependencies: [
+                .product(name: "PadCore", package: padbridgeIdentity),
+                .product(name: "PadNoise", package: padbridgeIdentity),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "Benchmarks/LinkHotPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
     ],

@@ -322,9 +322,15 @@ enum NoiseCipher {
     static func seal(_ plaintext: [UInt8], key: [UInt8], counter: UInt64, associatedData: [UInt8]) throws(NoiseError)
         -> [UInt8]
     {
+        try seal(plaintext, key: SymmetricKey(data: key), counter: counter, associatedData: associatedData)
+    }
+
+    static func seal(_ plaintext: [UInt8], key: SymmetricKey, counter: UInt64, associatedData: [UInt8]) throws(NoiseError)
+        -> [UInt8]
+    {
         guard counter != .max else { throw .counterExhausted }
         guard let box = try? ChaChaPoly.seal(
-            plaintext, using: SymmetricKey(data: key), nonce: nonce(counter), authenticating: associatedData)
+            plaintext, using: key, nonce: nonce(counter), authenticating: associatedData)
         else { throw .authenticationFailed }
         return Array(box.ciphertext) + Array(box.tag)
     }
@@ -332,12 +338,18 @@ enum NoiseCipher {
     static func open(_ ciphertext: [UInt8], key: [UInt8], counter: UInt64, associatedData: [UInt8]) throws(NoiseError)
         -> [UInt8]
     {
+        try open(ciphertext, key: SymmetricKey(data: key), counter: counter, associatedData: associatedData)
+    }
+
+    static func open(_ ciphertext: [UInt8], key: SymmetricKey, counter: UInt64, associatedData: [UInt8]) throws(NoiseError)
+        -> [UInt8]
+    {
         guard counter != .max else { throw .counterExhausted }
         guard ciphertext.count >= tagSize else { throw .truncated(expected: tagSize, actual: ciphertext.count) }
         guard
             let box = try? ChaChaPoly.SealedBox(
                 nonce: nonce(counter), ciphertext: ciphertext.dropLast(tagSize), tag: ciphertext.suffix(tagSize)),
-            let plaintext = try? ChaChaPoly.open(box, using: SymmetricKey(data: key), authenticating: associatedData)
+            let plaintext = try? ChaChaPoly.open(box, using: key, authenticating: associatedData)
         else { throw .authenticationFailed }
         return Array(plaintext)
     }
@@ -348,15 +360,22 @@ enum NoiseCipher {
 /// drops replays with a replay window. Sealing with counters 0, 1, 2, ... gives exactly Noise's transport messages.
 public struct NoiseTransportCipher: Sendable {
     let key: [UInt8]
+    /// The key as swift-crypto takes it, made once per session rather than per datagram.
+    private let symmetricKey: SymmetricKey
+
+    init(key: [UInt8]) {
+        self.key = key
+        symmetricKey = SymmetricKey(data: key)
+    }
 
     public func seal(_ plaintext: [UInt8], counter: UInt64, associatedData: [UInt8] = []) throws(NoiseError) -> [UInt8] {
-        try NoiseCipher.seal(plaintext, key: key, counter: counter, associatedData: associatedData)
+        try NoiseCipher.seal(plaintext, key: symmetricKey, counter: counter, associatedData: associatedData)
     }
 
     public func open(_ ciphertext: some Collection<UInt8>, counter: UInt64, associatedData: [UInt8] = []) throws(NoiseError)
         -> [UInt8]
     {
-        try NoiseCipher.open(Array(ciphertext), key: key, counter: counter, associatedData: associatedData)
+        try NoiseCipher.open(Array(ciphertext), key: symmetricKey, counter: counter, associatedData: associatedData)
     }
 }
 
