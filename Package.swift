@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(
             name: "PadSessionsTests",
             dependencies: [
-                "PadSessions", "PadLinux", "PadCore", "PadSDL", "PadLinuxTestSupport",
+                "PadSessions", "PadLinux", "PadCore", "PadSDL", "PadLinuxTestSupport", "PadTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),

@@ -1,9 +1,15 @@
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "CPadLinux.h"
+
+extern char **environ;
 
 int CPadLinux_ioctlPointer(int fd, unsigned long request, void *argument) { return ioctl(fd, request, argument); }
 int CPadLinux_ioctlValue(int fd, unsigned long request, unsigned long value) { return ioctl(fd, request, value); }
@@ -130,3 +136,44 @@ int CPadLinux_unixSocketIsListening(const char *path) {
     close(fd);
     return listening;
 }
+
+int CPadLinux_spawnReadingOutput(const char *path, char *const argv[], int *outputFd, pid_t *pid) {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) return errno;
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) goto closePipe;
+    result = posix_spawnattr_init(&attributes);
+    if (result != 0) goto destroyActions;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if ((result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) != 0
+        || (result = posix_spawn_file_actions_adddup2(&actions, ends[1], 1)) != 0
+        || (result = posix_spawnattr_setsigmask(&attributes, &none)) != 0
+        || (result = posix_spawnattr_setsigdefault(&attributes, &all)) != 0
+        || (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) != 0) {
+        goto destroyAll;
+    }
+    result = posix_spawn(pid, path, &actions, &attributes, argv, environ);
+destroyAll:
+    posix_spawnattr_destroy(&attributes);
+destroyActions:
+    posix_spawn_file_actions_destroy(&actions);
+closePipe:
+    close(ends[1]);
+    if (result != 0) {
+        close(ends[0]);
+        return result;
+    }
+    int flags = fcntl(ends[0], F_GETFL);
+    fcntl(ends[0], F_SETFL, flags | O_NONBLOCK);
+    *outputFd = ends[0];
+    return 0;
+}
+
+int CPadLinux_WIFEXITED(int status) { return WIFEXITED(status); }
+int CPadLinux_WEXITSTATUS(int status) { return WEXITSTATUS(status); }
+int CPadLinux_WIFSIGNALED(int status) { return WIFSIGNALED(status); }
+int CPadLinux_WTERMSIG(int status) { return WTERMSIG(status); }

@@ -57,6 +57,8 @@ public struct SDLCatalogError: Error, CustomStringConvertible {
         case libraryUnavailable
         /// `SDL_InitSubSystem(SDL_INIT_GAMECONTROLLER)` failed.
         case subsystemFailed
+        /// The helper process that asks SDL (`padbridge sdl-probe`) crashed, hung or answered nonsense.
+        case helperFailed
     }
 
     public var code: Code
@@ -72,7 +74,7 @@ public struct SDLCatalogError: Error, CustomStringConvertible {
     public var remedy: String? {
         switch code {
         case .libraryUnavailable: "sudo apt-get install libsdl2-2.0-0"
-        case .subsystemFailed: nil
+        case .subsystemFailed, .helperFailed: nil
         }
     }
 
@@ -82,6 +84,9 @@ public struct SDLCatalogError: Error, CustomStringConvertible {
             "SDL2 could not be loaded (\(reason)), so generic pads get no layout from SDL's controller database; "
                 + "install it: \(remedy ?? "")"
         case .subsystemFailed: "SDL2's game-controller subsystem did not start: \(reason)"
+        case .helperFailed:
+            "SDL2's view of the pads is missing this time (\(reason)), so generic pads get no layout from SDL's "
+                + "controller database"
         }
     }
 }

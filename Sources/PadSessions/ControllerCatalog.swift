@@ -14,7 +14,20 @@ public enum ControllerCatalog {
         case forGenericPads
     }
 
-    public static func discover(logger: Logger, sdlView: SDLView = .always) throws -> [Controller] {
+    /// Where SDL2's view comes from. SDL's device scan can crash its process when a device goes away while it
+    /// reads it (SDL 2.26 compares a vanished node's subsystem, NULL, with `strcmp`): a command that lists pads
+    /// while they are unplugged asks a helper process (`SDLProbe`), so such a crash costs one listing SDL's view,
+    /// not the command.
+    public enum SDLSource: Sendable {
+        /// SDL runs in this process (tests, one-shot tools).
+        case inProcess
+        /// `executable arguments...` prints an `SDLProbe` reply (padbridge's own hidden `sdl-probe` command).
+        case helperProcess(executable: String, arguments: [String])
+    }
+
+    public static func discover(logger: Logger, sdlView: SDLView = .always, sdlSource: SDLSource = .inProcess) throws
+        -> [Controller]
+    {
         let records = try UdevContext().padNodeRecords()
         var controllers = ControllerGrouping.controllers(from: records)
         for index in controllers.indices where controllers[index].capabilities.battery {
@@ -25,10 +38,10 @@ public enum ControllerCatalog {
         }
         let sdl: [SDLControllerInfo]
         do {
-            sdl = try SDLControllerCatalog.current()
+            sdl = try SDLProbe.controllers(from: sdlSource, logger: logger)
         } catch {
             // Without SDL2 installed only generic pads lose something (their layout): say so, and how to fix it.
-            if error.code == .libraryUnavailable && controllers.contains(where: { $0.kind == .generic }) {
+            if error.code != .subsystemFailed && controllers.contains(where: { $0.kind == .generic }) {
                 logger.warning("\(error)")
             } else {
                 logger.debug("no SDL2 view of the pads: \(error)")

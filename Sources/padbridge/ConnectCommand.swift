@@ -81,7 +81,7 @@ struct ConnectCommand: ParsableCommand {
         let target = try address.resolved()
 
         let monitor = try UdevMonitor(context: UdevContext())
-        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
+        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
         let chosen: [Controller] =
             all
             ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint }
@@ -119,7 +119,7 @@ struct ConnectCommand: ParsableCommand {
         // After each hotplug burst: pads that were unplugged and are back resume; with --all, new pads join.
         let settle = try HotplugSettle(loop: loop) { [all] in
             guard client.isWaitingForAPad || all else { return }
-            if let present = try? ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads) {
+            if let present = try? ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper) {
                 client.resume(from: present)
                 if all { client.addNewPads(from: present) }
             }

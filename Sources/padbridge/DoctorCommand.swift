@@ -22,7 +22,7 @@ struct DoctorCommand: ParsableCommand {
         let logger = global.makeLogger(label: "padbridge.doctor")
         let controllers: [Controller]
         do {
-            controllers = try ControllerCatalog.discover(logger: logger)
+            controllers = try ControllerCatalog.discover(logger: logger, sdlSource: .padbridgeHelper)
         } catch {
             logger.warning("could not list the pads (\(error)); checking the rest")
             controllers = []

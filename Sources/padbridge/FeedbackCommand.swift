@@ -152,7 +152,7 @@ struct FeedbackCommand: ParsableCommand {
     /// feedback (`Controller.feedbackNodePath`: a PlayStation pad's hidraw node, else its force-feedback event node).
     func feedbackNode(logger: Logger) throws -> String {
         if pad.hasPrefix("/") { return Self.resolve(pad) }
-        let controller = try MonitorCommand.choose(pad, from: try ControllerCatalog.discover(logger: logger))
+        let controller = try MonitorCommand.choose(pad, from: try ControllerCatalog.discover(logger: logger, sdlSource: .padbridgeHelper))
         guard let path = controller.feedbackNodePath else {
             throw ValidationError(
                 "\(controller.name) [\(controller.fingerprint)] takes no feedback padbridge can give: it has no force "

@@ -39,7 +39,7 @@ struct ListCommand: ParsableCommand {
             return
         }
         guard watch else {
-            let controllers = try ControllerCatalog.discover(logger: logger)
+            let controllers = try ControllerCatalog.discover(logger: logger, sdlSource: .padbridgeHelper)
             if json {
                 output.write(
                     ControllerPresentation.json(
@@ -80,7 +80,7 @@ struct ListCommand: ParsableCommand {
         func relist(initial: Bool) {
             let controllers: [Controller]
             do {
-                controllers = try ControllerCatalog.discover(logger: logger)
+                controllers = try ControllerCatalog.discover(logger: logger, sdlSource: .padbridgeHelper)
             } catch {
                 logger.error("listing pads failed: \(error)")
                 return

@@ -49,7 +49,7 @@ struct MonitorCommand: ParsableCommand {
         // Signals are blocked first, before discovery (which may start SDL's threads): see `watchSignals`.
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
-        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
+        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
         let controller = try Self.choose(pad, from: controllers)
 
         let session = try MonitorSession(

@@ -96,7 +96,7 @@ struct RemapCommand: ParsableCommand {
 
         // Receiving hotplug events starts before the listing, so a pad that comes back in between is not missed.
         let monitor = try UdevMonitor(context: UdevContext())
-        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
+        let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
         // --all: in fingerprint order, so the same pads get the same virtual slots every run, whatever order they
         // were plugged in.
         let chosen: [Controller] =
@@ -132,7 +132,7 @@ struct RemapCommand: ParsableCommand {
         let settle = try HotplugSettle(loop: loop) {
             guard bridges.contains(where: \.isWaitingForItsPad) else { return }
             do {
-                let present = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads)
+                let present = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
                 for bridge in bridges { bridge.resume(from: present) }
             } catch {
                 logger.warning("listing pads after a hotplug event failed: \(error)")

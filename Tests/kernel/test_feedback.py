@@ -125,14 +125,16 @@ def test_feedback_lightbar(dualsense, feedback):
 
 def test_feedback_rumble_stops_after_duration(dualsense, feedback):
     since = dualsense.mark()
-    process = feedback(dualsense.hidraw, "--rumble", "0.5,0.25", "--duration", "300")
+    process = feedback(dualsense.hidraw, "--rumble", "0.5,0.25", "--duration", "1000")
     index, on = dualsense.wait_report(lambda r: r.rumble_flagged and r.motor_strong == 128 and r.motor_weak == 64,
                                       since, what="rumble 128/64 report")
     check_framing(dualsense, on)
     assert on.valid_flag0 & 0x02, f"haptics-select bit missing: {on.describe()}"
     _, off = dualsense.wait_report(is_rumble_off, index + 1, what="rumble-off report")
     check_framing(dualsense, off)
-    assert off.received - on.received >= 0.25, f"rumble stopped after {off.received - on.received:.3f} s"
+    # The stand-in stamps a report when Python reads it: a late read of the first report shortens the interval it
+    # sees, so the bound leaves half the duration for that (one CI run saw less than 250 ms of a 300 ms rumble).
+    assert off.received - on.received >= 0.5, f"rumble stopped after {off.received - on.received:.3f} s"
     process.expect_success()
     if dualsense.bus == BUS_BLUETOOTH:
         assert off.sequence == (on.sequence + 1) % 16, f"sequence {on.sequence} then {off.sequence}"
@@ -417,7 +419,9 @@ def test_feedback_dualshock4_rumble_stops_after_duration(dualshock4, feedback):
                                     index + 1, what="rumble-off report")
     check_ds4_report(dualshock4, off)
     assert not off.valid_flag0 & 0x02, f"the rumble-off report touched the lightbar: {off.describe()}"
-    assert off.received - on.received >= 0.25, f"rumble stopped after {off.received - on.received:.3f} s"
+    # The stand-in stamps a report when Python reads it: a late read of the first report shortens the interval it
+    # sees, so the bound leaves half the duration for that (one CI run saw less than 250 ms of a 300 ms rumble).
+    assert off.received - on.received >= 0.5, f"rumble stopped after {off.received - on.received:.3f} s"
     process.expect_success()
     assert any("DualShock 4 over USB" in line for line in process.stderr), \
         f"not identified as a USB DualShock 4: {process.stderr}"

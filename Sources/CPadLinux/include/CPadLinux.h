@@ -21,6 +21,7 @@
 #include <linux/uinput.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 // MARK: - The one C call behind PadLinux's ioctl entry point
 
@@ -117,6 +118,20 @@ int CPadLinux_openKernelUeventSocket(void);
 // Whether a process listens on the AF_UNIX SOCK_SEQPACKET socket at `path` (a connect succeeds): udevd's
 // /run/udev/control outlives udevd as a file, so its existence alone does not say udevd runs.
 int CPadLinux_unixSocketIsListening(const char *path);
+
+// MARK: - helper processes
+
+/// Starts `path` with `argv` (NULL-terminated) and the caller's environment: standard input from /dev/null,
+/// standard output into a new pipe whose read end (close-on-exec, non-blocking) is stored in `*outputFd`,
+/// standard error inherited, every signal at its default disposition and none blocked (the caller may block
+/// signals its signalfd reads). Returns 0 and sets `*pid`, or an errno value.
+int CPadLinux_spawnReadingOutput(const char *path, char *const argv[], int *outputFd, pid_t *pid);
+
+/// The wait(2) status macros, which Swift cannot import.
+int CPadLinux_WIFEXITED(int status);
+int CPadLinux_WEXITSTATUS(int status);
+int CPadLinux_WIFSIGNALED(int status);
+int CPadLinux_WTERMSIG(int status);
 
 // MARK: - epoll / eventfd / timerfd / signalfd flags (glibc declares these as enums Swift imports awkwardly)
 

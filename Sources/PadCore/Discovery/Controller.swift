@@ -108,7 +108,7 @@ public struct ControllerNodes: Sendable, Hashable {
 }
 
 /// SDL2's view of a controller, joined to udev's by device path.
-public struct SDLControllerInfo: Sendable, Hashable {
+public struct SDLControllerInfo: Sendable, Hashable, Codable {
     /// SDL's joystick GUID as its 32 hex digits.
     public var guid: String
     /// The name SDL's mapping gives the pad ("PS5 Controller").

@@ -1,0 +1,96 @@
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+import PadSDL
+@testable import PadSessions
+import PadTestSupport
+import Testing
+
+@Suite("SDL2's view through a helper process: its reply, and a helper that crashes")
+struct SDLProbeTests {
+    private let logger = Logger(label: "test")
+
+    @Test func aReplyWithControllersDecodes() throws {
+        let reply = #"{"controllers":[{"guid":"030072264c050000e60c000000006800","mappingName":"PS5 Controller","#
+            + #""mapping":"030072264c050000e60c000000006800,*,a:b0","path":"/dev/hidraw0"},"#
+            + #"{"guid":"03000000de2800000512000011010000","path":"/dev/input/event7"}]}"#
+        let controllers = try SDLProbe.decodeReply(Array(reply.utf8))
+        #expect(
+            controllers == [
+                SDLControllerInfo(
+                    guid: "030072264c050000e60c000000006800", mappingName: "PS5 Controller",
+                    mapping: "030072264c050000e60c000000006800,*,a:b0", path: "/dev/hidraw0"),
+                SDLControllerInfo(
+                    guid: "03000000de2800000512000011010000", mappingName: nil, mapping: nil, path: "/dev/input/event7"),
+            ])
+    }
+
+    @Test(arguments: [
+        ("libraryUnavailable", SDLCatalogError.Code.libraryUnavailable),
+        ("subsystemFailed", .subsystemFailed), ("somethingNew", .helperFailed),
+    ])
+    func anErrorReplyKeepsItsCode(name: String, code: SDLCatalogError.Code) {
+        let reply = #"{"error":{"code":"\#(name)","reason":"libSDL2-2.0.so.0: cannot open"}}"#
+        #expect {
+            try SDLProbe.decodeReply(Array(reply.utf8))
+        } throws: { error in
+            (error as? SDLCatalogError)?.code == code && (error as? SDLCatalogError)?.reason == "libSDL2-2.0.so.0: cannot open"
+        }
+    }
+
+    /// Any bytes in, a view or a typed error out.
+    @Test func anyBytesGiveAViewOrATypedError() {
+        var random = SplitMix64(seed: 0x5D1_960BE)
+        let samples: [[UInt8]] =
+            [[], Array("{}".utf8), Array("null".utf8), Array(#"{"controllers":7}"#.utf8)]
+            + (0..<2000).map { _ in (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
+        for bytes in samples {
+            do {
+                _ = try SDLProbe.decodeReply(bytes)
+            } catch {
+                #expect(error.code == .helperFailed, "\(bytes)")
+            }
+        }
+    }
+
+    /// What the helper prints, the parent reads (SDL2 is installed here; it lists whatever it sees, usually nothing).
+    @Test func theReplyThisProcessWouldPrintDecodes() throws {
+        let line = SDLProbe.replyLine()
+        #expect(!line.contains("\n"))
+        let controllers = try SDLProbe.decodeReply(Array(line.utf8))
+        #expect(controllers.allSatisfy { !$0.path.isEmpty && $0.guid.count == 32 })
+    }
+
+    @Test func aHelperThatAnswersIsRead() throws {
+        let reply = #"{"controllers":[{"guid":"03000000de2800000512000011010000","path":"/dev/input/event7"}]}"#
+        let controllers = try SDLProbe.controllers(
+            from: .helperProcess(executable: "/bin/sh", arguments: ["-c", "printf '%s\\n' '\(reply)'"]), logger: logger)
+        #expect(controllers.map(\.path) == ["/dev/input/event7"])
+    }
+
+    /// SDL 2.26 can crash scanning a device that goes away under it: the command lives on without SDL's view.
+    @Test func aHelperThatCrashesTwiceIsAnErrorNotACrash() throws {
+        let counter = "/tmp/padbridge-sdl-probe-test-\(getpid())"
+        defer { unlink(counter) }
+        #expect {
+            try SDLProbe.controllers(
+                from: .helperProcess(executable: "/bin/sh", arguments: ["-c", "echo try >> \(counter); kill -SEGV $$"]),
+                logger: logger)
+        } throws: { error in
+            (error as? SDLCatalogError)?.code == .helperFailed
+                && "\(error)".contains("signal 11")
+        }
+        #expect(try TextFile.contents(atPath: counter).split(separator: "\n").count == 2, "asked twice")
+    }
+
+    @Test func aHelperThatCrashesOnceIsAskedAgain() throws {
+        let marker = "/tmp/padbridge-sdl-probe-once-\(getpid())"
+        defer { unlink(marker) }
+        let reply = #"{"controllers":[{"guid":"03000000de2800000512000011010000","path":"/dev/input/event9"}]}"#
+        let script = "if [ -e \(marker) ]; then printf '%s' '\(reply)'; else : > \(marker); kill -SEGV $$; fi"
+        let controllers = try SDLProbe.controllers(
+            from: .helperProcess(executable: "/bin/sh", arguments: ["-c", script]), logger: logger)
+        #expect(controllers.map(\.path) == ["/dev/input/event9"])
+    }
+}
