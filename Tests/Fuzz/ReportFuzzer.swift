@@ -66,6 +66,13 @@ func checkDecoders(_ bytes: UnsafeRawBufferPointer) {
 
     checkTrustFiles(text)
     checkLinkMessages(bytes)
+    checkRecording(text)
+}
+
+func checkRecording(_ text: String) {
+    guard let recording = try? PadRecordingFormat.recording(from: text) else { return }
+    let again = try? PadRecordingFormat.recording(from: PadRecordingFormat.text(of: recording))
+    precondition(again == recording, "recording round trip")
 }
 
 func checkLinkMessages(_ bytes: UnsafeRawBufferPointer) {
