@@ -140,3 +140,13 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// scripts/fuzz's second harness: the network path's handshake decoders under libFuzzer. Declared only when
+// PADBRIDGE_FUZZ is set, as it links only with -sanitize=fuzzer (libFuzzer supplies main).
+if Context.environment["PADBRIDGE_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "padbridge-link-fuzzer",
+            dependencies: ["PadNet", "PadCore", "PadNoise", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/Fuzz/Net", swiftSettings: strictSwift))
+}
