@@ -274,7 +274,7 @@ def test_feedback_pad_unplugged_ends_cleanly(feedback):
 def test_feedback_evdev_rumble_pad(feedback):
     pad = RumbleOnlyPad()
     try:
-        process = feedback(pad.path, "--rumble", "0.5,0.25", "--duration", "300")
+        process = feedback(pad.path, "--rumble", "0.5,0.25", "--duration", "1000")
         index, upload = pad.wait_record(lambda r: r.kind == "upload", what="effect upload")
         assert (upload.strong, upload.weak) == (32768, 16384), upload
         assert upload.effect_id >= 0, upload
@@ -282,7 +282,8 @@ def test_feedback_evdev_rumble_pad(feedback):
         assert play.effect_id == upload.effect_id
         index, stop = pad.wait_record(lambda r: r.kind == "stop", index + 1, what="stop")
         assert stop.effect_id == upload.effect_id
-        assert stop.received - play.received >= 0.25, f"stopped after {stop.received - play.received:.3f} s"
+        # Stamped when Python reads the request: room for a late read of the first one (as for the DualSense).
+        assert stop.received - play.received >= 0.5, f"stopped after {stop.received - play.received:.3f} s"
         process.expect_success()
         pad.wait_record(lambda r: r.kind == "erase" and r.effect_id == upload.effect_id, index + 1, what="erase")
         uploads = [r for r in pad.records if r.kind == "upload"]
@@ -408,7 +409,7 @@ def check_ds4_report(pad, report):
 
 def test_feedback_dualshock4_rumble_stops_after_duration(dualshock4, feedback):
     since = dualshock4.mark()
-    process = feedback(dualshock4.hidraw, "--rumble", "0.5,0.25", "--duration", "300")
+    process = feedback(dualshock4.hidraw, "--rumble", "0.5,0.25", "--duration", "1000")
     index, on = dualshock4.wait_report(lambda r: r.valid_flag0 & 0x01 and r.motor_weak == 64
                                        and r.motor_strong == 128, since,
                                        what="rumble report (weak byte 4 = 64, strong byte 5 = 128)")
