@@ -98,10 +98,12 @@ struct ListCommand: ParsableCommand {
                     report("present", controller, index: index)
                 } else if let old = known[controller.fingerprint] {
                     // A pad's nodes go away one by one, with pauses the settle time does not always cover: a pad
-                    // that only lost nodes is on its way out; it stays as it was last reported until it is gone,
-                    // so "remove" names the whole pad. Gaining nodes (a late touchpad node) is a change.
+                    // that lost any node is on its way out (even if a node it was first listed without shows up
+                    // in the same listing); it stays as it was last reported until it is gone, so "remove" names
+                    // the whole pad. Only gaining nodes (a late touchpad node) is a change.
                     let before = Set(old.controller.nodes.allPaths)
-                    if Set(controller.nodes.allPaths).isSubset(of: before) {
+                    let after = Set(controller.nodes.allPaths)
+                    if !before.isSubset(of: after) || after == before {
                         next[controller.fingerprint] = old
                     } else {
                         report("change", controller, index: index)
