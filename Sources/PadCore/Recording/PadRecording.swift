@@ -99,18 +99,25 @@ public struct RecordedEvdevNode: Sendable, Hashable {
     }
 }
 
-/// One hidraw node and its HID report descriptor (enough to make it again through uhid).
+/// One hidraw node: its HID report descriptor and the feature reports it answered (enough to make it again
+/// through uhid and answer a driver's probe, as hid-playstation's requests for calibration and MAC).
 public struct RecordedHidrawNode: Sendable, Hashable {
     public var index: Int
     public var side: RecordedSide
     public var path: String
     public var reportDescriptor: [UInt8]
+    /// Report ID → the bytes the device returned (byte 0 = the ID).
+    public var featureReports: [UInt8: [UInt8]]
 
-    public init(index: Int, side: RecordedSide = .physical, path: String, reportDescriptor: [UInt8]) {
+    public init(
+        index: Int, side: RecordedSide = .physical, path: String, reportDescriptor: [UInt8],
+        featureReports: [UInt8: [UInt8]] = [:]
+    ) {
         self.index = index
         self.side = side
         self.path = path
         self.reportDescriptor = reportDescriptor
+        self.featureReports = featureReports
     }
 }
 

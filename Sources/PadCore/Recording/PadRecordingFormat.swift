@@ -9,6 +9,7 @@
 ///     evdev-codes 0 1 304 305 307
 ///     evdev-abs 0 0 value=128 min=0 max=255 fuzz=0 flat=0 resolution=0
 ///     hidraw 1 side=physical path=/dev/hidraw0 descriptor=05010905a101...
+///     hidraw-feature 1 5 05fdff...   a feature report the device answered: NODE ID HEX (byte 0 = the ID)
 ///     e 1500 0 1 304 1          event: MICROSECONDS NODE TYPE CODE VALUE
 ///     r 1510 1 31a18080...       hidraw input report: MICROSECONDS NODE HEX
 ///     f 2000 physical {"type":"rumble",...}   feedback: MICROSECONDS SIDE JSON-LINE (the rest of the line)
@@ -66,6 +67,9 @@ public enum PadRecordingFormat {
             lines.append(
                 "hidraw \(node.index) side=\(node.side.rawValue) path=\(escaped(node.path)) "
                     + "descriptor=\(HexBytes.encode(node.reportDescriptor))")
+            for (id, report) in node.featureReports.sorted(by: { $0.key < $1.key }) {
+                lines.append("hidraw-feature \(node.index) \(id) \(HexBytes.encode(report))")
+            }
         }
         return lines.map { $0 + "\n" }.joined()
     }
@@ -76,7 +80,8 @@ public enum PadRecordingFormat {
         case .evdev(let time, let node, let type, let code, let value): "e \(time) \(node) \(type) \(code) \(value)\n"
         case .hidrawInput(let time, let node, let report): "r \(time) \(node) \(HexBytes.encode(report))\n"
         case .feedback(let time, let side, let line):
-            "f \(time) \(side.rawValue) \(String(line.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))\n"
+            // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
+            "f \(time) \(side.rawValue) \(String(String.UnicodeScalarView(line.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 })))\n"
         }
     }
 
@@ -207,10 +212,11 @@ private struct Reader {
         case "evdev-codes": try readCodes(fields)
         case "evdev-abs": try readAbsolute(fields)
         case "hidraw": try readHidrawNode(fields)
+        case "hidraw-feature": try readFeature(fields)
         case PadRecordingFormat.magic: throw LineProblem("a second version line")
         default:
             throw LineProblem(
-                "unknown line `\(keyword.prefix(32))` (expected pad, evdev, evdev-props, evdev-codes, evdev-abs, hidraw, e, r or f)")
+                "unknown line `\(keyword.prefix(32))` (expected pad, evdev, evdev-props, evdev-codes, evdev-abs, hidraw, hidraw-feature, e, r or f)")
         }
     }
 
@@ -286,6 +292,19 @@ private struct Reader {
             index: index, side: side, path: try pairs.required("path"),
             reportDescriptor: try Self.hex(
                 pairs.raw["descriptor"] ?? "", limit: PadRecordingFormat.maximumDescriptorBytes, what: "descriptor"))
+    }
+
+    mutating func readFeature(_ fields: [Substring]) throws(LineProblem) {
+        guard entries.isEmpty else { throw LineProblem("`hidraw-feature` after the first event: the header comes first") }
+        guard fields.count == 4 else { throw LineProblem("expected `hidraw-feature NODE ID HEX`") }
+        let index = try Self.number(fields[1], Int.self, in: PadRecordingFormat.nodeIndexes, what: "a node number")
+        guard hidrawNodes[index] != nil else {
+            throw LineProblem("hidraw node \(index) is not declared (a `hidraw \(index) ...` line)")
+        }
+        let id = try Self.number(fields[2], UInt8.self, in: 1...255, what: "a report ID")
+        let report = try Self.hex(fields[3], limit: PadRecordingFormat.maximumReportBytes, what: "feature report")
+        guard report.first == id else { throw LineProblem("a feature report starts with its ID (\(id))") }
+        hidrawNodes[index]!.featureReports[id] = report
     }
 
     /// A new node's number, not used before, in the header.

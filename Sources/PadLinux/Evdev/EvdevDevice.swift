@@ -61,6 +61,18 @@ public struct EvdevDevice: ~Copyable {
         readBuffer = .allocate(capacity: Self.readCapacity)
     }
 
+    /// Stamps this reader's events with CLOCK_MONOTONIC (`MonotonicInstant`'s clock) instead of the wall clock
+    /// (EVIOCSCLOCKID through libevdev), so they share one clock with reads of other nodes.
+    public func useMonotonicClock() throws(DeviceAccessError) {
+        let status = libevdev_set_clock_id(handle, CLOCK_MONOTONIC)
+        guard status == 0 else {
+            let failure = Errno(rawValue: -status)
+            throw DeviceAccessError(
+                code: DeviceAccessError.code(for: failure), path: path, operation: "ioctl(EVIOCSCLOCKID)",
+                cause: failure)
+        }
+    }
+
     /// Frees the libevdev handle and closes the descriptor (releasing a grab).
     public consuming func close() {}
 

@@ -51,6 +51,38 @@ struct HidrawDevice: ~Copyable {
         }
     }
 
+    /// `HIDIOCGRDESCSIZE` + `HIDIOCGRDESC`: the device's HID report descriptor.
+    func reportDescriptor() throws(DeviceAccessError) -> [UInt8] {
+        var size: CInt = 0
+        let sizeRequest = IoctlRequest.hidrawDescriptorSize
+        if case let .failure(failure) = withUnsafeMutableBytes(of: &size, { descriptor.control(sizeRequest, $0.baseAddress) }) {
+            throw Self.error(sizeRequest.name, path: path, failure)
+        }
+        var report = hidraw_report_descriptor()
+        report.size = UInt32(max(0, min(size, CInt(HID_MAX_DESCRIPTOR_SIZE))))
+        let request = IoctlRequest.hidrawDescriptor
+        if case let .failure(failure) = withUnsafeMutableBytes(of: &report, { descriptor.control(request, $0.baseAddress) }) {
+            throw Self.error(request.name, path: path, failure)
+        }
+        return withUnsafeBytes(of: report.value) { Array($0.prefix(Int(report.size))) }
+    }
+
+    /// Reads one input report if one is waiting (the descriptor is non-blocking): nil when none is.
+    /// ENODEV/EIO: the pad went away (`.gone`).
+    func readInputReport(into buffer: UnsafeMutableRawBufferPointer) throws(DeviceAccessError) -> Int? {
+        switch descriptor.readResult(into: buffer) {
+        case let .success(count): return count
+        case .failure(.resourceTemporarilyUnavailable), .failure(.interrupted): return nil
+        case let .failure(failure):
+            var error = DeviceAccessError.reading(path, failure)
+            if failure == .ioError || failure == .noDevice { error.code = .gone }
+            throw error
+        }
+    }
+
+    /// For registering with the event loop only.
+    var descriptorForPolling: FileDescriptor { descriptor }
+
     /// Writes one output report (byte 0 = report ID) in one write(2). ENODEV and EIO mean the pad went away:
     /// `.gone`.
     func write(_ report: [UInt8]) throws(DeviceAccessError) {
@@ -79,6 +111,8 @@ struct HidrawDevice: ~Copyable {
 
 extension IoctlRequest {
     static var hidrawInfo: IoctlRequest { .init(name: "HIDIOCGRAWINFO", value: CPadLinux_HIDIOCGRAWINFO) }
+    static var hidrawDescriptorSize: IoctlRequest { .init(name: "HIDIOCGRDESCSIZE", value: CPadLinux_HIDIOCGRDESCSIZE) }
+    static var hidrawDescriptor: IoctlRequest { .init(name: "HIDIOCGRDESC", value: CPadLinux_HIDIOCGRDESC) }
     static func hidrawGetFeature(length: Int) -> IoctlRequest {
         .init(name: "HIDIOCGFEATURE", value: CPadLinux_HIDIOCGFEATURE(UInt32(length)))
     }

@@ -15,6 +15,7 @@ struct IoctlRequest: Sendable {
     static var uinputSetKeyBit: IoctlRequest { .init(name: "UI_SET_KEYBIT", value: CPadLinux_UI_SET_KEYBIT) }
     static var uinputSetAbsBit: IoctlRequest { .init(name: "UI_SET_ABSBIT", value: CPadLinux_UI_SET_ABSBIT) }
     static var uinputSetForceFeedbackBit: IoctlRequest { .init(name: "UI_SET_FFBIT", value: CPadLinux_UI_SET_FFBIT) }
+    static var uinputSetPropertyBit: IoctlRequest { .init(name: "UI_SET_PROPBIT", value: CPadLinux_UI_SET_PROPBIT) }
     static var uinputSetPhys: IoctlRequest { .init(name: "UI_SET_PHYS", value: CPadLinux_UI_SET_PHYS) }
     static var uinputBeginUpload: IoctlRequest { .init(name: "UI_BEGIN_FF_UPLOAD", value: CPadLinux_UI_BEGIN_FF_UPLOAD) }
     static var uinputEndUpload: IoctlRequest { .init(name: "UI_END_FF_UPLOAD", value: CPadLinux_UI_END_FF_UPLOAD) }

@@ -29,18 +29,23 @@ struct UinputDevice: ~Copyable {
         try control(.uinputSetKeyBit, value: UInt(code))
     }
 
+    func enableProperty(_ property: Int32) throws(DeviceAccessError) {
+        try control(.uinputSetPropertyBit, value: UInt(property))
+    }
+
     func enableForceFeedback(_ code: Int32) throws(DeviceAccessError) {
         try control(.uinputSetForceFeedbackBit, value: UInt(code))
     }
 
     /// Declares an absolute axis with its range, fuzz and flat (UI_SET_ABSBIT + UI_ABS_SETUP).
-    func enableAxis(_ code: Int32, minimum: Int32, maximum: Int32, fuzz: Int32 = 0, flat: Int32 = 0)
+    func enableAxis(_ code: Int32, minimum: Int32, maximum: Int32, fuzz: Int32 = 0, flat: Int32 = 0, resolution: Int32 = 0)
         throws(DeviceAccessError)
     {
         try control(.uinputSetAbsBit, value: UInt(code))
         var setup = uinput_abs_setup()
         setup.code = UInt16(code)
-        setup.absinfo = input_absinfo(value: 0, minimum: minimum, maximum: maximum, fuzz: fuzz, flat: flat, resolution: 0)
+        setup.absinfo = input_absinfo(
+            value: 0, minimum: minimum, maximum: maximum, fuzz: fuzz, flat: flat, resolution: resolution)
         try withUnsafeMutableBytes(of: &setup) { (buffer) throws(DeviceAccessError) in
             try control(.uinputAbsSetup, buffer.baseAddress)
         }

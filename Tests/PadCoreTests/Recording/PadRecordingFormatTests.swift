@@ -19,7 +19,11 @@ struct PadRecordingFormatTests {
                 vendor: 1, product: 2, version: 3, properties: [6],
                 absoluteInfo: [3: EvdevAbsoluteInfo(value: -3, minimum: -32768, maximum: 32767, fuzz: 3, flat: 0, resolution: 1024)]),
         ],
-        hidrawNodes: [RecordedHidrawNode(index: 1, path: "/dev/hidraw0", reportDescriptor: [0x05, 0x01, 0x09, 0x05])],
+        hidrawNodes: [
+            RecordedHidrawNode(
+                index: 1, path: "/dev/hidraw0", reportDescriptor: [0x05, 0x01, 0x09, 0x05],
+                featureReports: [0x09: [0x09, 0xC8, 0x87], 0x05: [0x05, 0xFD]])
+        ],
         entries: [
             .evdev(microseconds: 0, node: 0, type: 1, code: 304, value: 1),
             .evdev(microseconds: 0, node: 0, type: 0, code: 0, value: 0),
@@ -39,6 +43,8 @@ struct PadRecordingFormatTests {
         evdev-props 2 6
         evdev-abs 2 3 value=-3 min=-32768 max=32767 fuzz=3 flat=0 resolution=1024
         hidraw 1 side=physical path=/dev/hidraw0 descriptor=05010905
+        hidraw-feature 1 5 05fd
+        hidraw-feature 1 9 09c887
         e 0 0 1 304 1
         e 0 0 0 0 0
         r 1500 1 31a180
@@ -49,6 +55,11 @@ struct PadRecordingFormatTests {
 
     @Test func writesTheDocumentedText() {
         #expect(PadRecordingFormat.text(of: Self.dualSense) == Self.golden)
+    }
+
+    /// A feedback line is the rest of its line: each CR or LF inside one becomes a space (a CRLF is one Character, but two scalars).
+    @Test func aFeedbackLineStaysOneLine() {
+        #expect(PadRecordingFormat.line(.feedback(microseconds: 7, side: .virtual, line: "a\r\nb\nc")) == "f 7 virtual a  b c\n")
     }
 
     @Test func readsTheDocumentedText() throws {
@@ -89,6 +100,8 @@ struct PadRecordingFormatTests {
         ("padbridge-recording 1\npad id=a kind=generic bus=usb vendor=1 product=1 version=1 name=x%4\n", 2, "broken %XX"),
         ("padbridge-recording 1\npad id=a kind=generic bus=usb vendor=1 product=1 version=1 name=x\n"
             + "hidraw 0 side=physical path=/h descriptor=050\n", 3, "hex digits"),
+        ("padbridge-recording 1\npad id=a kind=generic bus=usb vendor=1 product=1 version=1 name=x\n"
+            + "hidraw 0 side=physical path=/h descriptor=0501\nhidraw-feature 0 5 0901\n", 4, "starts with its ID"),
     ])
     func brokenTextNamesItsLine(text: String, line: Int, problem: String) {
         #expect {
@@ -109,7 +122,7 @@ struct PadRecordingFormatTests {
                 let recording = try PadRecordingFormat.recording(from: text)
                 #expect(recording.entries.count <= Self.dualSense.entries.count)
             } catch {
-                #expect(error.line >= 1 && error.line <= 16, "cut at \(length): \(error)")
+                #expect(error.line >= 1 && error.line <= 18, "cut at \(length): \(error)")
             }
         }
     }
@@ -148,7 +161,7 @@ struct PadRecordingFormatTests {
         }
         let hidraw = random.next() % 2 == 0
             ? [RecordedHidrawNode(index: 10, path: text(), reportDescriptor: (0..<Int(random.next() % 40)).map { _ in
-                UInt8(truncatingIfNeeded: random.next()) })]
+                UInt8(truncatingIfNeeded: random.next()) }, featureReports: random.next() % 2 == 0 ? [5: [5, 1, 2], 0x20: [0x20]] : [:])]
             : []
         var time: Int64 = 0
         var entries: [RecordedEntry] = []
@@ -163,7 +176,7 @@ struct PadRecordingFormatTests {
                 entries.append(.hidrawInput(microseconds: time, node: 10, report: (0..<(1 + Int(random.next() % 78))).map { _ in
                     UInt8(truncatingIfNeeded: random.next()) }))
             default:
-                entries.append(.feedback(microseconds: time, side: .virtual, line: text().filter { $0 != "\n" && $0 != "\r" }))
+                entries.append(.feedback(microseconds: time, side: .virtual, line: String(String.UnicodeScalarView(text().unicodeScalars.filter { $0 != "\n" && $0 != "\r" }))))
             }
         }
         return PadRecording(

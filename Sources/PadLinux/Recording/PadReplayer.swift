@@ -1,0 +1,289 @@
+import CPadLinux
+import Glibc
+public import Logging
+public import PadCore
+
+/// Brings a recorded pad back as a virtual one and plays its input with the recorded timing.
+///
+/// - A recording with a hidraw node (and its report descriptor) is replayed through uhid: the kernel's driver
+///   binds it as it bound the real pad (its probe's feature requests are answered from the recording) and makes
+///   the evdev nodes itself; the recorded input reports are played.
+/// - Otherwise each recorded evdev node is made again through uinput with its recorded capabilities and ranges,
+///   and its events are played.
+///
+/// Only the physical side of a recording is replayed. Confined to the loop's thread.
+public final class PadReplayer {
+    public enum Route: Sendable, Hashable {
+        case uhid
+        case uinput
+    }
+
+    /// What happens during a replay, for the command to print.
+    public enum Happening: Sendable, Hashable {
+        /// The virtual pad is ready (the driver bound it); playing starts now.
+        case ready(VirtualPadNodes)
+        /// A feedback line the recording holds, at its time.
+        case recordedFeedback(String)
+        /// An output report something sent the replayed pad now (uhid).
+        case outputReport([UInt8])
+        /// Every entry was played.
+        case finished
+    }
+
+    public let route: Route
+    private let recording: PadRecording
+    private let speed: Double
+    private let delayMilliseconds: UInt64
+    private let loop: DeviceEventLoop
+    private let logger: Logger
+    private let onHappening: (Happening) -> Void
+    private var uhid: UhidDevice?
+    private var uhidWatch: DeviceEventLoop.WatchToken?
+    private var uevents: KernelUeventMonitor?
+    private var ueventWatch: DeviceEventLoop.WatchToken?
+    private var uinputDevices: [Int: UinputHandle] = [:]
+    private var playTimer: LoopTimer?
+    private var readinessDeadline: LoopTimer?
+    private var hidrawIndex: Int?
+    private var playing = false
+    private var startedAt = MonotonicInstant.now()
+    private var nextEntry = 0
+    private var closed = false
+
+    /// One uinput device (a class, so the dictionary holds it: the device itself cannot be copied).
+    private final class UinputHandle {
+        var device: UinputDevice?
+        init(_ device: consuming UinputDevice) { self.device = consume device }
+    }
+
+    /// Creates the virtual pad; playing starts `delayMilliseconds` after it is ready (call `loop.run()`). `speed` 2
+    /// plays twice as fast.
+    public init(
+        recording: PadRecording, speed: Double, delayMilliseconds: UInt64 = 0, loop: DeviceEventLoop, logger: Logger,
+        onHappening: @escaping (Happening) -> Void
+    ) throws(DeviceAccessError) {
+        self.recording = recording
+        self.speed = speed > 0 ? speed : 1
+        self.delayMilliseconds = delayMilliseconds
+        self.loop = loop
+        self.logger = logger
+        self.onHappening = onHappening
+        let hidraw = recording.hidrawNodes.first { $0.side == .physical && !$0.reportDescriptor.isEmpty }
+        route = hidraw == nil ? .uinput : .uhid
+        playTimer = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in try self?.playDue() }
+        if let hidraw {
+            hidrawIndex = hidraw.index
+            try createHID(hidraw)
+        } else {
+            try createEvdevNodes()
+        }
+    }
+
+    // MARK: uhid
+
+    private var hidName: String {
+        recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }?.name
+            ?? recording.evdevNodes.first { $0.side == .physical }?.name ?? recording.identity.name
+    }
+
+    private func createHID(_ node: RecordedHidrawNode) throws(DeviceAccessError) {
+        let device = try UhidDevice()
+        let relay = Relay()
+        uhidWatch = try loop.watch(device.descriptorForPolling, path: "/dev/uhid") { _ throws(DeviceAccessError) in
+            try relay.replayer?.serviceHID()
+        }
+        let monitor = try KernelUeventMonitor()
+        let ueventDescriptor = monitor.descriptor
+        uevents = consume monitor
+        ueventWatch = try loop.watch(ueventDescriptor, path: "kernel uevents") { _ in relay.replayer?.noticeBinds() }
+        let reference = recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }
+        let bus = reference?.bus ?? Self.kernelBus(recording.identity.bus)
+        let description = UhidRequest.DeviceDescription(
+            name: hidName, phys: "padbridge-replay/\(recording.identity.id)", uniq: reference?.uniq ?? "",
+            bus: bus, vendor: UInt32(recording.identity.vendor), product: UInt32(recording.identity.product),
+            version: UInt32(reference?.version ?? recording.identity.version),
+            reportDescriptor: Array(node.reportDescriptor.prefix(Int(CPadLinux_UHID_DATA_MAX))))
+        try device.send(UhidRequest.create(description))
+        uhid = consume device
+        relay.replayer = self
+        // A HID device no driver takes (no hid-playstation, say) is still played after 5 s, with a note.
+        readinessDeadline = try loop.makeTimer { [weak self] in
+            guard let self, !self.playing else { return }
+            self.logger.warning(
+                "no driver bound the replayed pad within 5 s (for a PlayStation pad: `sudo modprobe hid-playstation`); playing anyway")
+            self.startPlaying(nodes: self.hidNodes() ?? VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: ""))
+        }
+        try readinessDeadline?.schedule(at: MonotonicInstant.now().adding(milliseconds: 5000))
+    }
+
+    private static func kernelBus(_ bus: ControllerBus) -> UInt16 {
+        switch bus {
+        case .usb: 0x03
+        case .bluetooth: 0x05
+        case .virtual: 0x06
+        case .other: 0x06
+        }
+    }
+
+    private final class Relay {
+        weak var replayer: PadReplayer?
+    }
+
+    private func serviceHID() throws(DeviceAccessError) {
+        while let event = try uhid?.nextEvent() {
+            switch event {
+            case let .getReport(id, reportNumber, reportType):
+                let node = recording.hidrawNodes.first { $0.index == hidrawIndex }
+                if reportType == UhidEvent.featureReportType, let report = node?.featureReports[reportNumber] {
+                    try uhid?.send(UhidRequest.getReportReply(id: id, error: 0, report: report))
+                } else {
+                    try uhid?.send(UhidRequest.getReportReply(id: id, error: UInt16(EIO), report: []))
+                }
+            case let .setReport(id, _, _, _):
+                try uhid?.send(UhidRequest.setReportReply(id: id, error: 0))
+            case let .output(report, reportType) where reportType == UhidEvent.outputReportType:
+                onHappening(.outputReport(report))
+            default:
+                break
+            }
+        }
+    }
+
+    /// The uhid device's sysfs directory prefix: BUS:VENDOR:PRODUCT. (the instance number follows).
+    private var hidDevicePrefix: String {
+        let reference = recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }
+        let bus = reference?.bus ?? Self.kernelBus(recording.identity.bus)
+        func hex4(_ value: UInt16) -> String {
+            let digits = String(value, radix: 16, uppercase: true)
+            return String(repeating: "0", count: 4 - digits.count) + digits
+        }
+        return "\(hex4(bus)):\(hex4(recording.identity.vendor)):\(hex4(recording.identity.product))."
+    }
+
+    private func noticeBinds() {
+        guard let drained = uevents?.drain(), !playing else { return }
+        for announcement in drained.announcements where announcement.action == "bind" {
+            let name = announcement.sysfsPath.split(separator: "/").last.map(String.init) ?? ""
+            guard announcement.sysfsPath.contains("/uhid/"), name.hasPrefix(hidDevicePrefix) else { continue }
+            let sysfs = announcement.sysfsPath
+            startPlaying(nodes: hidNodes(sysfsPath: sysfs) ?? VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: sysfs))
+            return
+        }
+    }
+
+    private func hidNodes(sysfsPath: String? = nil) -> VirtualPadNodes? {
+        guard let sysfsPath else { return nil }
+        let inputs = SysfsInputDevices.directoryEntries("\(sysfsPath)/input").sorted(by: SysfsInputDevices.naturalOrder)
+        let events = inputs.flatMap { SysfsInputDevices.eventNodes(ofInputDevice: "\(sysfsPath)/input/\($0)") }
+        return VirtualPadNodes(
+            eventNodes: events, hidrawNode: SysfsInputDevices.hidrawNode(ofHIDDevice: sysfsPath), sysfsPath: sysfsPath)
+    }
+
+    // MARK: uinput
+
+    private func createEvdevNodes() throws(DeviceAccessError) {
+        var nodes: [String] = []
+        var sysfs = ""
+        for node in recording.evdevNodes where node.side == .physical {
+            let device = try UinputDevice()
+            for property in node.properties { try device.enableProperty(Int32(property)) }
+            for (type, codes) in node.codes.sorted(by: { $0.key < $1.key }) {
+                switch Int32(type) {
+                case EV_KEY:
+                    try device.enableEventType(EV_KEY)
+                    for code in codes { try device.enableKey(Int32(code)) }
+                case EV_ABS:
+                    try device.enableEventType(EV_ABS)
+                    for code in codes {
+                        let info = node.absoluteInfo[code] ?? EvdevAbsoluteInfo(minimum: 0, maximum: 0)
+                        try device.enableAxis(
+                            Int32(code), minimum: info.minimum, maximum: info.maximum, fuzz: info.fuzz, flat: info.flat,
+                            resolution: info.resolution)
+                    }
+                default:
+                    // Force feedback, LEDs, relative axes and the rest are not made again (yet).
+                    logger.debug("not replaying an event type", metadata: ["node": "\(node.index)", "type": "\(type)"])
+                }
+            }
+            try device.setPhysicalPath("padbridge-replay/\(recording.identity.id)")
+            try device.setUp(
+                name: node.name, bus: node.bus, vendor: node.vendor, product: node.product, version: node.version,
+                effectSlots: 0)
+            try device.create()
+            sysfs = "/sys/devices/virtual/input/\(try device.systemName())"
+            nodes += SysfsInputDevices.eventNodes(ofInputDevice: sysfs)
+            uinputDevices[node.index] = UinputHandle(device)
+        }
+        let ready = VirtualPadNodes(eventNodes: nodes, hidrawNode: nil, sysfsPath: sysfs)
+        loop.deferWork { [weak self] in self?.startPlaying(nodes: ready) }
+    }
+
+    // MARK: Playing
+
+    private func startPlaying(nodes: VirtualPadNodes) {
+        guard !playing, !closed else { return }
+        playing = true
+        readinessDeadline?.close()
+        readinessDeadline = nil
+        onHappening(.ready(nodes))
+        startedAt = MonotonicInstant.now().adding(milliseconds: delayMilliseconds)
+        do {
+            try playDue()
+        } catch {
+            logger.error("replay stopped: \(error)")
+            onHappening(.finished)
+        }
+    }
+
+    private func dueInstant(_ microseconds: Int64) -> MonotonicInstant {
+        MonotonicInstant(nanoseconds: startedAt.nanoseconds + UInt64(Double(max(0, microseconds)) * 1000 / speed))
+    }
+
+    private func playDue() throws(DeviceAccessError) {
+        guard playing, !closed else { return }
+        let now = MonotonicInstant.now()
+        var pending: [Int: [input_event]] = [:]
+        while nextEntry < recording.entries.count, dueInstant(recording.entries[nextEntry].microseconds) <= now {
+            switch recording.entries[nextEntry] {
+            case let .evdev(_, node, type, code, value):
+                pending[node, default: []].append(
+                    input_event(time: timeval(), type: type, code: code, value: value))
+            case let .hidrawInput(_, node, report):
+                if node == hidrawIndex {
+                    let event = report.withUnsafeBytes { UhidRequest.input($0) }
+                    try uhid?.send(event)
+                }
+            case let .feedback(_, side, line):
+                if side == .physical { onHappening(.recordedFeedback(line)) }
+            }
+            nextEntry += 1
+        }
+        for (node, events) in pending {
+            try uinputDevices[node]?.device?.write(events)
+        }
+        if nextEntry < recording.entries.count {
+            try playTimer?.schedule(at: dueInstant(recording.entries[nextEntry].microseconds))
+        } else {
+            onHappening(.finished)
+        }
+    }
+
+    /// Destroys the virtual pad (its inputs released by the kernel). Idempotent.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        playTimer?.close()
+        readinessDeadline?.close()
+        if let uhidWatch { loop.removeWatch(uhidWatch) }
+        if let ueventWatch { loop.removeWatch(ueventWatch) }
+        uevents.take()?.close()
+        if let device = uhid.take() {
+            try? device.send(UhidRequest.destroy())
+            device.close()
+        }
+        for handle in uinputDevices.values { handle.device.take()?.close() }
+        uinputDevices.removeAll()
+    }
+
+    deinit { close() }
+}

@@ -1,0 +1,203 @@
+import PadJSONLines
+import ArgumentParser
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+import PadSessions
+
+struct RecordCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record everything a pad does to a file that `padbridge replay` brings back.",
+        discussion: """
+            Writes the pad's identity, each event node's capabilities and ranges, the hidraw node's report \
+            descriptor and feature reports, then every evdev event and hidraw input report, timestamped on one \
+            clock (microseconds), in padbridge's recording format (README, "Recording a pad"): plain text, one \
+            line per fact, versioned; it compresses, diffs and greps.
+            PAD as for `monitor`. The pad is not grabbed: games keep using it while it is recorded.
+            Ends on SIGINT or SIGTERM, after --duration, or when the pad is unplugged.
+            """
+    )
+
+    @Argument(help: "The pad: index, ID or ID prefix, or device path (see `padbridge list`).")
+    var pad: String?
+
+    @Option(name: .shortAndLong, help: "The file to write (default: standard output).")
+    var output: String?
+
+    @Option(name: .long, help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds.") }
+    }
+
+    func run() throws {
+        let logger = global.makeLogger(label: "padbridge.record")
+        signal(SIGPIPE, SIG_IGN)
+        let loop = try DeviceEventLoop()
+        try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
+        let controller = try MonitorCommand.choose(
+            pad, from: try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper))
+
+        let sink: LineOutput
+        if let output {
+            let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                throw RecordingFileError(message: "cannot write \(output): \(String(cString: strerror(errno)))")
+            }
+            sink = LineOutput(descriptor: descriptor)
+        } else {
+            sink = .standardOutput
+        }
+        defer { if output != nil { close(sink.descriptor) } }
+
+        let identity = RecordedPadIdentity(
+            id: controller.fingerprint.rawValue, name: controller.name, kind: controller.kind, bus: controller.bus,
+            vendor: controller.vendorID, product: controller.productID, version: controller.version,
+            serial: controller.serial)
+        var unplugged = false
+        let recorder = try PadRecorder(
+            identity: identity, evdevNodes: controller.nodes.evdev.map { ($0.path, $0.role.rawValue) },
+            hidrawNode: controller.nodes.hidraw, loop: loop, logger: logger,
+            write: { sink.writeRaw($0) },
+            onUnplugged: {
+                unplugged = true
+                loop.stop()
+            })
+        defer { recorder.close() }
+        var deadline: LoopDeadline?
+        if let duration {
+            deadline = try loop.deadline(afterMilliseconds: UInt64(duration * 1000)) { loop.stop() }
+        }
+        let started = MonotonicInstant.now()
+        LineOutput.standardError.write(
+            "padbridge: recording \(controller.name) [\(controller.fingerprint)] to \(output ?? "standard output") "
+                + "(\(controller.nodes.allPaths.joined(separator: ", "))); SIGINT or SIGTERM ends")
+        try loop.run()
+        deadline?.cancel()
+        recorder.finish()
+        let seconds = Double(MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1e9
+        LineOutput.standardError.write(
+            "padbridge: recorded \(recorder.entryCount) entries in \(String(format1: seconds)) s"
+                + (unplugged ? " (the pad was unplugged)" : ""))
+    }
+}
+
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Bring a recorded pad back as a virtual one and play what it did.",
+        discussion: """
+            A recording with a hidraw node comes back through /dev/uhid with its own report descriptor, so the \
+            kernel's driver binds it as it bound the real pad (hid-playstation for a DualSense); otherwise each \
+            event node comes back through /dev/uinput with its recorded capabilities. Input plays with its \
+            recorded timing (--speed 2: twice as fast). Once the pad exists, "padbridge: ready {...}" goes to \
+            standard error. On standard output, the feedback the recording holds ("recorded ...") and the output \
+            reports games send the replayed pad now ("now ..."), so a difference shows.
+            """
+    )
+
+    @Argument(help: "A recording made by `padbridge record`.")
+    var file: String
+
+    @Option(name: .long, help: "Playback speed: 2 plays twice as fast, 0.5 half as fast.")
+    var speed: Double = 1
+
+    @Option(name: .long, help: "Seconds between the pad being ready and playing (time for a game to find it).")
+    var delay: Double = 0
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if !(speed > 0) { throw ValidationError("--speed must be a positive number (1 is the recorded pace).") }
+        if !(delay >= 0) { throw ValidationError("--delay must be zero or more seconds.") }
+    }
+
+    func run() throws {
+        let logger = global.makeLogger(label: "padbridge.replay")
+        signal(SIGPIPE, SIG_IGN)
+        let text: String
+        do {
+            text = try TextFile.contents(atPath: file)
+        } catch {
+            throw RecordingFileError(message: "\(error)")
+        }
+        let recording: PadRecording
+        do {
+            recording = try PadRecordingFormat.recording(from: text)
+        } catch {
+            throw RecordingFileError(message: "\(file): \(error) (a recording from `padbridge record`; README, \"Recording a pad\")")
+        }
+        let loop = try DeviceEventLoop()
+        try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
+        let output = LineOutput.standardOutput
+        let kind: VirtualPadKind = recording.identity.kind == .dualSense ? .dualSense : .xbox360
+        let replayer = try PadReplayer(
+            recording: recording, speed: speed, delayMilliseconds: UInt64(delay * 1000), loop: loop, logger: logger
+        ) { happening in
+            switch happening {
+            case .ready(let nodes):
+                LineOutput.standardError.write(
+                    "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: nil, source: recording.identity.id))
+            case .recordedFeedback(let line):
+                output.write("recorded \(line)")
+            case .outputReport(let report):
+                output.write("now \(ReplayCommand.describe(report))")
+            case .finished:
+                LineOutput.standardError.write(
+                    "padbridge: replay finished (\(recording.entries.count) entries, "
+                        + "\(String(format1: Double(recording.durationMicroseconds) / 1e6 / speed)) s)")
+                loop.stop()
+            }
+        }
+        defer { replayer.close() }
+        LineOutput.standardError.write(
+            "padbridge: replaying \(recording.identity.name) [\(recording.identity.id)] through "
+                + (replayer.route == .uhid ? "/dev/uhid" : "/dev/uinput") + "; SIGINT or SIGTERM ends")
+        try loop.run()
+    }
+
+    /// An output report as feedback lines when padbridge reads its kind (DualSense, DualShock 4), else as hex.
+    static func describe(_ report: [UInt8]) -> String {
+        let decoded: Feedback? =
+            (try? report.withUnsafeBytes { (bytes) throws(ReportDecodingError) in try DualSenseOutputReport.decode(bytes) })
+            ?? (try? report.withUnsafeBytes { (bytes) throws(ReportDecodingError) in try DualShock4OutputReport.decode(bytes) })
+        if let decoded, !decoded.events.isEmpty {
+            return decoded.events.map(FeedbackLines.line(for:)).joined(separator: " ")
+        }
+        return "output \(HexBytes.encode(report))"
+    }
+}
+
+/// A recording that cannot be read or written: what and where, without the usage text.
+struct RecordingFileError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+extension LineOutput {
+    /// Writes text as it is (it carries its own newlines).
+    func writeRaw(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+}
+
+extension String {
+    /// One decimal place.
+    init(format1 value: Double) {
+        let tenths = Int((value * 10).rounded())
+        self = "\(tenths / 10).\(abs(tenths % 10))"
+    }
+}

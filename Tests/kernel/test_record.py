@@ -1,0 +1,149 @@
+"""padbridge record / replay: a pad recorded while its stand-in produces input, brought back as a virtual pad,
+and read by python-evdev. A DualSense comes back through uhid (hid-playstation binds it from its recorded
+descriptor and feature reports); an Xbox pad through uinput with its recorded capabilities."""
+import os
+import subprocess
+
+import evdev
+from evdev import ecodes
+
+import time
+
+from conftest import DEADLINE, drain, expect_events, padbridge_binary, read_available, start_dualsense, start_xbox
+
+# Replayed timing: the gap between two recorded events and the same gap on the replayed node (kernel stamps)
+# agree within this, at --speed 1 and 2, in the emulated VM.
+TIMING_TOLERANCE_S = 0.06
+
+
+def recorded_lines(path, keyword):
+    with open(path) as file:
+        return [line.split() for line in file if line.startswith(keyword + " ")]
+
+
+def recorded_key_times(path, node_role, code):
+    """(value, seconds) of every EV_KEY `code` event recorded on the node with `node_role`."""
+    nodes = {fields[1] for fields in recorded_lines(path, "evdev") if f"role={node_role}" in fields}
+    return [(int(f[5]), int(f[1]) / 1e6) for f in recorded_lines(path, "e")
+            if f[2] in nodes and f[3] == str(ecodes.EV_KEY) and f[4] == str(code)]
+
+
+def key_times(device, code, count, timeout=DEADLINE):
+    """(value, kernel timestamp) of the next `count` EV_KEY `code` events on `device`."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while len(seen) < count:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{device.path}: {len(seen)} of {count} events of key {code} after {timeout:.0f} s: {seen}"
+        seen += [(e.value, e.timestamp()) for e in read_available(device, left)
+                 if e.type == ecodes.EV_KEY and e.code == code]
+    return seen[:count]
+
+
+def record_taps(padbridge, tmp_path, target, pad, reader, name, to_file):
+    """Records `target` while the stand-in `pad` taps A twice with the left stick moved in between; the recording
+    goes to a file (-o) or through standard output. Returns the recording's path."""
+    path = tmp_path / name
+    recorder = padbridge(target, *(["-o", str(path)] if to_file else []), command="record")
+    recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    drain(reader)
+    for tap, pressed in enumerate((True, False, True, False)):
+        pad.button("a", pressed)
+        expect_events(reader, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, int(pressed))])
+        if tap == 0 and not to_file:
+            pad.axis("leftx", 32767)
+            expect_events(reader, [(ecodes.EV_ABS, ecodes.ABS_X, lambda v: v > 200)])
+    if not to_file:
+        # Through standard output: the recorder's own line for the last release shows it has everything.
+        release = f" {ecodes.EV_KEY} {ecodes.BTN_SOUTH} 0"
+        index, _ = recorder.wait_stdout(lambda line: line.startswith("e ") and line.endswith(release),
+                                        what="first release line")
+        recorder.wait_stdout(lambda line: line.startswith("e ") and line.endswith(release), since=index + 1,
+                             what="second release line")
+    # With -o, the recorder reads what is queued before it exits: everything the reader saw is in the file.
+    assert recorder.stop() == 0
+    assert any("padbridge: recorded" in line for _, line in recorder.stderr), recorder.describe()
+    if not to_file:
+        path.write_text("".join(line + "\n" for _, line in recorder.stdout))
+    assert [v for v, _ in recorded_key_times(path, "pad", ecodes.BTN_SOUTH)] == [1, 0, 1, 0], path.read_text()[-2000:]
+    return path
+
+
+def assert_same_gaps(recorded, replayed, speed=1.0):
+    assert [v for v, _ in replayed] == [v for v, _ in recorded], f"replayed {replayed}, recorded {recorded}"
+    for index in range(1, len(recorded)):
+        want = (recorded[index][1] - recorded[index - 1][1]) / speed
+        got = replayed[index][1] - replayed[index - 1][1]
+        assert abs(got - want) <= TIMING_TOLERANCE_S, \
+            f"gap {index}: replayed {got * 1000:.1f} ms, recorded {want * 1000:.1f} ms (speed {speed})"
+
+
+def test_a_recorded_dualsense_comes_back_through_uhid_and_hid_playstation_binds_it(padbridge, tmp_path):
+    pad, ready, nodes = start_dualsense(padbridge, "--seed", "record", name="padbridge recorded DualSense")
+    path = record_taps(padbridge, tmp_path, ready["hidraw"], pad, nodes["gamepad"], "dualsense.rec", to_file=False)
+
+    header = open(path).read()
+    assert header.startswith("padbridge-recording 1\n"), header[:200]
+    (hidraw,) = recorded_lines(path, "hidraw")
+    assert any(field.startswith("descriptor=") and len(field) > 100 for field in hidraw), hidraw
+    features = {int(fields[2]) for fields in recorded_lines(path, "hidraw-feature")}
+    assert {0x05, 0x09, 0x20} <= features, f"hid-playstation's probe reports missing: {sorted(features)}"
+    assert len(recorded_lines(path, "r")) >= 5, "input reports"
+    roles = sorted(fields[3] for fields in recorded_lines(path, "evdev"))
+    assert roles == ["role=motion", "role=pad", "role=touchpad"], roles
+    pad.stop()  # the original leaves: the replayed one must be what the readers see
+
+    replay = padbridge(str(path), "--delay", "2", command="replay")
+    replayed = replay.wait_ready()
+    assert replayed["hidraw"], replayed
+    driver = os.path.basename(os.path.realpath(os.path.join(replayed["sysfs"], "driver")))
+    assert driver == "playstation", f"bound by {driver}"
+    by_name = {evdev.InputDevice(node).name: evdev.InputDevice(node) for node in replayed["eventNodes"]}
+    assert set(by_name) >= {"padbridge recorded DualSense", "padbridge recorded DualSense Motion Sensors",
+                            "padbridge recorded DualSense Touchpad"}, sorted(by_name)
+    gamepad = by_name["padbridge recorded DualSense"]
+    replayed_taps = key_times(gamepad, ecodes.BTN_SOUTH, 4)
+    assert_same_gaps(recorded_key_times(path, "pad", ecodes.BTN_SOUTH), replayed_taps)
+    assert gamepad.absinfo(ecodes.ABS_X).value > 200, "the stick moved with the first tap"
+    replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
+    assert replay.wait_exit() == 0
+
+
+def test_a_recorded_xbox_pad_comes_back_through_uinput_at_twice_the_speed(padbridge, tmp_path):
+    pad, ready, device = start_xbox(padbridge)
+    path = record_taps(padbridge, tmp_path, ready["eventNodes"][0], pad, device, "xbox.rec", to_file=True)
+    assert recorded_lines(path, "hidraw") == [], "an Xbox 360 pad has no hidraw node"
+    codes = [fields for fields in recorded_lines(path, "evdev-codes") if fields[2] == str(ecodes.EV_KEY)]
+    assert codes and str(ecodes.BTN_SOUTH) in codes[0], codes
+    pad.stop()
+
+    replay = padbridge(str(path), "--delay", "2", "--speed", "2", command="replay")
+    replayed = replay.wait_ready()
+    (node,) = replayed["eventNodes"]
+    copy = evdev.InputDevice(node)
+    assert copy.name == device.name and copy.info.vendor == 0x045E and copy.info.product == 0x028E, copy
+    assert copy.absinfo(ecodes.ABS_X).max == 32767 and copy.absinfo(ecodes.ABS_X).min == -32768
+    assert_same_gaps(recorded_key_times(path, "pad", ecodes.BTN_SOUTH), key_times(copy, ecodes.BTN_SOUTH, 4), speed=2)
+    replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
+    assert replay.wait_exit() == 0
+
+
+def test_a_broken_recording_names_its_line_and_creates_nothing(tmp_path):
+    before = set(os.listdir("/dev/input"))
+    good = ("padbridge-recording 1\npad id=a kind=generic bus=usb vendor=1 product=2 version=3 name=x\n"
+            "evdev 0 side=physical role=pad path=/e bus=3 vendor=1 product=2 version=3 name=x\n"
+            "evdev-codes 0 1 304\ne 5 0 1 304 1\n")
+    cases = {
+        "corrupt": (good.replace("e 5 0 1 304 1", "e 5 0 one 304 1"), "line 5"),
+        "truncated": (good[:good.index("evdev-codes") + 13], "line 4"),
+        "not-a-recording": ("# just a comment\nhello\n", "line 2"),
+    }
+    for name, (text, line) in cases.items():
+        path = tmp_path / f"{name}.rec"
+        path.write_text(text)
+        result = subprocess.run([padbridge_binary(), "replay", str(path)], capture_output=True, text=True,
+                                timeout=DEADLINE)
+        assert result.returncode == 1, f"{name}: status {result.returncode}: {result.stderr}"
+        assert line in result.stderr and str(path) in result.stderr, f"{name}: {result.stderr}"
+        assert "Traceback" not in result.stderr and "Fatal error" not in result.stderr, result.stderr
+    assert set(os.listdir("/dev/input")) == before, "a broken recording created a device"
