@@ -44,6 +44,8 @@ let package = Package(
         // Not a `.systemLibrary(pkgConfig: "sdl2")`: SwiftPM appends pkg-config's `-lSDL2` to the executable's link.
         // Its header (SDL's types and prototypes) comes from Debian's libsdl2-dev, which scripts/deps installs.
         .target(name: "CSDL2Loader"),
+        // monitor --view's few ncurses calls (Debian's libncurses-dev, which scripts/deps installs), as functions.
+        .target(name: "CTerminalView", linkerSettings: [.linkedLibrary("ncursesw")]),
 
         // Linux adapter: uinput, uhid, evdev/hidraw owners and the epoll device loop.
         .target(
@@ -102,6 +104,7 @@ let package = Package(
             name: "padbridge",
             dependencies: [
                 "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadNet", "PadJSONLines", "PadProfiles",
+                "CTerminalView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

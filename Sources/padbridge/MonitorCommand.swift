@@ -37,10 +37,16 @@ struct MonitorCommand: ParsableCommand {
     @Flag(name: .long, help: "Print the report rate and interval (min/avg/max) every second on standard error.")
     var stats = false
 
+    @Flag(name: .long, help: "Show the whole pad full-screen, live (sticks, triggers, buttons, touchpad, motion, battery, report rate); q quits.")
+    var view = false
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         if raw && json { throw ValidationError("--raw and --json are two different outputs; choose one.") }
+        if view && (raw || json || stats) {
+            throw ValidationError("--view is a picture of its own; leave out --raw, --json and --stats.")
+        }
     }
 
     func run() throws {
@@ -51,6 +57,9 @@ struct MonitorCommand: ParsableCommand {
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
         let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
         let controller = try Self.choose(pad, from: controllers)
+        if view {
+            return try MonitorView.run(controller: controller, grab: grab, loop: loop)
+        }
 
         let session = try MonitorSession(
             controller: controller, output: raw ? .raw : json ? .json : .readable, grab: grab, loop: loop)
@@ -115,6 +124,8 @@ func readLineInterruptibly() -> String? {
 
 enum MonitorOutput {
     case readable, json, raw
+    /// `--view`: nothing printed; each new snapshot goes to `onSnapshot`.
+    case view
 }
 
 /// One monitored pad: a `ControllerReader` whose frames are printed as changes (readable or JSON lines), or whose
@@ -125,6 +136,11 @@ final class MonitorSession {
     private var printed: PadSnapshot
     private var statistics = ReportIntervalStatistics()
     private var eventsInFrame = 0
+    /// `.view`: called with each frame's snapshot.
+    var onSnapshot: ((PadSnapshot) -> Void)?
+    /// `.view`: why monitor ended, when the pad was unplugged.
+    private(set) var unpluggedMessage: String?
+    var snapshot: PadSnapshot { reader.snapshot }
 
     init(controller: Controller, output: MonitorOutput, grab: Bool, loop: DeviceEventLoop) throws {
         reader = try ControllerReader(controller: controller, grab: grab, loop: loop) { pad in
@@ -149,7 +165,7 @@ final class MonitorSession {
                 }
                 LineOutput.standardOutput.write(lines.joined(separator: "\n"))
             }
-        } else {
+        } else if output != .view {
             // What is already held when monitor starts is part of the pad's state: print it first, as one frame
             // (a forwarded pad must show it too).
             var lines: [String] = []
@@ -165,10 +181,12 @@ final class MonitorSession {
             if node.role == .pad { self.count(readings) }
         }
         reader.onFrame = { [unowned self] snapshot, event in self.printChanges(to: snapshot, at: event) }
-        reader.onUnplugged = { node in
-            LineOutput.standardError.write(
+        reader.onUnplugged = { [unowned self] node in
+            let message =
                 "padbridge: \(controller.name) [\(controller.fingerprint)] was unplugged (\(node.path) is gone); "
-                    + "monitor ends")
+                + "monitor ends"
+            // The view owns the terminal until it ends: its caller prints the message after.
+            if output == .view { self.unpluggedMessage = message } else { LineOutput.standardError.write(message) }
             loop.stop()
         }
     }
@@ -187,6 +205,10 @@ final class MonitorSession {
     }
 
     private func printChanges(to snapshot: PadSnapshot, at event: EvdevEvent) {
+        if output == .view {
+            onSnapshot?(snapshot)
+            return
+        }
         guard output != .raw else { return }
         var lines: [String] = []
         SnapshotDiff.forEachEvent(from: printed, to: snapshot) { change in
@@ -198,6 +220,12 @@ final class MonitorSession {
         printed = snapshot
         // One write per frame: its lines reach a reader (`padbridge virtual`) in one read, as one frame.
         if !lines.isEmpty { LineOutput.standardOutput.write(lines.joined(separator: "\n")) }
+    }
+
+    /// The report rate over the window since the last call, and a new window.
+    func takeStatistics(overMicroseconds window: Int64) -> ReportIntervalStatistics.Summary? {
+        defer { statistics.startWindow() }
+        return statistics.summary(overMicroseconds: window)
     }
 
     func printStatistics(overMicroseconds window: Int64) {

@@ -31,6 +31,17 @@ public struct ReportIntervalStatistics: Sendable, Hashable {
         public var minimumIntervalMilliseconds: Double
         public var averageIntervalMilliseconds: Double
         public var maximumIntervalMilliseconds: Double
+
+        public init(
+            framesPerSecond: Double, eventsPerSecond: Double, minimumIntervalMilliseconds: Double,
+            averageIntervalMilliseconds: Double, maximumIntervalMilliseconds: Double
+        ) {
+            self.framesPerSecond = framesPerSecond
+            self.eventsPerSecond = eventsPerSecond
+            self.minimumIntervalMilliseconds = minimumIntervalMilliseconds
+            self.averageIntervalMilliseconds = averageIntervalMilliseconds
+            self.maximumIntervalMilliseconds = maximumIntervalMilliseconds
+        }
     }
 
     /// The window's figures over `windowMicroseconds` of wall time; nil until two frames have arrived.

@@ -1,0 +1,99 @@
+"""padbridge monitor --view in a real terminal: tmux runs it in an 80x24 pane, `capture-pane` reads the picture
+after the DualSense stand-in produces input, and the terminal is checked to be given back (the picture gone, the
+line discipline's echo and canonical mode restored) after q, Ctrl-C and SIGTERM."""
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import DEADLINE, padbridge_binary, start_dualsense
+
+SOCKET = "padbridge-view-test"
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", SOCKET, *args], check=True, capture_output=True, text=True,
+                          timeout=DEADLINE).stdout
+
+
+def screen() -> str:
+    return tmux("capture-pane", "-p", "-t", "view")
+
+
+def wait_screen(predicate, what: str, timeout: float = DEADLINE) -> str:
+    """Polls the pane (tmux announces no content change) until `predicate(text)` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = screen()
+        if predicate(text):
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {timeout:.0f} s; the pane shows:\n{text}")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def view_pane(padbridge):
+    pad, ready, _ = start_dualsense(padbridge, "--seed", "view", name="padbridge viewed DualSense")
+    subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+    # The shell keeps the pane after monitor ends, so what it left behind can be read; its INT trap keeps it
+    # alive through Ctrl-C (a trap, unlike an ignored signal, is not inherited by monitor).
+    command = (f"trap true INT; {padbridge_binary()} monitor {ready['hidraw']} --view; echo EXITED $?; stty -a; "
+               "exec sleep 3600")
+    tmux("new-session", "-d", "-s", "view", "-x", "80", "-y", "24", command)
+    try:
+        wait_screen(lambda text: "padbridge monitor  padbridge viewed DualSense" in text, "pad picture")
+        yield pad
+    finally:
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+
+
+def exited_and_stty_ran(text: str) -> bool:
+    return "EXITED" in text and re.search(r"(^|\s)-?icanon(\s|$)", text) is not None
+
+
+def assert_terminal_given_back(text: str):
+    assert "EXITED 0" in text, text
+    assert "left stick" not in text, f"the picture is still on screen:\n{text}"
+    flags = set(text.split())
+    assert "icanon" in flags and "echo" in flags, f"line discipline not restored:\n{text}"
+
+
+def test_the_view_shows_a_held_button_a_stick_and_a_touch_and_q_gives_the_terminal_back(view_pane):
+    pad = view_pane
+    assert "[A]" not in screen()
+    pad.button("a", True)
+    wait_screen(lambda text: "[A]" in text, "held A")
+    pad.axis("leftx", 32767)
+    text = wait_screen(lambda text: re.search(r"x (\d+) y 0", text) and int(re.search(r"x (\d+) y 0", text)[1]) > 30000,
+                       "left stick at the right")
+    assert " B " in text and "[B]" not in text
+    pad.send(type="touch", contact=0, active=True, x=0.5, y=0.25)
+    wait_screen(lambda text: re.search(r"#0 id \d+ \(0\.5\d, 0\.2\d\)", text), "touch contact 0")
+    pad.button("a", False)
+    wait_screen(lambda text: "[A]" not in text and " A " in text, "A released")
+    tmux("send-keys", "-t", "view", "q")
+    assert_terminal_given_back(wait_screen(exited_and_stty_ran, "monitor's exit and stty's report"))
+
+
+@pytest.mark.parametrize("ending", ["C-c", "SIGTERM", "unplug"])
+def test_ctrl_c_sigterm_and_unplugging_give_the_terminal_back(view_pane, ending):
+    if ending == "C-c":
+        tmux("send-keys", "-t", "view", "C-c")
+    elif ending == "unplug":
+        assert view_pane.stop() == 0
+        text = wait_screen(exited_and_stty_ran, "monitor's exit and stty's report")
+        assert "was unplugged" in text.replace("\n", ""), f"no word of the unplugged pad:\n{text}"
+    else:
+        # Only the padbridge process: its command line starts with the binary (the shell's and tmux's do not).
+        subprocess.run(["pkill", "-TERM", "-f", f"^{padbridge_binary()} monitor "], check=True)
+    assert_terminal_given_back(wait_screen(exited_and_stty_ran, "monitor's exit and stty's report"))
+
+
+def test_a_window_smaller_than_80x24_is_told_so(view_pane):
+    tmux("resize-window", "-t", "view", "-x", "60", "-y", "20")
+    wait_screen(lambda text: "needs a window of at least 80x24; this one is 60x20" in text.replace("\n", ""),
+                "too-small message")
+    tmux("resize-window", "-t", "view", "-x", "80", "-y", "24")
+    wait_screen(lambda text: "left stick" in text, "the picture again")
