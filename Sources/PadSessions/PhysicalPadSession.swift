@@ -106,6 +106,12 @@ public final class PhysicalPadSession {
         // session.
         reader.onFrame = { [unowned(unsafe) self] snapshot, _ in self.show(snapshot) }
         reader.onUnplugged = { [unowned self] node in self.wentAway(node) }
+        reader.onEventsDropped = { [unowned self, name = controller.name] node in
+            let message =
+                "the kernel dropped events of \(name) (\(node.path)): padbridge fell behind reading it (is the "
+                + "machine overloaded?); its state is caught up, presses and releases in between are lost"
+            self.logger.warning("\(message)")
+        }
         self.reader = reader
         show(reader.snapshot)
         feedback = openFeedback(for: controller)

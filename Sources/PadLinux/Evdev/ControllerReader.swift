@@ -18,6 +18,9 @@ public final class ControllerReader {
     public var onEvents: ((EvdevNode, [EvdevReading]) -> Void)?
     /// Called when a node's frame completed: the snapshot, and the frame's SYN_REPORT (its kernel timestamp).
     public var onFrame: ((PadSnapshot, EvdevEvent) -> Void)?
+    /// Called when the kernel dropped events of a node because this reader fell behind (SYN_DROPPED): the state is
+    /// caught up, but presses and releases in between are gone. Once per catch-up.
+    public var onEventsDropped: ((EvdevNode) -> Void)?
     /// Called once when a node of the controller went away.
     public var onUnplugged: ((EvdevNode) -> Void)?
 
@@ -68,7 +71,12 @@ public final class ControllerReader {
         switch result {
         case let .events(readings):
             if let onEvents { onEvents(controller.nodes.evdev[index], readings) }
+            var caughtUp = false
             for reading in readings {
+                if reading.isResync && !caughtUp {
+                    caughtUp = true
+                    onEventsDropped?(controller.nodes.evdev[index])
+                }
                 if case .frameCompleted = assembler.apply(reading.event, from: role) {
                     onFrame?(assembler.snapshot, reading.event)
                 }
