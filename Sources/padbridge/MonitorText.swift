@@ -33,16 +33,5 @@ enum MonitorText {
     }
 
     /// `value` with exactly `places` decimals (no Foundation formatter needed for this).
-    static func decimal(_ value: Double, places: Int) -> String {
-        guard value.isFinite else { return "\(value)" }
-        var scale = 1.0
-        for _ in 0..<places { scale *= 10 }
-        let scaled = (abs(value) * scale).rounded()
-        let whole = Int64(scaled / scale)
-        let fraction = Int64(scaled) - whole * Int64(scale)
-        let digits = String(fraction)
-        let sign = value < 0 && scaled != 0 ? "-" : ""
-        guard places > 0 else { return sign + String(whole) }
-        return sign + String(whole) + "." + String(repeating: "0", count: max(0, places - digits.count)) + digits
-    }
+    static func decimal(_ value: Double, places: Int) -> String { DecimalText.fixed(value, places: places) }
 }

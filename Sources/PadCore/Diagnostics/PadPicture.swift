@@ -61,7 +61,7 @@ public struct PadPicture: Sendable, Hashable {
             let fraction = Double(max(0, value)) / Double(Int16.max)
             let filled = Int((fraction * 20).rounded())
             canvas.put(row, column, "\(label) [" + String(repeating: "#", count: filled)
-                + String(repeating: ".", count: 20 - filled) + "] " + fixed(fraction, places: 2))
+                + String(repeating: ".", count: 20 - filled) + "] " + DecimalText.fixed(fraction, places: 2))
         }
         trigger(2, 2, "LT", pad.leftTrigger)
         trigger(2, 44, "RT", pad.rightTrigger)
@@ -114,9 +114,9 @@ public struct PadPicture: Sendable, Hashable {
         if let rate = context.reportRate {
             canvas.put(
                 23, 2,
-                "reports \(fixed(rate.framesPerSecond, places: 1))/s  interval min/avg/max "
-                    + "\(fixed(rate.minimumIntervalMilliseconds, places: 2))/\(fixed(rate.averageIntervalMilliseconds, places: 2))/"
-                    + "\(fixed(rate.maximumIntervalMilliseconds, places: 2)) ms")
+                "reports \(DecimalText.fixed(rate.framesPerSecond, places: 1))/s  interval min/avg/max "
+                    + "\(DecimalText.fixed(rate.minimumIntervalMilliseconds, places: 2))/\(DecimalText.fixed(rate.averageIntervalMilliseconds, places: 2))/"
+                    + "\(DecimalText.fixed(rate.maximumIntervalMilliseconds, places: 2)) ms")
         } else {
             canvas.put(23, 2, "reports: none yet")
         }
@@ -146,7 +146,7 @@ public struct PadPicture: Sendable, Hashable {
             let column = 3 + Int((min(max(contact.x, 0), 1) * 31).rounded())
             let row = 17 + Int((min(max(contact.y, 0), 1) * 2).rounded())
             canvas.put(row, column, "\(slot)", lit: true)
-            listed.append("#\(slot) id \(contact.trackingID) (\(fixed(contact.x, places: 2)), \(fixed(contact.y, places: 2)))")
+            listed.append("#\(slot) id \(contact.trackingID) (\(DecimalText.fixed(contact.x, places: 2)), \(DecimalText.fixed(contact.y, places: 2)))")
         }
         canvas.put(15, 12, listed.isEmpty ? "no contact" : listed.joined(separator: "  "))
     }
@@ -161,20 +161,8 @@ public struct PadPicture: Sendable, Hashable {
         return "[" + String(text) + "]"
     }
 
-    /// `value` with `places` decimals, without Foundation.
-    static func fixed(_ value: Double, places: Int) -> String {
-        guard value.isFinite else { return "-" }
-        var scale = 1.0
-        for _ in 0..<places { scale *= 10 }
-        let scaled = Int((abs(value) * scale).rounded())
-        let whole = scaled / Int(scale)
-        var fraction = String(scaled % Int(scale))
-        fraction = String(repeating: "0", count: max(0, places - fraction.count)) + fraction
-        return (value < 0 && scaled != 0 ? "-" : "") + "\(whole)" + (places > 0 ? "." + fraction : "")
-    }
-
     private static func signed(_ value: Double, width: Int) -> String {
-        let text = (value >= 0 ? "+" : "") + fixed(value, places: 2)
+        let text = (value >= 0 ? "+" : "") + DecimalText.fixed(value, places: 2)
         return String(repeating: " ", count: max(0, width - text.count)) + text
     }
 

@@ -11,6 +11,15 @@ public enum ControllerKind: String, Sendable, Hashable, Codable, CaseIterable {
 public enum ControllerBus: String, Sendable, Hashable, Codable {
     case usb, bluetooth, virtual, other
 
+    /// The kernel's `BUS_*` id (`other`: BUS_VIRTUAL, as padbridge's own devices are).
+    public var kernelBusType: UInt16 {
+        switch self {
+        case .usb: 0x03
+        case .bluetooth: 0x05
+        case .virtual, .other: 0x06
+        }
+    }
+
     /// BUS_USB 0x03, BUS_BLUETOOTH 0x05, BUS_VIRTUAL 0x06.
     public init(kernelBusType: UInt16) {
         switch kernelBusType {

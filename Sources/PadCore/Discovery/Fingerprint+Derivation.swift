@@ -53,7 +53,7 @@ extension Fingerprint {
         bus: ControllerBus, vendorID: UInt16, productID: UInt16, serial: String?, portPath: String?,
         occurrence: Int = 1
     ) -> String {
-        var text = "\(canonicalVersion)|bus=\(bus.rawValue)|vendor=\(hex4(vendorID))|product=\(hex4(productID))|"
+        var text = "\(canonicalVersion)|bus=\(bus.rawValue)|vendor=\(DecimalText.hex4(vendorID))|product=\(DecimalText.hex4(productID))|"
         if let serial, !serial.isEmpty {
             text += "serial=\(serial)"
         } else {
@@ -76,10 +76,5 @@ extension Fingerprint {
             occurrence: occurrence)
         let digits = String(Fmix64.mix(FNV1a64.hash(text)) >> 16, radix: 16)
         return Fingerprint(rawValue: String(repeating: "0", count: 12 - digits.count) + digits)
-    }
-
-    private static func hex4(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 4 - digits.count) + digits
     }
 }

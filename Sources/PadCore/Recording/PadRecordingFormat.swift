@@ -36,7 +36,7 @@ public enum PadRecordingFormat {
         let identity = recording.identity
         var pad = [
             "pad", "id=\(escaped(identity.id))", "kind=\(identity.kind.rawValue)", "bus=\(identity.bus.rawValue)",
-            "vendor=\(hex4(identity.vendor))", "product=\(hex4(identity.product))", "version=\(hex4(identity.version))",
+            "vendor=\(DecimalText.hex4(identity.vendor))", "product=\(DecimalText.hex4(identity.product))", "version=\(DecimalText.hex4(identity.version))",
         ]
         if let serial = identity.serial { pad.append("serial=\(escaped(serial))") }
         pad.append("name=\(escaped(identity.name))")
@@ -44,8 +44,8 @@ public enum PadRecordingFormat {
         for node in recording.evdevNodes.sorted(by: { $0.index < $1.index }) {
             var fields = [
                 "evdev", "\(node.index)", "side=\(node.side.rawValue)", "role=\(escaped(node.role))",
-                "path=\(escaped(node.path))", "bus=\(hex4(node.bus))", "vendor=\(hex4(node.vendor))",
-                "product=\(hex4(node.product))", "version=\(hex4(node.version))",
+                "path=\(escaped(node.path))", "bus=\(DecimalText.hex4(node.bus))", "vendor=\(DecimalText.hex4(node.vendor))",
+                "product=\(DecimalText.hex4(node.product))", "version=\(DecimalText.hex4(node.version))",
             ]
             if let phys = node.phys { fields.append("phys=\(escaped(phys))") }
             if let uniq = node.uniq { fields.append("uniq=\(escaped(uniq))") }
@@ -144,11 +144,6 @@ public enum PadRecordingFormat {
             }
         }
         return String(validating: out, as: UTF8.self)
-    }
-
-    private static func hex4(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 4 - digits.count) + digits
     }
 }
 

@@ -97,7 +97,7 @@ public final class PadReplayer {
         uevents = consume monitor
         ueventWatch = try loop.watch(ueventDescriptor, path: "kernel uevents") { _ in relay.replayer?.noticeBinds() }
         let reference = recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }
-        let bus = reference?.bus ?? Self.kernelBus(recording.identity.bus)
+        let bus = reference?.bus ?? recording.identity.bus.kernelBusType
         let description = UhidRequest.DeviceDescription(
             name: hidName, phys: "padbridge-replay/\(recording.identity.id)", uniq: reference?.uniq ?? "",
             bus: bus, vendor: UInt32(recording.identity.vendor), product: UInt32(recording.identity.product),
@@ -114,15 +114,6 @@ public final class PadReplayer {
             self.startPlaying(nodes: self.hidNodes() ?? VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: ""))
         }
         try readinessDeadline?.schedule(at: MonotonicInstant.now().adding(milliseconds: 5000))
-    }
-
-    private static func kernelBus(_ bus: ControllerBus) -> UInt16 {
-        switch bus {
-        case .usb: 0x03
-        case .bluetooth: 0x05
-        case .virtual: 0x06
-        case .other: 0x06
-        }
     }
 
     private final class Relay {
@@ -152,12 +143,10 @@ public final class PadReplayer {
     /// The uhid device's sysfs directory prefix: BUS:VENDOR:PRODUCT. (the instance number follows).
     private var hidDevicePrefix: String {
         let reference = recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }
-        let bus = reference?.bus ?? Self.kernelBus(recording.identity.bus)
-        func hex4(_ value: UInt16) -> String {
-            let digits = String(value, radix: 16, uppercase: true)
-            return String(repeating: "0", count: 4 - digits.count) + digits
-        }
-        return "\(hex4(bus)):\(hex4(recording.identity.vendor)):\(hex4(recording.identity.product))."
+        let bus = reference?.bus ?? recording.identity.bus.kernelBusType
+        // sysfs names HID devices with uppercase hex: 0005:054C:0CE6.0001
+        let ids = [bus, recording.identity.vendor, recording.identity.product].map(DecimalText.hex4)
+        return ids.joined(separator: ":").uppercased() + "."
     }
 
     private func noticeBinds() {
