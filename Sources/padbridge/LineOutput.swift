@@ -9,18 +9,19 @@ struct LineOutput: Sendable {
     let descriptor: Int32
 
     func write(_ line: String) {
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            }
+        writeRaw(line + "\n")
+    }
+
+    /// Writes text as it is (it carries its own newlines), in as few write(2)s as the descriptor takes.
+    func writeRaw(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
-                return  // The reader went away (EPIPE); nothing useful left to do with this line.
+                return  // The reader went away (EPIPE); nothing useful left to do with this text.
             }
-            offset += written
+            bytes = bytes.dropFirst(written)
         }
     }
 }

@@ -82,7 +82,7 @@ struct RecordCommand: ParsableCommand {
         recorder.finish()
         let seconds = Double(MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1e9
         LineOutput.standardError.write(
-            "padbridge: recorded \(recorder.entryCount) entries in \(String(format1: seconds)) s"
+            "padbridge: recorded \(recorder.entryCount) entries in \(MonitorText.decimal(seconds, places: 1)) s"
                 + (unplugged ? " (the pad was unplugged)" : ""))
     }
 }
@@ -150,7 +150,7 @@ struct ReplayCommand: ParsableCommand {
             case .finished:
                 LineOutput.standardError.write(
                     "padbridge: replay finished (\(recording.entries.count) entries, "
-                        + "\(String(format1: Double(recording.durationMicroseconds) / 1e6 / speed)) s)")
+                        + "\(MonitorText.decimal(Double(recording.durationMicroseconds) / 1e6 / speed, places: 1)) s)")
                 loop.stop()
             }
         }
@@ -177,27 +177,4 @@ struct ReplayCommand: ParsableCommand {
 struct RecordingFileError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
-}
-
-extension LineOutput {
-    /// Writes text as it is (it carries its own newlines).
-    func writeRaw(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            bytes = bytes.dropFirst(written)
-        }
-    }
-}
-
-extension String {
-    /// One decimal place.
-    init(format1 value: Double) {
-        let tenths = Int((value * 10).rounded())
-        self = "\(tenths / 10).\(abs(tenths % 10))"
-    }
 }

@@ -24,6 +24,8 @@ public final class PadRecorder {
     private let hidrawIndex: Int
     private var reportBuffer = [UInt8](repeating: 0, count: PadRecordingFormat.maximumReportBytes)
     public private(set) var entryCount = 0
+    /// Lines of the current read batch: written with one write(2) per batch, not one per event.
+    private var pending = ""
 
     /// Opens every node and writes the header through `write`. `onUnplugged` runs once when a node goes away.
     public init(
@@ -53,7 +55,9 @@ public final class PadRecorder {
                 try loop.watch(device) { result in
                     switch result {
                     case .events(let readings):
-                        for reading in readings where !reading.isResync { relay.recorder?.recordEvent(reading.event, node: index) }
+                        guard let recorder = relay.recorder else { return }
+                        for reading in readings where !reading.isResync { recorder.recordEvent(reading.event, node: index) }
+                        recorder.flush()
                     case .unplugged:
                         relay.recorder?.unplugged()
                     }
@@ -107,10 +111,17 @@ public final class PadRecorder {
             microseconds: elapsed(event.timestampMicroseconds), node: node, type: event.type, code: event.code,
             value: event.value)
         entryCount += 1
-        write(PadRecordingFormat.line(entry))
+        pending += PadRecordingFormat.line(entry)
+    }
+
+    private func flush() {
+        guard !pending.isEmpty else { return }
+        write(pending)
+        pending.removeAll(keepingCapacity: true)
     }
 
     private func readReports() throws(DeviceAccessError) {
+        defer { flush() }
         while true {
             let result: Result<Int?, DeviceAccessError> = reportBuffer.withUnsafeMutableBytes { buffer in
                 do throws(DeviceAccessError) {
@@ -130,7 +141,8 @@ public final class PadRecorder {
             guard let count, count > 0 else { return }
             let now = Int64(MonotonicInstant.now().nanoseconds / 1000)
             entryCount += 1
-            write(PadRecordingFormat.line(.hidrawInput(microseconds: elapsed(now), node: hidrawIndex, report: Array(reportBuffer.prefix(count)))))
+            let report = Array(reportBuffer.prefix(count))
+            pending += PadRecordingFormat.line(.hidrawInput(microseconds: elapsed(now), node: hidrawIndex, report: report))
         }
     }
 
@@ -138,7 +150,8 @@ public final class PadRecorder {
     public func recordFeedback(line: String, side: RecordedSide = .physical) {
         let now = Int64(MonotonicInstant.now().nanoseconds / 1000)
         entryCount += 1
-        write(PadRecordingFormat.line(.feedback(microseconds: elapsed(now), side: side, line: line)))
+        pending += PadRecordingFormat.line(.feedback(microseconds: elapsed(now), side: side, line: line))
+        flush()
     }
 
     private func unplugged() {
@@ -156,6 +169,7 @@ public final class PadRecorder {
                 for reading in readings where !reading.isResync { recordEvent(reading.event, node: index) }
             }
         }
+        flush()
         try? readReports()
         close()
     }
