@@ -52,7 +52,7 @@ public enum SDLControllerCatalog {
 /// SDL2 could not be loaded, or could not start its game-controller subsystem; discovery goes on without SDL's
 /// view (generic pads then have no layout from SDL's database).
 public struct SDLCatalogError: Error, CustomStringConvertible {
-    public enum Code: Sendable, Hashable {
+    public enum Code: String, Sendable, Hashable {
         /// libSDL2 is not installed, or lacks a function padbridge calls.
         case libraryUnavailable
         /// `SDL_InitSubSystem(SDL_INIT_GAMECONTROLLER)` failed.

@@ -27,13 +27,7 @@ public enum SDLProbe {
         do {
             reply = Reply(controllers: try SDLControllerCatalog.current(), error: nil)
         } catch {
-            let code =
-                switch error.code {
-                case .libraryUnavailable: "libraryUnavailable"
-                case .subsystemFailed: "subsystemFailed"
-                case .helperFailed: "helperFailed"
-                }
-            reply = Reply(controllers: nil, error: ReplyError(code: code, reason: error.reason))
+            reply = Reply(controllers: nil, error: ReplyError(code: error.code.rawValue, reason: error.reason))
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -47,14 +41,8 @@ public enum SDLProbe {
             throw SDLCatalogError(code: .helperFailed, reason: "its reply is not an SDL probe reply")
         }
         if let controllers = reply.controllers { return controllers }
-        let error = reply.error ?? ReplyError(code: "helperFailed", reason: "its reply holds neither pads nor an error")
-        let code: SDLCatalogError.Code =
-            switch error.code {
-            case "libraryUnavailable": .libraryUnavailable
-            case "subsystemFailed": .subsystemFailed
-            default: .helperFailed
-            }
-        throw SDLCatalogError(code: code, reason: error.reason)
+        let error = reply.error ?? ReplyError(code: "", reason: "its reply holds neither pads nor an error")
+        throw SDLCatalogError(code: SDLCatalogError.Code(rawValue: error.code) ?? .helperFailed, reason: error.reason)
     }
 
     /// SDL's view from `source`. A helper that crashes is asked once more: the crash this guards against is a

@@ -103,7 +103,7 @@ struct ListCommand: ParsableCommand {
                     // the whole pad. Only gaining nodes (a late touchpad node) is a change.
                     let before = Set(old.controller.nodes.allPaths)
                     let after = Set(controller.nodes.allPaths)
-                    if !before.isSubset(of: after) || after == before {
+                    if !after.isStrictSuperset(of: before) {
                         next[controller.fingerprint] = old
                     } else {
                         report("change", controller, index: index)
