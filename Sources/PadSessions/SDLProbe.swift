@@ -1,7 +1,7 @@
 internal import FoundationEssentials
-public import Logging
+import Logging
 public import PadCore
-public import PadLinux
+import PadLinux
 public import PadSDL
 
 /// SDL2's view of the pads asked for in a helper process: the reply the helper prints (one JSON object on

@@ -17,6 +17,11 @@ struct RecordCommand: ParsableCommand {
             line per fact, versioned; it compresses, diffs and greps.
             PAD as for `monitor`. The pad is not grabbed: games keep using it while it is recorded.
             Ends on SIGINT or SIGTERM, after --duration, or when the pad is unplugged.
+            --evemu writes evemu's format instead (evemu-device, evemu-play and evemu-describe read it), one file \
+            per event node: the pad node to FILE, the others to FILE with their role before the extension \
+            (pad.evemu, pad.motion.evemu); hidraw reports have no place there. --from converts a recording made \
+            earlier. The feedback games send a pad is recorded by the bridge that receives it: \
+            `padbridge remap --record FILE`.
             """
     )
 
@@ -29,31 +34,66 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .long, help: "Stop after this many seconds.")
     var duration: Double?
 
+    @Flag(name: .long, help: "Write evemu's format: one file per event node (the pad node to -o FILE, the others beside it).")
+    var evemu = false
+
+    @Option(name: .long, help: "With --evemu: convert this padbridge recording instead of recording a pad.")
+    var from: String?
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds.") }
+        if from != nil {
+            if !evemu { throw ValidationError("--from converts a recording to evemu's format: add --evemu.") }
+            if pad != nil || duration != nil { throw ValidationError("--from converts a file: give no PAD or --duration with it.") }
+        }
+    }
+
+    /// Opens `path` for writing (created 0644, emptied), or says why not.
+    static func openForWriting(_ path: String) throws -> LineOutput {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw RecordingFileError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        return LineOutput(descriptor: descriptor)
+    }
+
+    /// Where each event node's evemu file goes: standard output for a pad with one node and no -o.
+    static func evemuSinks(output: String?, roles: [String]) throws -> [LineOutput] {
+        guard let output else {
+            guard roles.count <= 1 else {
+                throw ValidationError(
+                    "--evemu writes one file per event node and this pad has \(roles.count) "
+                        + "(\(roles.joined(separator: ", "))): name the first with -o FILE, the others go beside it.")
+            }
+            return roles.map { _ in .standardOutput }
+        }
+        return try EvemuFormat.fileNames(base: output, roles: roles).map(openForWriting)
     }
 
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.record")
         signal(SIGPIPE, SIG_IGN)
+        if let from { return try convert(from) }
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
         let controller = try MonitorCommand.choose(
             pad, from: try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper))
 
-        let sink: LineOutput
-        if let output {
-            let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else {
-                throw RecordingFileError(message: "cannot write \(output): \(String(cString: strerror(errno)))")
-            }
-            sink = LineOutput(descriptor: descriptor)
+        let sinks: [LineOutput]
+        let recordingOutput: any PadRecordingOutput
+        if evemu {
+            let roles = controller.nodes.evdev.map(\.role.rawValue)
+            sinks = try Self.evemuSinks(output: output, roles: roles)
+            recordingOutput = EvemuRecordingOutput(
+                writers: Dictionary(uniqueKeysWithValues: sinks.enumerated().map { index, sink in (index, { sink.writeRaw($0) }) }))
         } else {
-            sink = .standardOutput
+            let sink = try output.map(Self.openForWriting) ?? .standardOutput
+            sinks = [sink]
+            recordingOutput = PadRecordingTextOutput(write: { sink.writeRaw($0) })
         }
-        defer { if output != nil { close(sink.descriptor) } }
+        defer { if output != nil { sinks.forEach { close($0.descriptor) } } }
 
         let identity = RecordedPadIdentity(
             id: controller.fingerprint.rawValue, name: controller.name, kind: controller.kind, bus: controller.bus,
@@ -61,9 +101,9 @@ struct RecordCommand: ParsableCommand {
             serial: controller.serial)
         var unplugged = false
         let recorder = try PadRecorder(
-            identity: identity, evdevNodes: controller.nodes.evdev.map { ($0.path, $0.role.rawValue) },
+            identity: identity, evdevNodes: controller.nodes.evdev.map { .init(path: $0.path, role: $0.role.rawValue) },
             hidrawNode: controller.nodes.hidraw, loop: loop, logger: logger,
-            write: { sink.writeRaw($0) },
+            output: recordingOutput,
             onUnplugged: {
                 unplugged = true
                 loop.stop()
@@ -74,8 +114,11 @@ struct RecordCommand: ParsableCommand {
             deadline = try loop.deadline(afterMilliseconds: UInt64(duration * 1000)) { loop.stop() }
         }
         let started = MonotonicInstant.now()
+        let destination = output.map { base in
+            evemu ? EvemuFormat.fileNames(base: base, roles: controller.nodes.evdev.map(\.role.rawValue)).joined(separator: ", ") : base
+        } ?? "standard output"
         LineOutput.standardError.write(
-            "padbridge: recording \(controller.name) [\(controller.fingerprint)] to \(output ?? "standard output") "
+            "padbridge: recording \(controller.name) [\(controller.fingerprint)] to \(destination) "
                 + "(\(controller.nodes.allPaths.joined(separator: ", "))); SIGINT or SIGTERM ends")
         try loop.run()
         deadline?.cancel()
@@ -84,6 +127,24 @@ struct RecordCommand: ParsableCommand {
         LineOutput.standardError.write(
             "padbridge: recorded \(recorder.entryCount) entries in \(MonitorText.decimal(seconds, places: 1)) s"
                 + (unplugged ? " (the pad was unplugged)" : ""))
+    }
+
+    /// `--from FILE --evemu`: each event node of a recording as an evemu file.
+    private func convert(_ path: String) throws {
+        let recording = try ReplayCommand.readRecording(path)
+        let nodes = recording.evdevNodes.sorted { $0.index < $1.index }
+        guard !nodes.isEmpty else {
+            throw RecordingFileError(message: "\(path) has no event node: nothing for evemu's format")
+        }
+        let roles = nodes.map { $0.side == .physical ? $0.role : "\($0.side.rawValue)-\($0.role)" }
+        let sinks = try Self.evemuSinks(output: output, roles: roles)
+        defer { if output != nil { sinks.forEach { close($0.descriptor) } } }
+        let names = output.map { EvemuFormat.fileNames(base: $0, roles: roles) } ?? ["standard output"]
+        for (position, node) in nodes.enumerated() {
+            sinks[position].writeRaw(EvemuFormat.text(of: recording, node: node.index) ?? "")
+            let events = recording.entries.count { if case .evdev(_, node.index, _, _, _) = $0 { true } else { false } }
+            LineOutput.standardError.write("padbridge: wrote \(names[position]) (\(roles[position]), \(events) events)")
+        }
     }
 }
 
@@ -96,8 +157,9 @@ struct ReplayCommand: ParsableCommand {
             kernel's driver binds it as it bound the real pad (hid-playstation for a DualSense); otherwise each \
             event node comes back through /dev/uinput with its recorded capabilities. Input plays with its \
             recorded timing (--speed 2: twice as fast). Once the pad exists, "padbridge: ready {...}" goes to \
-            standard error. On standard output, the feedback the recording holds ("recorded ...") and the output \
-            reports games send the replayed pad now ("now ..."), so a difference shows.
+            standard error. On standard output, the feedback the recording holds ("recorded ...") and what games \
+            send the replayed pad now ("now ...": output reports through uhid, force feedback through uinput), so a \
+            difference shows.
             """
     )
 
@@ -120,18 +182,7 @@ struct ReplayCommand: ParsableCommand {
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.replay")
         signal(SIGPIPE, SIG_IGN)
-        let text: String
-        do {
-            text = try TextFile.contents(atPath: file)
-        } catch {
-            throw RecordingFileError(message: "\(error)")
-        }
-        let recording: PadRecording
-        do {
-            recording = try PadRecordingFormat.recording(from: text)
-        } catch {
-            throw RecordingFileError(message: "\(file): \(error) (a recording from `padbridge record`; README, \"Recording a pad\")")
-        }
+        let recording = try Self.readRecording(file)
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
         let output = LineOutput.standardOutput
@@ -147,6 +198,8 @@ struct ReplayCommand: ParsableCommand {
                 output.write("recorded \(line)")
             case .outputReport(let report):
                 output.write("now \(ReplayCommand.describe(report))")
+            case .feedback(let event):
+                output.write("now \(FeedbackLines.line(for: event))")
             case .finished:
                 LineOutput.standardError.write(
                     "padbridge: replay finished (\(recording.entries.count) entries, "
@@ -159,6 +212,21 @@ struct ReplayCommand: ParsableCommand {
             "padbridge: replaying \(recording.identity.name) [\(recording.identity.id)] through "
                 + (replayer.route == .uhid ? "/dev/uhid" : "/dev/uinput") + "; SIGINT or SIGTERM ends")
         try loop.run()
+    }
+
+    /// The recording in `path`, or an error naming the file and the line.
+    static func readRecording(_ path: String) throws -> PadRecording {
+        let text: String
+        do {
+            text = try TextFile.contents(atPath: path)
+        } catch {
+            throw RecordingFileError(message: "\(error)")
+        }
+        do {
+            return try PadRecordingFormat.recording(from: text)
+        } catch {
+            throw RecordingFileError(message: "\(path): \(error) (a recording from `padbridge record`; README, \"Recording a pad\")")
+        }
     }
 
     /// An output report as feedback lines when padbridge reads its kind (DualSense, DualShock 4), else as hex.

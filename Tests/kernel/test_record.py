@@ -1,15 +1,16 @@
 """padbridge record / replay: a pad recorded while its stand-in produces input, brought back as a virtual pad,
 and read by python-evdev. A DualSense comes back through uhid (hid-playstation binds it from its recorded
 descriptor and feature reports); an Xbox pad through uinput with its recorded capabilities."""
+import json
 import os
 import subprocess
+import time
 
 import evdev
 from evdev import ecodes
 
-import time
-
-from conftest import DEADLINE, drain, expect_events, padbridge_binary, read_available, start_dualsense, start_xbox
+from conftest import (DEADLINE, drain, expect_events, is_rumble, padbridge_binary, read_available, rumble_effect,
+                      start_dualsense, start_xbox)
 
 # Replayed timing: the gap between two recorded events and the same gap on the replayed node (kernel stamps)
 # agree within this, at --speed 1 and 2, in the emulated VM.
@@ -109,12 +110,20 @@ def test_a_recorded_dualsense_comes_back_through_uhid_and_hid_playstation_binds_
     assert replay.wait_exit() == 0
 
 
-def test_a_recorded_xbox_pad_comes_back_through_uinput_at_twice_the_speed(padbridge, tmp_path):
+def test_a_recorded_xbox_pad_comes_back_through_uinput_at_twice_the_speed_with_force_feedback(padbridge, tmp_path):
     pad, ready, device = start_xbox(padbridge)
     path = record_taps(padbridge, tmp_path, ready["eventNodes"][0], pad, device, "xbox.rec", to_file=True)
     assert recorded_lines(path, "hidraw") == [], "an Xbox 360 pad has no hidraw node"
-    codes = [fields for fields in recorded_lines(path, "evdev-codes") if fields[2] == str(ecodes.EV_KEY)]
-    assert codes and str(ecodes.BTN_SOUTH) in codes[0], codes
+    codes = {int(fields[2]): fields[3:] for fields in recorded_lines(path, "evdev-codes")}
+    assert str(ecodes.BTN_SOUTH) in codes[ecodes.EV_KEY], codes
+    assert str(ecodes.FF_RUMBLE) in codes[ecodes.EV_FF], codes
+    # The recording converted to evemu's format describes the node as evemu-describe does, with the same taps.
+    converted = tmp_path / "xbox-converted.evemu"
+    result = subprocess.run([padbridge_binary(), "record", "--evemu", "--from", str(path), "-o", str(converted)],
+                            capture_output=True, text=True, timeout=DEADLINE)
+    assert result.returncode == 0 and f"wrote {converted}" in result.stderr, result.stderr
+    assert evemu_description(converted.read_text()) == evemu_describe(device.path)
+    assert evemu_key_values(converted.read_text(), ecodes.BTN_SOUTH) == [1, 0, 1, 0], converted.read_text()[-1500:]
     pad.stop()
 
     replay = padbridge(str(path), "--delay", "2", "--speed", "2", command="replay")
@@ -123,9 +132,89 @@ def test_a_recorded_xbox_pad_comes_back_through_uinput_at_twice_the_speed(padbri
     copy = evdev.InputDevice(node)
     assert copy.name == device.name and copy.info.vendor == 0x045E and copy.info.product == 0x028E, copy
     assert copy.absinfo(ecodes.ABS_X).max == 32767 and copy.absinfo(ecodes.ABS_X).min == -32768
+    # Force feedback, as a game sends it (EVIOCSFF, then play), in the 2 s before playing starts: replay plays it
+    # as ff-memless would and prints the motors' output.
+    assert ecodes.FF_RUMBLE in copy.capabilities().get(ecodes.EV_FF, []), copy.capabilities()
+    effect = copy.upload_effect(rumble_effect(0x8000, 0x4000, 1000))
+    copy.write(ecodes.EV_FF, effect, 1)
+    replay.wait_stdout(lambda line: line.startswith("now {") and is_rumble(0.5, 0.25)(json.loads(line[4:])),
+                       what="the rumble the replayed pad was sent, as a 'now' line")
     assert_same_gaps(recorded_key_times(path, "pad", ecodes.BTN_SOUTH), key_times(copy, ecodes.BTN_SOUTH, 4), speed=2)
     replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
     assert replay.wait_exit() == 0
+
+
+def evemu_description(text):
+    """The lines of an evemu file that describe the device (name, ids, property and code bits, axes)."""
+    return [line for line in text.splitlines() if line[:2] in ("N:", "I:", "P:", "B:", "A:", "L:", "S:")]
+
+
+def evemu_describe(node):
+    result = subprocess.run(["evemu-describe", node], capture_output=True, text=True, timeout=DEADLINE)
+    assert result.returncode == 0, result.stderr
+    return evemu_description(result.stdout)
+
+
+def evemu_key_values(text, code):
+    """The values of every EV_KEY `code` event line (E: TIME TYPE CODE VALUE, type and code in hex)."""
+    return [int(fields[4]) for fields in (line.split() for line in text.splitlines() if line.startswith("E: "))
+            if int(fields[2], 16) == ecodes.EV_KEY and int(fields[3], 16) == code]
+
+
+def test_record_evemu_writes_what_evemu_describe_sees_and_evemu_play_plays_it(padbridge, tmp_path):
+    pad, ready, device = start_xbox(padbridge)
+    path = tmp_path / "xbox.evemu"
+    recorder = padbridge(ready["eventNodes"][0], "--evemu", "-o", str(path), command="record")
+    recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    drain(device)
+    for pressed in (True, False, True, False):
+        pad.button("a", pressed)
+        expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, int(pressed))])
+    assert recorder.stop() == 0
+    text = path.read_text()
+    assert text.startswith("# EVEMU 1.3\n"), text[:200]
+    assert evemu_description(text) == evemu_describe(device.path)
+    assert evemu_key_values(text, ecodes.BTN_SOUTH) == [1, 0, 1, 0], text[-1500:]
+    pad.stop()
+
+    # evemu-play makes the device from the file, prints "NAME: NODE", and plays the events on a line of input.
+    player = subprocess.Popen(["evemu-play", str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        first = player.stdout.readline()
+        assert first.startswith("Microsoft X-Box 360 pad: /dev/input/event"), f"evemu-play said {first!r}"
+        copy = evdev.InputDevice(first.rsplit(": ", 1)[1].strip())
+        assert copy.absinfo(ecodes.ABS_X).min == -32768 and copy.absinfo(ecodes.ABS_X).max == 32767
+        player.stdin.write("\n")
+        player.stdin.flush()
+        assert [value for value, _ in key_times(copy, ecodes.BTN_SOUTH, 4)] == [1, 0, 1, 0]
+    finally:
+        player.kill()
+        player.wait()
+
+
+def test_record_evemu_writes_a_file_per_dualsense_node(padbridge, tmp_path):
+    pad, ready, nodes = start_dualsense(padbridge, "--seed", "evemu", name="padbridge evemu DualSense")
+    base = tmp_path / "ds.evemu"
+    no_file = subprocess.run([padbridge_binary(), "record", ready["hidraw"], "--evemu", "--duration", "1"],
+                             capture_output=True, text=True, timeout=DEADLINE)
+    assert no_file.returncode != 0 and "-o FILE" in no_file.stderr, no_file.stderr
+    recorder = padbridge(ready["hidraw"], "--evemu", "-o", str(base), command="record")
+    recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    drain(nodes["gamepad"])
+    pad.button("a", True)
+    expect_events(nodes["gamepad"], [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
+    assert recorder.stop() == 0
+    files = sorted(tmp_path.glob("ds*.evemu"))
+    assert [f.name for f in files] == ["ds.evemu", "ds.motion.evemu", "ds.touchpad.evemu"], files
+    by_node = {}
+    for file in files:
+        text = file.read_text()
+        (origin,) = [line for line in text.splitlines() if line.startswith("# Recorded by padbridge: ")]
+        by_node[origin.split(": ", 1)[1].split(",")[0]] = text
+    assert set(by_node) == {device.path for device in nodes.values()}, sorted(by_node)
+    for node, text in by_node.items():
+        assert evemu_description(text) == evemu_describe(node), node
+    assert evemu_key_values(by_node[nodes["gamepad"].path], ecodes.BTN_SOUTH) == [1]
 
 
 def test_a_broken_recording_names_its_line_and_creates_nothing(tmp_path):

@@ -3,43 +3,78 @@ import Glibc
 public import Logging
 public import PadCore
 
-/// Records a pad in `PadRecordingFormat`: reads each node's declarations and the hidraw node's report descriptor
-/// and feature reports once, then streams every evdev event and hidraw input report it reads, on one clock
-/// (CLOCK_MONOTONIC; evdev events carry the kernel's stamp, hidraw reports the time they were read).
+/// Where a recorder's header and entries go, in some format (`PadRecordingTextOutput`, `EvemuRecordingOutput`).
+public protocol PadRecordingOutput: AnyObject {
+    /// The pad and its nodes; called once, first.
+    func begin(_ header: PadRecording)
+    /// One entry; entries of one read batch come together, then `flush()`.
+    func append(_ entry: RecordedEntry)
+    /// The end of a batch: write what `append` gathered.
+    func flush()
+}
+
+/// Records a pad: reads each node's declarations and the hidraw node's report descriptor and feature reports once,
+/// then streams every evdev event and hidraw input report, on one clock (CLOCK_MONOTONIC; evdev events carry the
+/// kernel's stamp, hidraw reports the time they were read), to a `PadRecordingOutput`.
 ///
-/// Reading never takes the pad from others (no grab). Confined to the loop's thread; `close()` ends it.
+/// The recorder reads a node itself without taking it from others (no grab), unless the node's events are
+/// `.supplied` by its owner (a bridge that grabbed it: a grabbed node's events reach only the grabbing handle).
+/// Feedback is recorded when its owner reports it (`recordFeedback`). Confined to the loop's thread; `close()` ends it.
 public final class PadRecorder {
+    /// An evdev node to record.
+    public struct EvdevNode: Sendable, Hashable {
+        public enum Events: Sendable, Hashable {
+            /// The recorder reads the node.
+            case read
+            /// The node's owner hands its events to `recordEvents(_:node:)`.
+            case supplied
+        }
+
+        public var path: String
+        public var role: String
+        public var side: RecordedSide
+        public var events: Events
+
+        public init(path: String, role: String, side: RecordedSide = .physical, events: Events = .read) {
+            self.path = path
+            self.role = role
+            self.side = side
+            self.events = events
+        }
+    }
+
     /// The recording's header, as written.
     public let header: PadRecording
     private let loop: DeviceEventLoop
     private let logger: Logger
-    private let write: (String) -> Void
+    private let output: any PadRecordingOutput
     private let onUnplugged: () -> Void
     private let start = MonotonicInstant.now()
     private var lastMicroseconds: Int64 = 0
-    private var evdevReaders: [WatchedEvdevDevice] = []
+    /// The nodes it reads itself, by node index.
+    private var evdevReaders: [(node: Int, reader: WatchedEvdevDevice)] = []
     private var hidraw: HidrawDevice?
     private var hasHidraw = false
     private var hidrawWatch: DeviceEventLoop.WatchToken?
     private let hidrawIndex: Int
     private var reportBuffer = [UInt8](repeating: 0, count: PadRecordingFormat.maximumReportBytes)
     public private(set) var entryCount = 0
-    /// Lines of the current read batch: written with one write(2) per batch, not one per event.
-    private var pending = ""
+    /// Closed: nothing more is recorded, supplied or not.
+    public private(set) var isClosed = false
 
-    /// Opens every node and writes the header through `write`. `onUnplugged` runs once when a node goes away.
+    /// Opens every node and gives `output` the header. `onUnplugged` runs once when a node it reads goes away.
     public init(
-        identity: RecordedPadIdentity, evdevNodes: [(path: String, role: String)], hidrawNode: String?,
-        side: RecordedSide = .physical, loop: DeviceEventLoop, logger: Logger,
-        write: @escaping (String) -> Void, onUnplugged: @escaping () -> Void
+        identity: RecordedPadIdentity, evdevNodes: [EvdevNode], hidrawNode: String?,
+        loop: DeviceEventLoop, logger: Logger,
+        output: any PadRecordingOutput, onUnplugged: @escaping () -> Void
     ) throws(DeviceAccessError) {
         self.loop = loop
         self.logger = logger
-        self.write = write
+        self.output = output
         self.onUnplugged = onUnplugged
         // The readers are watched as they are opened; the loop calls them only once it runs, after the header.
         let relay = Relay()
-        var readers: [WatchedEvdevDevice] = []
+        var readers: [(node: Int, reader: WatchedEvdevDevice)] = []
         var recordedEvdev: [RecordedEvdevNode] = []
         for (index, node) in evdevNodes.enumerated() {
             let device = try EvdevDevice(path: node.path)
@@ -47,11 +82,15 @@ public final class PadRecorder {
             let info = device.info()
             recordedEvdev.append(
                 RecordedEvdevNode(
-                    index: index, side: side, role: node.role, path: node.path, name: info.name, bus: info.bus,
+                    index: index, side: node.side, role: node.role, path: node.path, name: info.name, bus: info.bus,
                     vendor: info.vendor, product: info.product, version: info.version, phys: info.phys,
                     uniq: info.uniq, properties: device.properties, codes: info.codes,
                     absoluteInfo: info.absoluteInfo))
-            readers.append(
+            guard node.events == .read else {
+                device.close()
+                continue
+            }
+            readers.append((index,
                 try loop.watch(device) { result in
                     switch result {
                     case .events(let readings):
@@ -61,7 +100,7 @@ public final class PadRecorder {
                     case .unplugged:
                         relay.recorder?.unplugged()
                     }
-                })
+                }))
         }
         evdevReaders = readers
         hidrawIndex = evdevNodes.count
@@ -80,7 +119,7 @@ public final class PadRecorder {
             }
             recordedHidraw.append(
                 RecordedHidrawNode(
-                    index: hidrawIndex, side: side, path: hidrawNode, reportDescriptor: descriptor,
+                    index: hidrawIndex, side: .physical, path: hidrawNode, reportDescriptor: descriptor,
                     featureReports: features))
             hidrawWatch = try loop.watch(device.descriptorForPolling, path: hidrawNode) { _ throws(DeviceAccessError) in
                 try relay.recorder?.readReports()
@@ -90,7 +129,7 @@ public final class PadRecorder {
         }
         header = PadRecording(identity: identity, evdevNodes: recordedEvdev, hidrawNodes: recordedHidraw)
         relay.recorder = self
-        write(PadRecordingFormat.header(of: header))
+        output.begin(header)
     }
 
     /// Lets the readers, made before the recorder exists, reach it.
@@ -111,13 +150,18 @@ public final class PadRecorder {
             microseconds: elapsed(event.timestampMicroseconds), node: node, type: event.type, code: event.code,
             value: event.value)
         entryCount += 1
-        pending += PadRecordingFormat.line(entry)
+        output.append(entry)
     }
 
     private func flush() {
-        guard !pending.isEmpty else { return }
-        write(pending)
-        pending.removeAll(keepingCapacity: true)
+        output.flush()
+    }
+
+    /// Records events its owner read from evdev node `node` (a node recorded as `.supplied`), as one batch.
+    public func recordEvents(_ readings: [EvdevReading], node: Int) {
+        guard !isClosed else { return }
+        for reading in readings where !reading.isResync { recordEvent(reading.event, node: node) }
+        flush()
     }
 
     private func readReports() throws(DeviceAccessError) {
@@ -142,15 +186,17 @@ public final class PadRecorder {
             let now = Int64(MonotonicInstant.now().nanoseconds / 1000)
             entryCount += 1
             let report = Array(reportBuffer.prefix(count))
-            pending += PadRecordingFormat.line(.hidrawInput(microseconds: elapsed(now), node: hidrawIndex, report: report))
+            output.append(.hidrawInput(microseconds: elapsed(now), node: hidrawIndex, report: report))
         }
     }
 
-    /// Records feedback that reached the pad (`padbridge feedback`'s JSON line), on the recording's clock.
-    public func recordFeedback(line: String, side: RecordedSide = .physical) {
+    /// Records feedback (`padbridge feedback`'s JSON line) that reached the pad (`side` physical) or that a game
+    /// sent a bridge's virtual pad (`side` virtual), on the recording's clock.
+    public func recordFeedback(line: String, side: RecordedSide) {
+        guard !isClosed else { return }
         let now = Int64(MonotonicInstant.now().nanoseconds / 1000)
         entryCount += 1
-        pending += PadRecordingFormat.line(.feedback(microseconds: elapsed(now), side: side, line: line))
+        output.append(.feedback(microseconds: elapsed(now), side: side, line: line))
         flush()
     }
 
@@ -163,9 +209,9 @@ public final class PadRecorder {
     /// Records what the nodes still hold (read by the kernel, not yet by this recorder), then closes them: a
     /// recording ended by a signal keeps everything that happened before it.
     public func finish() {
-        for (index, reader) in evdevReaders.enumerated() {
+        for (index, reader) in evdevReaders {
             let result = try? reader.withDevice { (device) throws(DeviceAccessError) in try device.readAvailable() }
-            if case .events(let readings)?? = result {
+            if case .events(let readings)? = result {
                 for reading in readings where !reading.isResync { recordEvent(reading.event, node: index) }
             }
         }
@@ -176,7 +222,8 @@ public final class PadRecorder {
 
     /// Stops reading and closes every node. Idempotent.
     public func close() {
-        evdevReaders.forEach { $0.close() }
+        isClosed = true
+        evdevReaders.forEach { $0.reader.close() }
         evdevReaders.removeAll()
         if let hidrawWatch { loop.removeWatch(hidrawWatch) }
         hidrawWatch = nil
@@ -185,4 +232,49 @@ public final class PadRecorder {
     }
 
     deinit { close() }
+}
+
+/// A recording in padbridge's own format (`PadRecordingFormat`): each batch's lines in one `write` (one write(2),
+/// not one per event).
+public final class PadRecordingTextOutput: PadRecordingOutput {
+    private let write: (String) -> Void
+    private var pending = ""
+
+    public init(write: @escaping (String) -> Void) { self.write = write }
+
+    public func begin(_ header: PadRecording) { write(PadRecordingFormat.header(of: header)) }
+
+    public func append(_ entry: RecordedEntry) { pending += PadRecordingFormat.line(entry) }
+
+    public func flush() {
+        guard !pending.isEmpty else { return }
+        write(pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+}
+
+/// A recording's evdev nodes in evemu's format (`EvemuFormat`), one file per node: `writers[index]` receives node
+/// `index`'s description and events (with libevdev's names as comments, as evemu-record writes them). Hidraw
+/// reports and feedback are left out: evemu's format has no place for them.
+public final class EvemuRecordingOutput: PadRecordingOutput {
+    private let writers: [Int: (String) -> Void]
+    private var pending: [Int: String] = [:]
+
+    public init(writers: [Int: (String) -> Void]) { self.writers = writers }
+
+    public func begin(_ header: PadRecording) {
+        for node in header.evdevNodes { writers[node.index]?(EvemuFormat.description(of: node, padID: header.identity.id)) }
+    }
+
+    public func append(_ entry: RecordedEntry) {
+        guard case let .evdev(microseconds, node, type, code, value) = entry, writers[node] != nil else { return }
+        pending[node, default: ""] += EvemuFormat.eventLine(
+            microseconds: microseconds, type: type, code: code, value: value,
+            comment: "\(EvtestFormat.typeName(type)) / \(EvtestFormat.codeName(type, code)) \(value)")
+    }
+
+    public func flush() {
+        for (node, text) in pending where !text.isEmpty { writers[node]?(text) }
+        pending.removeAll(keepingCapacity: true)
+    }
 }

@@ -11,7 +11,8 @@ public import PadCore
 /// - Otherwise each recorded evdev node is made again through uinput with its recorded capabilities and ranges,
 ///   and its events are played.
 ///
-/// Only the physical side of a recording is replayed. Confined to the loop's thread.
+/// Only the physical side of a recording is replayed. What games send the replayed pad is reported: output reports
+/// through uhid, force feedback (played as ff-memless would) through uinput. Confined to the loop's thread.
 public final class PadReplayer {
     public enum Route: Sendable, Hashable {
         case uhid
@@ -26,6 +27,8 @@ public final class PadReplayer {
         case recordedFeedback(String)
         /// An output report something sent the replayed pad now (uhid).
         case outputReport([UInt8])
+        /// Force feedback something plays on the replayed pad now (uinput: the motors' combined output changed).
+        case feedback(FeedbackEvent)
         /// Every entry was played.
         case finished
     }
@@ -50,10 +53,26 @@ public final class PadReplayer {
     private var nextEntry = 0
     private var closed = false
 
-    /// One uinput device (a class, so the dictionary holds it: the device itself cannot be copied).
+    /// One uinput device (a class, so the dictionary holds it: the device itself cannot be copied), and the
+    /// force feedback it plays when it was recorded with some.
     private final class UinputHandle {
         var device: UinputDevice?
+        var forceFeedback: UinputForceFeedback?
+        var watch: DeviceEventLoop.WatchToken?
         init(_ device: consuming UinputDevice) { self.device = consume device }
+
+        func serviceForceFeedback() throws(DeviceAccessError) {
+            guard let events = try device?.readEvents(), !events.isEmpty, let forceFeedback else { return }
+            try device?.serviceForceFeedback(events, with: forceFeedback)
+        }
+
+        func close(loop: DeviceEventLoop) {
+            if let watch { loop.removeWatch(watch) }
+            watch = nil
+            forceFeedback?.close()
+            forceFeedback = nil
+            device.take()?.close()
+        }
     }
 
     /// Creates the virtual pad; playing starts `delayMilliseconds` after it is ready (call `loop.run()`). `speed` 2
@@ -175,6 +194,7 @@ public final class PadReplayer {
         var sysfs = ""
         for node in recording.evdevNodes where node.side == .physical {
             let device = try UinputDevice()
+            var playsForceFeedback = false
             for property in node.properties { try device.enableProperty(Int32(property)) }
             for (type, codes) in node.codes.sorted(by: { $0.key < $1.key }) {
                 switch Int32(type) {
@@ -189,19 +209,41 @@ public final class PadReplayer {
                             Int32(code), minimum: info.minimum, maximum: info.maximum, fuzz: info.fuzz, flat: info.flat,
                             resolution: info.resolution)
                     }
+                case EV_FF:
+                    // What the pad declared and padbridge can play (rumble, periodic, gain); the rest is refused.
+                    let playable = codes.filter { UinputForceFeedback.playableCodes.contains(Int32($0)) }
+                    if playable.count < codes.count {
+                        logger.debug("not replaying force-feedback types padbridge cannot play", metadata: [
+                            "node": "\(node.index)", "codes": "\(codes.filter { !playable.contains($0) })",
+                        ])
+                    }
+                    guard !playable.isEmpty else { continue }
+                    try device.enableEventType(EV_FF)
+                    for code in playable { try device.enableForceFeedback(Int32(code)) }
+                    playsForceFeedback = true
                 default:
-                    // Force feedback, LEDs, relative axes and the rest are not made again (yet).
+                    // LEDs, relative axes and the rest are not made again (yet).
                     logger.debug("not replaying an event type", metadata: ["node": "\(node.index)", "type": "\(type)"])
                 }
             }
             try device.setPhysicalPath("padbridge-replay/\(recording.identity.id)")
             try device.setUp(
                 name: node.name, bus: node.bus, vendor: node.vendor, product: node.product, version: node.version,
-                effectSlots: 0)
+                effectSlots: playsForceFeedback ? UInt32(ForceFeedbackMixer.effectSlots) : 0)
             try device.create()
             sysfs = "/sys/devices/virtual/input/\(try device.systemName())"
             nodes += SysfsInputDevices.eventNodes(ofInputDevice: sysfs)
-            uinputDevices[node.index] = UinputHandle(device)
+            let descriptor = device.descriptorForPolling
+            let handle = UinputHandle(device)
+            uinputDevices[node.index] = handle
+            if playsForceFeedback {
+                handle.forceFeedback = try UinputForceFeedback(loop: loop, logger: logger) { [weak self] rumble in
+                    self?.onHappening(.feedback(.rumble(rumble)))
+                }
+                handle.watch = try loop.watch(descriptor, path: "/dev/uinput") { [weak handle] _ throws(DeviceAccessError) in
+                    try handle?.serviceForceFeedback()
+                }
+            }
         }
         let ready = VirtualPadNodes(eventNodes: nodes, hidrawNode: nil, sysfsPath: sysfs)
         loop.deferWork { [weak self] in self?.startPlaying(nodes: ready) }
@@ -270,7 +312,7 @@ public final class PadReplayer {
             try? device.send(UhidRequest.destroy())
             device.close()
         }
-        for handle in uinputDevices.values { handle.device.take()?.close() }
+        for handle in uinputDevices.values { handle.close(loop: loop) }
         uinputDevices.removeAll()
     }
 

@@ -6,9 +6,8 @@ public import PadCore
 /// A uinput pad that looks exactly like xpad's wired Xbox 360 pad (045e:028e): same name, keys, axes, ranges and
 /// force-feedback capabilities, so SDL's controller DB maps it as "X360 Controller" and games see a familiar pad.
 ///
-/// Force feedback: uinput hands uploads, erases and play/stop to the owner; this pad answers them at once, mixes the
-/// playing effects like ff-memless (`ForceFeedbackMixer`), honours delays and lengths with a timerfd and calls
-/// `onFeedback(.rumble(...))` whenever the combined motor output changes.
+/// Force feedback: uinput hands uploads, erases and play/stop to the owner; `UinputForceFeedback` answers them and
+/// this pad calls `onFeedback(.rumble(...))` whenever the combined motor output changes.
 public final class VirtualXbox360Pad: VirtualPad {
     public var kind: VirtualPadKind { .xbox360 }
 
@@ -22,9 +21,7 @@ public final class VirtualXbox360Pad: VirtualPad {
     private let logger: Logger
     private let onFeedback: (FeedbackEvent) -> Void
     private var watchToken: DeviceEventLoop.WatchToken?
-    private var effectTimer: LoopTimer?
-    private var mixer = ForceFeedbackMixer()
-    private var lastOutput = ForceFeedbackMixer.Output.off
+    private var forceFeedback: UinputForceFeedback?
     private var encoder = XboxPadFrameEncoder()
     private var reportedDroppedButtons = false
 
@@ -99,9 +96,8 @@ public final class VirtualXbox360Pad: VirtualPad {
         watchToken = try loop.watch(descriptor, path: devicePath) { [unowned self] _ throws(DeviceAccessError) in
             try self.serviceRequests()
         }
-        effectTimer = try loop.makeTimer { [unowned self] () throws(DeviceAccessError) in
-            try self.updateRumble()
-        }
+        let onFeedback = onFeedback
+        forceFeedback = try UinputForceFeedback(loop: loop, logger: logger) { rumble in onFeedback(.rumble(rumble)) }
     }
 
     public func apply(_ snapshot: PadSnapshot) throws(DeviceAccessError) {
@@ -126,13 +122,9 @@ public final class VirtualXbox360Pad: VirtualPad {
         }
         if let watchToken { loop.removeWatch(watchToken) }
         watchToken = nil
-        effectTimer?.close()
-        effectTimer = nil
+        forceFeedback?.close()  // a motor still running is reported off
+        forceFeedback = nil
         device.take()?.close()
-        if lastOutput != .off {
-            lastOutput = .off
-            onFeedback(.rumble(.off))
-        }
     }
 
     deinit { close() }
@@ -161,66 +153,8 @@ public final class VirtualXbox360Pad: VirtualPad {
     // MARK: - Force feedback
 
     private func serviceRequests() throws(DeviceAccessError) {
-        guard let events = try device?.readEvents(), !events.isEmpty else { return }
-        let now = MonotonicInstant.now()
-        for event in events {
-            switch (Int32(event.type), Int32(event.code)) {
-            case (EV_UINPUT, UI_FF_UPLOAD):
-                try answerUpload(requestID: UInt32(bitPattern: event.value), now: now)
-            case (EV_UINPUT, UI_FF_ERASE):
-                try answerErase(requestID: UInt32(bitPattern: event.value))
-            case (EV_FF, FF_GAIN):
-                mixer.setGain(UInt16(clamping: event.value))
-            case (EV_FF, let code) where code < ForceFeedbackMixer.effectSlots:
-                mixer.play(id: Int(code), count: event.value, now: now)
-            default:
-                break  // EV_FF/FF_AUTOCENTER, EV_SYN and anything else uinput echoes back.
-            }
-        }
-        try updateRumble()
-    }
-
-    private func answerUpload(requestID: UInt32, now: MonotonicInstant) throws(DeviceAccessError) {
-        guard var upload = try device?.beginUpload(requestID: requestID) else { return }
-        let effect = upload.effect
-        let waveform: ForceFeedbackMixer.Effect.Waveform? =
-            switch Int32(effect.type) {
-            case FF_RUMBLE: .rumble(strong: effect.u.rumble.strong_magnitude, weak: effect.u.rumble.weak_magnitude)
-            case FF_PERIODIC: .periodic(magnitude: effect.u.periodic.magnitude)
-            default: nil
-            }
-        if let waveform {
-            let stored = ForceFeedbackMixer.Effect(
-                waveform: waveform, length: effect.replay.length, delay: effect.replay.delay)
-            upload.retval = mixer.upload(id: Int(effect.id), stored, now: now) ? 0 : -EINVAL
-        } else {
-            upload.retval = -EINVAL  // The input core only lets through types we declared; be strict anyway.
-        }
-        try device?.endUpload(upload)
-        logger.trace("force-feedback upload", metadata: ["id": "\(effect.id)", "retval": "\(upload.retval)"])
-    }
-
-    private func answerErase(requestID: UInt32) throws(DeviceAccessError) {
-        guard var erase = try device?.beginErase(requestID: requestID) else { return }
-        mixer.erase(id: Int(erase.effect_id))
-        erase.retval = 0
-        try device?.endErase(erase)
-    }
-
-    /// Recomputes the motors, reports a change, and arms the timer for the next start or end of an effect.
-    private func updateRumble() throws(DeviceAccessError) {
-        let now = MonotonicInstant.now()
-        mixer.advance(to: now)
-        let output = mixer.output(at: now)
-        if output != lastOutput {
-            lastOutput = output
-            onFeedback(.rumble(Rumble(strong: Double(output.strong) / 65535, weak: Double(output.weak) / 65535)))
-        }
-        if let deadline = mixer.nextDeadline(after: now) {
-            try effectTimer?.schedule(at: deadline)
-        } else {
-            effectTimer?.cancel()
-        }
+        guard let events = try device?.readEvents(), !events.isEmpty, let forceFeedback else { return }
+        try device?.serviceForceFeedback(events, with: forceFeedback)
     }
 }
 
