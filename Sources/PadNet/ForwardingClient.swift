@@ -4,7 +4,7 @@ public import Logging
 public import PadCore
 public import PadLinux
 import PadNoise
-import PadSessions
+public import PadSessions
 
 /// `padbridge connect`: reads the chosen pads (grabbed, through the profile) and forwards every frame to the host
 /// at once; applies the host's feedback to the pads; keeps the link alive, notices its loss (rumble stops: it is a
@@ -83,6 +83,14 @@ public final class ForwardingClient {
     private let logger: Logger
     private let onEvent: (Event) -> Void
     private var pads: [ForwardedPad] = []
+    /// Called with the changes of feedback the host relayed for a pad (what a game sent its virtual pad), before
+    /// they go to the pad.
+    public var onFeedbackReceived: ((Fingerprint, Feedback) -> Void)?
+
+    /// The session reading the pad with this ID (for a recorder: its events and the feedback written to it).
+    public func physicalSession(for fingerprint: Fingerprint) -> PhysicalPadSession? {
+        pads.first { $0.controller.fingerprint == fingerprint }?.physical
+    }
     private var state = State.waiting
     private var liveness: LinkLiveness
     private var backoff = ReconnectBackoff()
@@ -310,6 +318,7 @@ public final class ForwardingClient {
         for item in message.feedback {
             guard let pad = pads.first(where: { $0.slot == item.slot }) else { continue }
             if let changes = pad.feedback.receive(version: item.version, state: item.state) {
+                onFeedbackReceived?(pad.controller.fingerprint, changes)
                 pad.physical?.submit(changes)
             }
             pad.feedbackToAcknowledge = item.version

@@ -14,6 +14,15 @@ public final class PhysicalPadSession {
     public var onDetached: (() -> Void)?
     /// Called when the pad came back and is read again (after `resume(from:)` found it).
     public var onReattached: (() -> Void)?
+    /// Called with every batch of events read from a node of the pad, before they are assembled (a recorder of a
+    /// grabbed pad: only the grabbing handle sees its events).
+    public var onEvents: ((EvdevNode, [EvdevReading]) -> Void)? {
+        didSet { reader?.onEvents = onEvents }
+    }
+    /// Called with each feedback state written to the pad.
+    public var onFeedbackWritten: ((Feedback) -> Void)? {
+        didSet { feedback?.onWritten = onFeedbackWritten }
+    }
 
     private let output: (PadSnapshot) -> Void
     private var pipeline: RemapPipeline
@@ -112,9 +121,11 @@ public final class PhysicalPadSession {
                 + "machine overloaded?); its state is caught up, presses and releases in between are lost"
             self.logger.warning("\(message)")
         }
+        reader.onEvents = onEvents
         self.reader = reader
         show(reader.snapshot)
         feedback = openFeedback(for: controller)
+        feedback?.onWritten = onFeedbackWritten
     }
 
     private func openFeedback(for controller: Controller) -> FeedbackDrainRunner? {

@@ -10,6 +10,21 @@ public final class RemapBridge {
     public let kind: VirtualPadKind
     private var physical: PhysicalPadSession?
     private let virtual: VirtualPadSession
+    /// Called with each feedback event a game sent the virtual pad, before it goes to the physical pad.
+    public var onVirtualFeedback: ((FeedbackEvent) -> Void)?
+
+    /// The physical pad as last discovered.
+    public var controller: Controller? { physical?.controller }
+    /// Called with every batch of events read from the physical pad's nodes (see `PhysicalPadSession.onEvents`).
+    public var onPhysicalEvents: ((EvdevNode, [EvdevReading]) -> Void)? {
+        get { physical?.onEvents }
+        set { physical?.onEvents = newValue }
+    }
+    /// Called with each feedback state written to the physical pad.
+    public var onPhysicalFeedbackWritten: ((Feedback) -> Void)? {
+        get { physical?.onFeedbackWritten }
+        set { physical?.onFeedbackWritten = newValue }
+    }
 
     /// Creates the virtual pad (its identity derived from the pad's ID), then grabs and reads the pad.
     /// `onReady(nodes, mac)` is called once the kernel made the virtual pad's nodes.
@@ -34,8 +49,11 @@ public final class RemapBridge {
             logger: logger
         ) { [unowned(unsafe) virtual] snapshot in virtual.apply(snapshot) }
         physical.onDetached = { [unowned virtual] in virtual.goNeutral() }
-        feedbackTarget = { [weak physical] event in physical?.submit(Feedback(event)) }
         self.physical = physical
+        feedbackTarget = { [weak self, weak physical] event in
+            self?.onVirtualFeedback?(event)
+            physical?.submit(Feedback(event))
+        }
         logger.info(
             "bridging \(controller.name) [\(fingerprint)] to a virtual \(kind.rawValue) pad",
             metadata: ["nodes": "\(controller.nodes.allPaths.joined(separator: ","))"])

@@ -17,6 +17,9 @@ struct ConnectCommand: ParsableCommand {
             there come back to the pad here. The pads are grabbed (--no-grab: local programs see them too). \
             --profile remaps here, before sending. When the link is lost the pad stops rumbling and padbridge \
             reconnects by itself; the host keeps the virtual pads meanwhile. Pair first: padbridge pair HOST CODE.
+            --record FILE records the pad (its events as read here, its hidraw reports), the feedback the host relays \
+            for it (`f ... virtual`: what a game sent the virtual pad there) and what of it reached the pad \
+            (`f ... physical`), in padbridge's recording format; `padbridge replay FILE` brings the pad back.
             Ends on end of input, SIGINT or SIGTERM.
             """
     )
@@ -42,6 +45,9 @@ struct ConnectCommand: ParsableCommand {
     @Flag(name: .long, help: "Print a line per second: frames sent, loss both ways, round trip.")
     var stats = false
 
+    @Option(name: .long, help: "Record the pad and the feedback the host relays for it to this file (one PAD).")
+    var record: String?
+
     @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
     var configDirectory: String?
 
@@ -49,6 +55,9 @@ struct ConnectCommand: ParsableCommand {
 
     func validate() throws {
         if all && !pads.isEmpty { throw ValidationError("--all forwards every pad: give no PAD with it.") }
+        if record != nil && (all || pads.count > 1) {
+            throw ValidationError("--record records one forwarded pad: name one PAD (no --all).")
+        }
     }
 
     func run() throws {
@@ -114,6 +123,14 @@ struct ConnectCommand: ParsableCommand {
             }
         }
         defer { client.close() }
+        let recording = try record.map(BridgeRecording.init(path:))
+        defer { recording?.finish() }  // before the client closes the pad
+        if let recording, let controller = chosen.first, let session = client.physicalSession(for: controller.fingerprint) {
+            recording.start(controller: controller, virtualNodes: [], loop: loop, logger: logger)
+            session.onEvents = recording.physicalEvents
+            session.onFeedbackWritten = recording.reachedPad
+            client.onFeedbackReceived = { _, feedback in feedback.events.forEach(recording.gameFeedback) }
+        }
         output.write("padbridge: connecting to \(address.canonical) (\(target)), host key \(paired.key.fingerprint)")
 
         // After each hotplug burst: pads that were unplugged and are back resume; with --all, new pads join.

@@ -95,10 +95,7 @@ struct RecordCommand: ParsableCommand {
         }
         defer { if output != nil { sinks.forEach { close($0.descriptor) } } }
 
-        let identity = RecordedPadIdentity(
-            id: controller.fingerprint.rawValue, name: controller.name, kind: controller.kind, bus: controller.bus,
-            vendor: controller.vendorID, product: controller.productID, version: controller.version,
-            serial: controller.serial)
+        let identity = RecordedPadIdentity(controller)
         var unplugged = false
         let recorder = try PadRecorder(
             identity: identity, evdevNodes: controller.nodes.evdev.map { .init(path: $0.path, role: $0.role.rawValue) },
@@ -156,7 +153,8 @@ struct ReplayCommand: ParsableCommand {
             A recording with a hidraw node comes back through /dev/uhid with its own report descriptor, so the \
             kernel's driver binds it as it bound the real pad (hid-playstation for a DualSense); otherwise each \
             event node comes back through /dev/uinput with its recorded capabilities. Input plays with its \
-            recorded timing (--speed 2: twice as fast). Once the pad exists, "padbridge: ready {...}" goes to \
+            recorded timing (--speed 2: twice as fast); it ends when all is played, or with --hold keeps the pad \
+            in its last state until SIGINT or SIGTERM. Once the pad exists, "padbridge: ready {...}" goes to \
             standard error. On standard output, the feedback the recording holds ("recorded ...") and what games \
             send the replayed pad now ("now ...": output reports through uhid, force feedback through uinput), so a \
             difference shows.
@@ -171,6 +169,9 @@ struct ReplayCommand: ParsableCommand {
 
     @Option(name: .long, help: "Seconds between the pad being ready and playing (time for a game to find it).")
     var delay: Double = 0
+
+    @Flag(name: .long, help: "Keep the pad, in its last recorded state, after playing, until SIGINT or SIGTERM.")
+    var hold = false
 
     @OptionGroup var global: GlobalOptions
 
@@ -203,8 +204,9 @@ struct ReplayCommand: ParsableCommand {
             case .finished:
                 LineOutput.standardError.write(
                     "padbridge: replay finished (\(recording.entries.count) entries, "
-                        + "\(MonitorText.decimal(Double(recording.durationMicroseconds) / 1e6 / speed, places: 1)) s)")
-                loop.stop()
+                        + "\(MonitorText.decimal(Double(recording.durationMicroseconds) / 1e6 / speed, places: 1)) s)"
+                        + (hold ? "; holding the pad until SIGINT or SIGTERM" : ""))
+                if !hold { loop.stop() }
             }
         }
         defer { replayer.close() }

@@ -24,6 +24,9 @@ struct RemapCommand: ParsableCommand {
             --profile FILE remaps through a TOML profile, checked completely before any device is opened; a change \
             to the file, or SIGHUP, reloads it without touching the virtual pad (a broken new profile is reported \
             and the old one stays).
+            --record FILE records both sides of the bridge (padbridge's recording format, as `padbridge record` \
+            writes it): the pad's events and reports, the virtual pad's events, the feedback games send the \
+            virtual pad and what of it reached the pad. `padbridge replay FILE` brings the pad back.
             Ends on end of input, SIGINT or SIGTERM: inputs released, virtual pads destroyed, grabs released, \
             physical pads quiet.
             """
@@ -43,15 +46,24 @@ struct RemapCommand: ParsableCommand {
         help: "A TOML remap profile (see README, \"Remap profiles\"). Saving the file or SIGHUP reloads it.")
     var profile: String?
 
+    @Option(name: .long, help: "Record the pad, its virtual pad and the feedback between them to this file.")
+    var record: String?
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         if all && pad != nil { throw ValidationError("--all bridges every pad: give no PAD with it.") }
+        if all && record != nil { throw ValidationError("--record records one bridge: name its PAD instead of --all.") }
     }
 
     /// The profile for a virtual pad of `kind`, parsed and validated: a mistake names the file, key and line.
     static func loadProfile(_ path: String?, for kind: VirtualPadKind) throws -> RemapProfile {
         guard let path else { return .identity }
+        return try loadProfile(path, for: kind.capabilities)
+    }
+
+    /// The profile for a virtual pad with `capabilities` (`.everything`: any target allowed).
+    static func loadProfile(_ path: String, for capabilities: VirtualPadCapabilities) throws -> RemapProfile {
         let text: String
         do {
             text = try TextFile.contents(atPath: path)
@@ -59,7 +71,7 @@ struct RemapCommand: ParsableCommand {
             throw ValidationError("the profile: \(error)")
         }
         do {
-            return try RemapProfileFile.parse(text, for: kind.capabilities)
+            return try RemapProfileFile.parse(text, for: capabilities)
         } catch {
             throw ValidationError("\(path): \(error)")
         }
@@ -105,17 +117,27 @@ struct RemapCommand: ParsableCommand {
 
         var bridges: [RemapBridge] = []
         defer { bridges.forEach { $0.close() } }
+        let recording = try record.map(BridgeRecording.init(path:))
+        // Before the bridges close: what the virtual pad showed last (the release) is still there to read.
+        defer { recording?.finish() }
         for controller in chosen {
             let kind = virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)
-            bridges.append(
-                try RemapBridge(
-                    controller: controller, as: kind, profile: try startingProfile(for: kind), loop: loop,
-                    logger: logger
-                ) { [fingerprint = controller.fingerprint] nodes, mac in
-                    LineOutput.standardError.write(
-                        "padbridge: ready "
-                            + ReadyLine.json(kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue))
-                })
+            var made: RemapBridge?
+            let bridge = try RemapBridge(
+                controller: controller, as: kind, profile: try startingProfile(for: kind), loop: loop,
+                logger: logger
+            ) { [fingerprint = controller.fingerprint] nodes, mac in
+                if let recording, let made, let controller = made.controller {
+                    recording.start(controller: controller, virtualNodes: nodes.eventNodes, loop: loop, logger: logger)
+                    made.onPhysicalEvents = recording.physicalEvents
+                    made.onVirtualFeedback = recording.gameFeedback
+                    made.onPhysicalFeedbackWritten = recording.reachedPad
+                }
+                LineOutput.standardError.write(
+                    "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue))
+            }
+            made = bridge
+            bridges.append(bridge)
         }
         reload = { [profile] in
             guard let profile else { return logger.info("SIGHUP: no --profile to reload") }

@@ -38,10 +38,11 @@ def attached(serve, since: int = 0) -> tuple[int, dict]:
     return index, json.loads(line[line.index(" as {") + 4:])
 
 
-def test_a_dualsense_is_forwarded_and_rumble_comes_back(padbridge, tmp_path):
+def test_a_dualsense_is_forwarded_and_rumble_comes_back_and_connect_records_both_sides(padbridge, tmp_path):
     serve, client = paired_host(padbridge, tmp_path)
     physical, physical_ready, _ = start_dualsense(padbridge, "--seed", "forward-physical")
-    connect(padbridge, client, physical_ready["hidraw"])
+    recording = tmp_path / "forwarded.rec"
+    connection = connect(padbridge, client, physical_ready["hidraw"], "--record", str(recording))
     _, ready = attached(serve)
     assert ready["kind"] == "dualsense" and len(ready["eventNodes"]) == 3, ready
     gamepad = evdev.InputDevice(ready["eventNodes"][0])
@@ -58,6 +59,17 @@ def test_a_dualsense_is_forwarded_and_rumble_comes_back(padbridge, tmp_path):
     gamepad.write(ecodes.EV_FF, effect, 1)
     physical.wait_feedback(lambda obj: obj.get("type") == "rumble" and obj.get("strong", 0) > 0.3, since=mark,
                            what="the host's rumble reaching the physical pad")
+
+    # --record: the pad's taps as connect read them from the grabbed node, the rumble the host relayed (what the
+    # game sent) and the rumble written to the pad, on one clock.
+    assert connection.stop() == 0
+    lines = [line.split(" ", 3) if line.startswith("f ") else line.split() for line in recording.read_text().splitlines()]
+    (pad_node,) = [f[1] for f in lines if f[0] == "evdev" and "side=physical" in f and "role=pad" in f]
+    taps = [int(f[5]) for f in lines if f[0] == "e" and f[2] == pad_node and f[3:5] == [str(ecodes.EV_KEY), str(ecodes.BTN_SOUTH)]]
+    assert taps == [1, 0], recording.read_text()[-3000:]
+    for side in ("virtual", "physical"):
+        rumbles = [json.loads(f[3]) for f in lines if f[0] == "f" and f[2] == side]
+        assert any(obj.get("type") == "rumble" and obj.get("strong", 0) > 0.3 for obj in rumbles), (side, rumbles)
 
 
 def test_an_xbox_pad_is_forwarded(padbridge, tmp_path):

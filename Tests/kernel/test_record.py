@@ -10,7 +10,7 @@ import evdev
 from evdev import ecodes
 
 from conftest import (DEADLINE, drain, expect_events, is_rumble, padbridge_binary, read_available, rumble_effect,
-                      start_dualsense, start_xbox)
+                      start_dualsense, start_xbox, wait_abs)
 
 # Replayed timing: the gap between two recorded events and the same gap on the replayed node (kernel stamps)
 # agree within this, at --speed 1 and 2, in the emulated VM.
@@ -41,9 +41,10 @@ def key_times(device, code, count, timeout=DEADLINE):
     return seen[:count]
 
 
-def record_taps(padbridge, tmp_path, target, pad, reader, name, to_file):
-    """Records `target` while the stand-in `pad` taps A twice with the left stick moved in between; the recording
-    goes to a file (-o) or through standard output. Returns the recording's path."""
+def record_taps(padbridge, tmp_path, target, pad, reader, name, to_file, then=None):
+    """Records `target` while the stand-in `pad` taps A twice with the left stick moved in between, then runs
+    `then()` if given; the recording goes to a file (-o) or through standard output. Returns the recording's
+    path."""
     path = tmp_path / name
     recorder = padbridge(target, *(["-o", str(path)] if to_file else []), command="record")
     recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
@@ -61,6 +62,8 @@ def record_taps(padbridge, tmp_path, target, pad, reader, name, to_file):
                                         what="first release line")
         recorder.wait_stdout(lambda line: line.startswith("e ") and line.endswith(release), since=index + 1,
                              what="second release line")
+    if then:
+        then()
     # With -o, the recorder reads what is queued before it exits: everything the reader saw is in the file.
     assert recorder.stop() == 0
     assert any("padbridge: recorded" in line for _, line in recorder.stderr), recorder.describe()
@@ -79,9 +82,25 @@ def assert_same_gaps(recorded, replayed, speed=1.0):
             f"gap {index}: replayed {got * 1000:.1f} ms, recorded {want * 1000:.1f} ms (speed {speed})"
 
 
+# A touch and a motion sample (values as test_dualsense.py computes them for hid-playstation's nodes).
+# The touchpad's pointer emulation (ABS_X/ABS_Y follow the first contact): a slot's ABS_MT_* value read through
+# EVIOCGABS is the current slot's, and hid-playstation ends every report on slot 1.
+TOUCH_AT = {ecodes.ABS_X: 480, ecodes.ABS_Y: 809}  # x 0.25, y 0.75 of 1920x1080
+MOTION = {ecodes.ABS_Y: 8195, ecodes.ABS_RZ: 458 * 64}  # accel y 9.81 m/s², gyro z 0.5 rad/s
+MOTION_TOLERANCE = {ecodes.ABS_Y: 2, ecodes.ABS_RZ: 128}
+
+
 def test_a_recorded_dualsense_comes_back_through_uhid_and_hid_playstation_binds_it(padbridge, tmp_path):
     pad, ready, nodes = start_dualsense(padbridge, "--seed", "record", name="padbridge recorded DualSense")
-    path = record_taps(padbridge, tmp_path, ready["hidraw"], pad, nodes["gamepad"], "dualsense.rec", to_file=False)
+
+    def touch_and_move():
+        pad.send(type="touch", contact=0, active=True, x=0.25, y=0.75)
+        pad.send(type="motion", gyro=[0, 0, 0.5], accel=[0, 9.81, 0])
+        wait_abs(nodes["touchpad"], TOUCH_AT, tolerance={code: 1 for code in TOUCH_AT})
+        wait_abs(nodes["motion"], MOTION, tolerance=MOTION_TOLERANCE)
+
+    path = record_taps(padbridge, tmp_path, ready["hidraw"], pad, nodes["gamepad"], "dualsense.rec", to_file=False,
+                       then=touch_and_move)
 
     header = open(path).read()
     assert header.startswith("padbridge-recording 1\n"), header[:200]
@@ -94,7 +113,7 @@ def test_a_recorded_dualsense_comes_back_through_uhid_and_hid_playstation_binds_
     assert roles == ["role=motion", "role=pad", "role=touchpad"], roles
     pad.stop()  # the original leaves: the replayed one must be what the readers see
 
-    replay = padbridge(str(path), "--delay", "2", command="replay")
+    replay = padbridge(str(path), "--delay", "2", "--hold", command="replay")
     replayed = replay.wait_ready()
     assert replayed["hidraw"], replayed
     driver = os.path.basename(os.path.realpath(os.path.join(replayed["sysfs"], "driver")))
@@ -106,8 +125,15 @@ def test_a_recorded_dualsense_comes_back_through_uhid_and_hid_playstation_binds_
     replayed_taps = key_times(gamepad, ecodes.BTN_SOUTH, 4)
     assert_same_gaps(recorded_key_times(path, "pad", ecodes.BTN_SOUTH), replayed_taps)
     assert gamepad.absinfo(ecodes.ABS_X).value > 200, "the stick moved with the first tap"
-    replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
-    assert replay.wait_exit() == 0
+    # After the taps, the touch and the motion sample come back on their own nodes (--hold keeps the pad after
+    # the last report).
+    replay.wait_stderr(lambda line: "padbridge: replay finished" in line and "holding the pad" in line,
+                       what="'replay finished' line")
+    touchpad = by_name["padbridge recorded DualSense Touchpad"]
+    wait_abs(touchpad, TOUCH_AT, tolerance={code: 1 for code in TOUCH_AT})
+    assert ecodes.BTN_TOUCH in touchpad.active_keys(), touchpad.active_keys()
+    wait_abs(by_name["padbridge recorded DualSense Motion Sensors"], MOTION, tolerance=MOTION_TOLERANCE)
+    assert replay.stop() == 0
 
 
 def test_a_recorded_xbox_pad_comes_back_through_uinput_at_twice_the_speed_with_force_feedback(padbridge, tmp_path):

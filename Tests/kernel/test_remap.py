@@ -364,3 +364,62 @@ def test_profile_layer_while_held_and_nothing_stuck_when_it_changes(padbridge, t
     expect_only(virtual, [(key, ecodes.BTN_X, 0)])
     physical.send_frame(button("leftshoulder", False), button("a", True))
     expect_only(virtual, [(key, ecodes.BTN_A, 1)])
+
+
+def test_record_captures_both_sides_of_the_bridge_and_replay_brings_the_pad_back(padbridge, tmp_path):
+    physical, physical_ready, nodes = start_dualsense(padbridge, "--seed", "remap-recorded",
+                                                      name="padbridge bridged DualSense")
+    path = tmp_path / "bridge.rec"
+    remap, ready = start_remap(padbridge, physical_ready["hidraw"], "--as", "xbox360", "--record", str(path))
+    remap.wait_stderr(lambda line: f"and its virtual pad to {path}" in line, what="'recording' status line")
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    for pressed in (True, False):
+        physical.button("a", pressed)
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, int(pressed))])
+    mark = physical.feedback_mark()
+    effect_id = virtual.upload_effect(rumble_effect(0x8000, 0x4000))
+    virtual.write(ecodes.EV_FF, effect_id, 1)
+    physical.wait_feedback(is_rumble(0.5, 0.25, tolerance=0.01), since=mark, what="rumble relayed to the DualSense")
+    remap.proc.send_signal(signal.SIGINT)
+    read_until_gone(virtual)
+    assert remap.wait_exit() == 0
+    assert any("recorded" in line and str(path) in line for _, line in remap.stderr), remap.describe()
+
+    lines = [line.split(" ", 3) if line.startswith("f ") else line.split() for line in path.read_text().splitlines()]
+    nodes_by_side = {}
+    for fields in lines:
+        if fields[0] == "evdev":
+            side = next(f for f in fields if f.startswith("side="))[5:]
+            role = next(f for f in fields if f.startswith("role="))[5:]
+            nodes_by_side.setdefault(side, {})[role] = fields[1]
+    assert set(nodes_by_side.get("physical", {})) == {"pad", "motion", "touchpad"}, nodes_by_side
+    assert set(nodes_by_side.get("virtual", {})) == {"pad"}, nodes_by_side
+
+    def key_values(node):
+        return [int(f[5]) for f in lines if f[0] == "e" and f[2] == node
+                and f[3] == str(ecodes.EV_KEY) and f[4] == str(ecodes.BTN_SOUTH)]
+
+    # What the pad sent, as remap read it from the grabbed node, and what the virtual pad showed for it.
+    assert key_values(nodes_by_side["physical"]["pad"]) == [1, 0], path.read_text()[-3000:]
+    assert key_values(nodes_by_side["virtual"]["pad"])[:2] == [1, 0], path.read_text()[-3000:]
+    assert sum(1 for f in lines if f[0] == "r") >= 2, "the pad's hidraw input reports"
+    feedback = {side: [json.loads(f[3]) for f in lines if f[0] == "f" and f[2] == side] for side in ("virtual", "physical")}
+    assert any(is_rumble(0.5, 0.25)(obj) for obj in feedback["virtual"]), feedback
+    assert any(is_rumble(0.5, 0.25)(obj) for obj in feedback["physical"]), feedback
+    times = [int(f[1]) for f in lines if f[0] in ("e", "r", "f")]
+    assert times == sorted(times), "one clock, never decreasing"
+    assert times[-1] < 60_000_000, f"microseconds since the recording started, on one clock: {times[-5:]}"
+
+    # The recording brings the pad back (the physical side): hid-playstation binds it, the taps come again, and
+    # the feedback that reached the pad is printed as recorded.
+    physical.stop()
+    replay = padbridge(str(path), "--delay", "1", command="replay")
+    replayed = replay.wait_ready()
+    gamepad = next(evdev.InputDevice(node) for node in replayed["eventNodes"]
+                   if evdev.InputDevice(node).name == "padbridge bridged DualSense")
+    expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
+    expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)])
+    replay.wait_stdout(lambda line: line.startswith("recorded {") and is_rumble(0.5, 0.25)(json.loads(line[9:])),
+                       what="the recorded rumble that reached the pad")
+    replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
+    assert replay.wait_exit() == 0

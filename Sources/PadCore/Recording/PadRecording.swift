@@ -55,6 +55,16 @@ public struct RecordedPadIdentity: Sendable, Hashable {
     }
 }
 
+extension RecordedPadIdentity {
+    /// The pad as discovery found it.
+    public init(_ controller: Controller) {
+        self.init(
+            id: controller.fingerprint.rawValue, name: controller.name, kind: controller.kind, bus: controller.bus,
+            vendor: controller.vendorID, product: controller.productID, version: controller.version,
+            serial: controller.serial)
+    }
+}
+
 /// One evdev node: its identity and everything it declares (enough to make it again through uinput).
 public struct RecordedEvdevNode: Sendable, Hashable {
     /// The node's number in this recording; events name it.

@@ -18,6 +18,9 @@ public final class FeedbackDrainRunner {
     /// out): the moment a one-shot command may exit.
     public var onIdle: (() -> Void)?
 
+    /// Called with each feedback state written to the pad (what reached it, after pacing and translation).
+    public var onWritten: ((Feedback) -> Void)?
+
     public init(
         sink: any PhysicalFeedbackSink, restoring initial: Feedback, loop: DeviceEventLoop, logger: Logger,
         pacingIntervalNanoseconds: UInt64 = FeedbackDrain.defaultPacingIntervalNanoseconds,
@@ -93,6 +96,7 @@ public final class FeedbackDrainRunner {
         do {
             logger.trace("writing feedback \(feedback.events)")
             try sink.write(feedback)
+            onWritten?(feedback)
         } catch {
             end(error)
         }

@@ -31,6 +31,7 @@ public final class PadRecorder {
         }
 
         public var path: String
+        /// "pad", "motion", "touchpad", ...; empty: judged from the node's capabilities when it is opened.
         public var role: String
         public var side: RecordedSide
         public var events: Events
@@ -80,9 +81,10 @@ public final class PadRecorder {
             let device = try EvdevDevice(path: node.path)
             try device.useMonotonicClock()
             let info = device.info()
+            let role = node.role.isEmpty ? Self.role(codes: info.codes, properties: device.properties) : node.role
             recordedEvdev.append(
                 RecordedEvdevNode(
-                    index: index, side: node.side, role: node.role, path: node.path, name: info.name, bus: info.bus,
+                    index: index, side: node.side, role: role, path: node.path, name: info.name, bus: info.bus,
                     vendor: info.vendor, product: info.product, version: info.version, phys: info.phys,
                     uniq: info.uniq, properties: device.properties, codes: info.codes,
                     absoluteInfo: info.absoluteInfo))
@@ -132,23 +134,34 @@ public final class PadRecorder {
         output.begin(header)
     }
 
+    /// What a node carries, judged from its declarations as discovery judges it.
+    static func role(codes: [UInt16: [UInt16]], properties: [UInt16]) -> String {
+        let capabilities = InputDeviceCapabilities(
+            events: InputCapabilityBitmap(codes: codes.keys), keys: InputCapabilityBitmap(codes: codes[1] ?? []),
+            absolutes: InputCapabilityBitmap(codes: codes[3] ?? []), properties: InputCapabilityBitmap(codes: properties))
+        return EvdevNodeRole(capabilities: capabilities).rawValue
+    }
+
     /// Lets the readers, made before the recorder exists, reach it.
     private final class Relay {
         weak var recorder: PadRecorder?
     }
 
     /// Microseconds since the recording started, never before the previous entry's (evdev stamps and hidraw read
-    /// times interleave).
+    /// times interleave); a stamp later than now (from a clock that is not the recording's) counts as now.
     private func elapsed(_ instantMicroseconds: Int64) -> Int64 {
-        let microseconds = max(lastMicroseconds, instantMicroseconds - Int64(start.nanoseconds / 1000))
+        let now = Int64(MonotonicInstant.now().nanoseconds / 1000)
+        let microseconds = max(lastMicroseconds, min(instantMicroseconds, now) - Int64(start.nanoseconds / 1000))
         lastMicroseconds = microseconds
         return microseconds
     }
 
-    private func recordEvent(_ event: EvdevEvent, node: Int) {
+    /// `event` on the recording's clock. `clockOffsetMicroseconds`: what to subtract from its stamp to get
+    /// CLOCK_MONOTONIC (0 for the nodes this recorder reads: they are switched to it).
+    private func recordEvent(_ event: EvdevEvent, node: Int, clockOffsetMicroseconds: Int64 = 0) {
         let entry = RecordedEntry.evdev(
-            microseconds: elapsed(event.timestampMicroseconds), node: node, type: event.type, code: event.code,
-            value: event.value)
+            microseconds: elapsed(event.timestampMicroseconds - clockOffsetMicroseconds), node: node, type: event.type,
+            code: event.code, value: event.value)
         entryCount += 1
         output.append(entry)
     }
@@ -157,10 +170,27 @@ public final class PadRecorder {
         output.flush()
     }
 
-    /// Records events its owner read from evdev node `node` (a node recorded as `.supplied`), as one batch.
-    public func recordEvents(_ readings: [EvdevReading], node: Int) {
+    /// The clock of supplied events' stamps.
+    public enum EventClock: Sendable, Hashable {
+        case monotonic
+        /// evdev's default, CLOCK_REALTIME: converted to the recording's clock at the time of the batch.
+        case realtime
+    }
+
+    /// Records events its owner read from evdev node `node` (a node recorded as `.supplied`), as one batch;
+    /// their stamps are on `clock` (a node nobody switched is on CLOCK_REALTIME).
+    public func recordEvents(_ readings: [EvdevReading], node: Int, clock: EventClock = .realtime) {
         guard !isClosed else { return }
-        for reading in readings where !reading.isResync { recordEvent(reading.event, node: node) }
+        var offset: Int64 = 0
+        if clock == .realtime {
+            var realtime = timespec()
+            clock_gettime(CLOCK_REALTIME, &realtime)
+            let monotonic = Int64(MonotonicInstant.now().nanoseconds / 1000)
+            offset = Int64(realtime.tv_sec) * 1_000_000 + Int64(realtime.tv_nsec) / 1000 - monotonic
+        }
+        for reading in readings where !reading.isResync {
+            recordEvent(reading.event, node: node, clockOffsetMicroseconds: offset)
+        }
         flush()
     }
 

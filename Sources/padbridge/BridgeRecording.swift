@@ -1,0 +1,73 @@
+import Glibc
+import Logging
+import PadCore
+import PadJSONLines
+import PadLinux
+
+/// `remap --record FILE` and `connect --record FILE`: both sides of one bridged pad in one recording. The
+/// physical pad's nodes (their events as the bridge reads them: a grabbed node's events reach only the grabbing
+/// handle), its hidraw input reports, the virtual pad's event nodes when they are on this machine
+/// (`side=virtual`), the feedback games send the virtual pad (`f ... virtual`; over a link, as the host relays it)
+/// and what of it reached the physical pad (`f ... physical`). It covers the pad until it is unplugged.
+/// Loop-confined.
+final class BridgeRecording {
+    let path: String
+    private let sink: LineOutput
+    private var recorder: PadRecorder?
+    /// The physical pad's event nodes by path: their index in the recording.
+    private var indexByPath: [String: Int] = [:]
+
+    init(path: String) throws {
+        self.path = path
+        sink = try RecordCommand.openForWriting(path)
+    }
+
+    /// Starts recording `controller` (read by its bridge) and the virtual pad's `virtualNodes`; once only.
+    func start(controller: Controller, virtualNodes: [String], loop: DeviceEventLoop, logger: Logger) {
+        guard recorder == nil else { return }
+        let physicalNodes = controller.nodes.evdev
+        let nodes =
+            physicalNodes.map { PadRecorder.EvdevNode(path: $0.path, role: $0.role.rawValue, events: .supplied) }
+            + virtualNodes.map { PadRecorder.EvdevNode(path: $0, role: "", side: .virtual) }
+        do {
+            recorder = try PadRecorder(
+                identity: RecordedPadIdentity(controller), evdevNodes: nodes, hidrawNode: controller.nodes.hidraw,
+                loop: loop, logger: logger, output: PadRecordingTextOutput(write: { [sink] in sink.writeRaw($0) }),
+                onUnplugged: { [path] in
+                    LineOutput.standardError.write("padbridge: \(path): the recording ends here (a pad went away)")
+                })
+        } catch {
+            LineOutput.standardError.write("padbridge: not recording to \(path): \(error)")
+            return
+        }
+        indexByPath = Dictionary(uniqueKeysWithValues: physicalNodes.enumerated().map { ($1.path, $0) })
+        LineOutput.standardError.write(
+            "padbridge: recording \(controller.name) [\(controller.fingerprint)]"
+                + (virtualNodes.isEmpty ? "" : " and its virtual pad") + " to \(path)")
+    }
+
+    /// Events the bridge read from a node of the physical pad (a pad that came back has other nodes: not recorded).
+    func physicalEvents(_ node: EvdevNode, _ readings: [EvdevReading]) {
+        guard let index = indexByPath[node.path] else { return }
+        recorder?.recordEvents(readings, node: index)
+    }
+
+    /// Feedback a game sent the virtual pad.
+    func gameFeedback(_ event: FeedbackEvent) {
+        recorder?.recordFeedback(line: FeedbackLines.line(for: event), side: .virtual)
+    }
+
+    /// Feedback written to the physical pad.
+    func reachedPad(_ feedback: Feedback) {
+        for event in feedback.events { recorder?.recordFeedback(line: FeedbackLines.line(for: event), side: .physical) }
+    }
+
+    /// Records what the nodes still hold and closes the file. Idempotent.
+    func finish() {
+        guard let recorder else { return }
+        self.recorder = nil
+        recorder.finish()
+        close(sink.descriptor)
+        LineOutput.standardError.write("padbridge: recorded \(recorder.entryCount) entries to \(path)")
+    }
+}
