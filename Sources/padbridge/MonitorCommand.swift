@@ -18,6 +18,8 @@ struct MonitorCommand: ParsableCommand {
               padbridge monitor --json PAD | padbridge virtual --type dualsense
             forwards a pad. --stats adds a line per second on standard error: reports per second and the interval \
             between them (min/avg/max, from the kernel's timestamps), i.e. the pad's polling rate.
+            --view draws the whole pad full-screen instead; with --profile FILE (a remap profile) each stick box \
+            shows the profile's deadzone as ':' cells, and a line shows what the profile makes of both sticks.
             Ends on SIGINT or SIGTERM, or when the pad is unplugged (exit status 0 either way).
             """
     )
@@ -40,10 +42,14 @@ struct MonitorCommand: ParsableCommand {
     @Flag(name: .long, help: "Show the whole pad full-screen, live (sticks, triggers, buttons, touchpad, motion, battery, report rate); q quits.")
     var view = false
 
+    @Option(name: .long, help: "With --view: show this remap profile's stick deadzones and what it makes of each stick.")
+    var profile: String?
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         if raw && json { throw ValidationError("--raw and --json are two different outputs; choose one.") }
+        if profile != nil && !view { throw ValidationError("--profile shows a profile's deadzones in the picture: add --view.") }
         if view && (raw || json || stats) {
             throw ValidationError("--view is a picture of its own; leave out --raw, --json and --stats.")
         }
@@ -53,12 +59,16 @@ struct MonitorCommand: ParsableCommand {
         let logger = global.makeLogger(label: "padbridge.monitor")
         signal(SIGPIPE, SIG_IGN)
         // Signals are blocked first, before discovery (which may start SDL's threads): see `watchSignals`.
+        // A profile is checked before any device is opened, as remap checks it.
+        let stickShaping = try profile.map { path in
+            PadPicture.StickShapingPair(try RemapCommand.loadProfile(path, for: .everything))
+        }
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
         let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
         let controller = try Self.choose(pad, from: controllers)
         if view {
-            return try MonitorView.run(controller: controller, grab: grab, loop: loop)
+            return try MonitorView.run(controller: controller, grab: grab, stickShaping: stickShaping, loop: loop)
         }
 
         let session = try MonitorSession(

@@ -12,7 +12,9 @@ enum MonitorView {
     static let frameMilliseconds: UInt64 = 16
     static let rateMilliseconds: UInt64 = 500
 
-    static func run(controller: Controller, grab: Bool, loop: DeviceEventLoop) throws {
+    static func run(
+        controller: Controller, grab: Bool, stickShaping: PadPicture.StickShapingPair?, loop: DeviceEventLoop
+    ) throws {
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             throw ValidationError("--view draws on a terminal: run it in one (over SSH too), or use monitor without --view.")
         }
@@ -25,7 +27,8 @@ enum MonitorView {
         defer { CTerminalView_end() }
 
         let context = PadPicture.Context(
-            title: "\(controller.name) [\(controller.fingerprint)]", capabilities: controller.capabilities, reportRate: nil)
+            title: "\(controller.name) [\(controller.fingerprint)]", capabilities: controller.capabilities, reportRate: nil,
+            stickShaping: stickShaping)
         let state = State(snapshot: session.snapshot, context: context)
         let frame = try loop.makeTimer {
             state.draw()

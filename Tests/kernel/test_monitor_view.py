@@ -1,6 +1,7 @@
 """padbridge monitor --view in a real terminal: tmux runs it in an 80x24 pane, `capture-pane` reads the picture
 after the DualSense stand-in produces input, and the terminal is checked to be given back (the picture gone, the
 line discipline's echo and canonical mode restored) after q, Ctrl-C and SIGTERM."""
+import contextlib
 import re
 import subprocess
 import time
@@ -33,20 +34,27 @@ def wait_screen(predicate, what: str, timeout: float = DEADLINE) -> str:
         time.sleep(0.05)
 
 
-@pytest.fixture
-def view_pane(padbridge):
+@contextlib.contextmanager
+def view_of_a_dualsense(padbridge, *extra: str):
+    """A DualSense stand-in, and `monitor --view` of it (with `extra` options) in an 80x24 tmux pane."""
     pad, ready, _ = start_dualsense(padbridge, "--seed", "view", name="padbridge viewed DualSense")
     subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
     # The shell keeps the pane after monitor ends, so what it left behind can be read; its INT trap keeps it
     # alive through Ctrl-C (a trap, unlike an ignored signal, is not inherited by monitor).
-    command = (f"trap true INT; {padbridge_binary()} monitor {ready['hidraw']} --view; echo EXITED $?; stty -a; "
-               "exec sleep 3600")
+    command = (f"trap true INT; {padbridge_binary()} monitor {ready['hidraw']} --view {' '.join(extra)}; "
+               "echo EXITED $?; stty -a; exec sleep 3600")
     tmux("new-session", "-d", "-s", "view", "-x", "80", "-y", "24", command)
     try:
         wait_screen(lambda text: "padbridge monitor  padbridge viewed DualSense" in text, "pad picture")
         yield pad
     finally:
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def view_pane(padbridge):
+    with view_of_a_dualsense(padbridge) as pad:
+        yield pad
 
 
 def exited_and_stty_ran(text: str) -> bool:
@@ -97,3 +105,21 @@ def test_a_window_smaller_than_80x24_is_told_so(view_pane):
                 "too-small message")
     tmux("resize-window", "-t", "view", "-x", "80", "-y", "24")
     wait_screen(lambda text: "left stick" in text, "the picture again")
+
+
+def test_the_view_shows_a_profiles_deadzone_and_what_it_makes_of_the_left_stick(padbridge, tmp_path):
+    profile = tmp_path / "deadzone.toml"
+    profile.write_text("[sticks.left]\ndeadzone = 0.3\n")
+    with view_of_a_dualsense(padbridge, "--profile", str(profile)) as pad:
+        wait_screen(lambda text: "left dz 0.30" in text and "right dz 0.00" in text and re.search(r"\|\s*:+o:+\s*\|", text),
+                    "the profile's deadzones, the left one drawn around the centred dot")
+        pad.axis("leftx", 6554)  # a fifth of full deflection: inside the deadzone, so the profile keeps it centred
+        wait_screen(lambda text: (m := re.search(r"x (\d+) y -?\d+", text)) and int(m[1]) > 3000
+                    and "profile L 0,0 " in text, "a moved left stick that the profile reads as centred")
+        pad.axis("leftx", 32767)
+        wait_screen(lambda text: (m := re.search(r"profile L (\d+),-?\d+ ", text)) and int(m[1]) > 30000,
+                    "the left stick at the right, past the deadzone")
+        tmux("send-keys", "-t", "view", "q")
+        text = wait_screen(exited_and_stty_ran, "monitor's exit and stty's report")
+        assert "EXITED 0" in text and "profile L" not in text, text
+

@@ -1,6 +1,8 @@
 /// A picture of a whole pad on a character grid, for `monitor --view`: sticks as a dot in their box with their raw
 /// values, triggers as bars, every button (lit while held, and bracketed, so the picture reads the same without
 /// colour: `[A]` held, ` A ` not), the d-pad, touchpad contacts, gyro and accelerometer, battery, report rate.
+/// With a profile's stick shaping, each stick box also shows its deadzone (`:` cells, the dot's ring within which
+/// the stick reads as centred) and a line what the profile makes of both sticks.
 /// Pure: a snapshot in, rows of text out; the terminal is someone else's.
 public struct PadPicture: Sendable, Hashable {
     public static let minimumWidth = 80
@@ -11,11 +13,32 @@ public struct PadPicture: Sendable, Hashable {
         public var title: String
         public var capabilities: Capabilities
         public var reportRate: ReportIntervalStatistics.Summary?
+        /// A remap profile's shaping of the physical sticks (`monitor --view --profile`), or nil.
+        public var stickShaping: StickShapingPair?
 
-        public init(title: String, capabilities: Capabilities, reportRate: ReportIntervalStatistics.Summary?) {
+        public init(
+            title: String, capabilities: Capabilities, reportRate: ReportIntervalStatistics.Summary?,
+            stickShaping: StickShapingPair? = nil
+        ) {
             self.title = title
             self.capabilities = capabilities
             self.reportRate = reportRate
+            self.stickShaping = stickShaping
+        }
+    }
+
+    /// How a profile shapes the left and the right physical stick.
+    public struct StickShapingPair: Sendable, Hashable {
+        public var left: StickShaping
+        public var right: StickShaping
+
+        public init(left: StickShaping, right: StickShaping) {
+            self.left = left
+            self.right = right
+        }
+
+        public init(_ profile: RemapProfile) {
+            self.init(left: profile.leftStick, right: profile.rightStick)
         }
     }
 
@@ -68,8 +91,14 @@ public struct PadPicture: Sendable, Hashable {
         button(3, 5, "LB", .leftshoulder)
         button(3, 47, "RB", .rightshoulder)
 
-        stick(pad.leftX, pad.leftY, label: "left stick", row: 5, column: 2, on: &canvas)
-        stick(pad.rightX, pad.rightY, label: "right stick", row: 5, column: 62, on: &canvas)
+        let shaping = context.stickShaping
+        stick(pad.leftX, pad.leftY, label: "left", shaping: shaping?.left, row: 5, column: 2, on: &canvas)
+        stick(pad.rightX, pad.rightY, label: "right", shaping: shaping?.right, row: 5, column: 62, on: &canvas)
+        if let shaping {
+            let left = shaping.left.shaped(x: pad.leftX, y: pad.leftY)
+            let right = shaping.right.shaped(x: pad.rightX, y: pad.rightY)
+            canvas.put(22, 2, "profile L \(left.x),\(left.y) R \(right.x),\(right.y)")
+        }
         button(13, 5, "L3", .leftstick)
         button(13, 65, "R3", .rightstick)
 
@@ -122,16 +151,37 @@ public struct PadPicture: Sendable, Hashable {
         }
     }
 
-    /// A 13x7 box with the stick's dot; the raw values under it.
-    private static func stick(_ x: Int16, _ y: Int16, label: String, row: Int, column: Int, on canvas: inout Canvas) {
-        canvas.put(row, column, label)
+    /// A 13x7 box with the stick's dot; the raw values under it. With a profile's shaping: the deadzone as `:`
+    /// cells (those whose centre lies within it; the centre cell for any deadzone), its size in the label, and the
+    /// dot lit only when the profile lets the stick out of the centre.
+    private static func stick(
+        _ x: Int16, _ y: Int16, label: String, shaping: StickShaping?, row: Int, column: Int, on canvas: inout Canvas
+    ) {
         canvas.put(row + 1, column, "+-----------+")
         for line in 0..<5 { canvas.put(row + 2 + line, column, "|           |") }
         canvas.put(row + 7, column, "+-----------+")
         canvas.put(row + 4, column + 6, ".")
+        var moved = x != 0 || y != 0
+        if let shaping {
+            canvas.put(row, column, "\(label) dz \(DecimalText.fixed(shaping.deadzoneFraction, places: 2))")
+            if shaping.deadzoneFraction > 0 {
+                for cellRow in 0..<5 {
+                    for cellColumn in 0..<11 {
+                        let (fx, fy) = (Double(cellColumn - 5) / 5, Double(cellRow - 2) / 2)
+                        if (fx * fx + fy * fy).squareRoot() <= max(shaping.deadzoneFraction, 0.01) {
+                            canvas.put(row + 2 + cellRow, column + 1 + cellColumn, ":")
+                        }
+                    }
+                }
+            }
+            let shaped = shaping.shaped(x: x, y: y)
+            moved = shaped.x != 0 || shaped.y != 0
+        } else {
+            canvas.put(row, column, "\(label) stick")
+        }
         let dotColumn = Int((Double(Int(x) - Int(Int16.min)) / 65535 * 10).rounded())
         let dotRow = Int((Double(Int(y) - Int(Int16.min)) / 65535 * 4).rounded())
-        canvas.put(row + 2 + dotRow, column + 1 + dotColumn, "o", lit: x != 0 || y != 0)
+        canvas.put(row + 2 + dotRow, column + 1 + dotColumn, "o", lit: moved)
         canvas.put(row + 9, column, "x \(x) y \(y)")
     }
 

@@ -8,15 +8,64 @@ struct PadPictureTests {
         axes: Axis.allCases, touchpad: true, motion: true, rumble: true, lightbar: true, playerLeds: true,
         adaptiveTriggers: true, battery: true)
 
-    static func picture(_ snapshot: PadSnapshot, width: Int = 80, height: Int = 24) -> PadPicture {
+    static func picture(
+        _ snapshot: PadSnapshot, width: Int = 80, height: Int = 24, stickShaping: PadPicture.StickShapingPair? = nil
+    ) -> PadPicture {
         PadPicture(
             snapshot: snapshot,
             context: .init(
                 title: "DualSense Wireless Controller [b43f9de35e24]", capabilities: dualSense,
                 reportRate: .init(
                     framesPerSecond: 250, eventsPerSecond: 1000, minimumIntervalMilliseconds: 3.9,
-                    averageIntervalMilliseconds: 4, maximumIntervalMilliseconds: 4.25)),
+                    averageIntervalMilliseconds: 4, maximumIntervalMilliseconds: 4.25),
+                stickShaping: stickShaping),
             width: width, height: height)
+    }
+
+    /// The left stick's box interior (5 rows of 11 cells), from the picture's rows.
+    static func leftBox(_ picture: PadPicture) -> [String] {
+        (7...11).map { String(picture.rows[$0].dropFirst(3).prefix(11)) }
+    }
+
+    @Test func aProfilesDeadzoneIsDrawnInTheStickBoxAndItsOutputIsShown() {
+        let shaping = PadPicture.StickShapingPair(
+            left: StickShaping(deadzoneFraction: 0.5), right: StickShaping(deadzoneFraction: 0.1, invertY: true))
+        var pad = PadSnapshot.neutral
+        pad.leftX = 9830  // 0.3 of full deflection: inside the left deadzone
+        pad.rightY = 16384  // 0.5: outside the right one, inverted by the profile
+        let picture = Self.picture(pad, stickShaping: shaping)
+        // Cells whose centre is within 0.5 of the middle: the middle row's five around the centre, and the centre
+        // cell of the rows above and below (0.5 away); the dot is over one of them, 0.3 right of the centre.
+        #expect(Self.leftBox(picture) == [
+            "           ",
+            "     :     ",
+            "   ::::o   ",
+            "     :     ",
+            "           ",
+        ])
+        let text = picture.rows.joined(separator: "\n")
+        #expect(text.contains("left dz 0.50") && text.contains("right dz 0.10"))
+        #expect(text.contains("x 9830 y 0"), "raw values stay")
+        let shapedRightY = StickShaping(deadzoneFraction: 0.1, invertY: true).shaped(x: 0, y: 16384).y
+        #expect(shapedRightY < -8000 && shapedRightY > -16384, "the deadzone's edge maps to 0, then inverted")
+        #expect(text.contains("profile L 0,0 R 0,\(shapedRightY)"))
+        // The left dot is not lit: the profile keeps that stick centred; the right one is.
+        let leftDotColumn = 3 + 7
+        #expect(!picture.lit[9][leftDotColumn])
+        let rightDot = picture.rows[6...12].enumerated().compactMap { offset, row -> (Int, Int)? in
+            guard let column = Array(row.utf8).dropFirst(62).firstIndex(of: UInt8(ascii: "o")) else { return nil }
+            return (6 + offset, column)
+        }
+        #expect(rightDot.count == 1 && picture.lit[rightDot[0].0][rightDot[0].1])
+    }
+
+    @Test func withoutAProfileThereIsNoDeadzoneAndNoProfileLine() {
+        var pad = PadSnapshot.neutral
+        pad.leftX = 9830
+        let picture = Self.picture(pad)
+        #expect(Self.leftBox(picture).joined().allSatisfy { $0 == " " || $0 == "o" || $0 == "." })
+        #expect(!picture.rows.joined().contains("profile") && picture.rows[5].hasPrefix("  left stick"))
+        #expect(picture.lit[9][10], "a moved stick's dot is lit")
     }
 
     @Test func aHeldButtonIsBracketedAndLitAndOthersAreNot() {

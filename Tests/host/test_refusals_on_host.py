@@ -1,0 +1,38 @@
+"""Command lines padbridge refuses before it touches a device, on the host (no pad, no /dev/uinput needed): each
+refusal names what is wrong and what to do instead, and exits non-zero without a trace of a crash."""
+
+import os
+import subprocess
+
+BINARY = os.environ.get("PADBRIDGE_BIN", ".build/debug/padbridge")
+
+
+def refused(*arguments: str) -> str:
+    result = subprocess.run([BINARY, *arguments], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0, f"{arguments}: accepted: {result.stdout}{result.stderr}"
+    assert "Fatal error" not in result.stderr and "Traceback" not in result.stderr, result.stderr
+    return result.stderr
+
+
+def test_a_broken_profile_is_refused_before_monitor_view_looks_for_a_pad(tmp_path):
+    profile = tmp_path / "broken.toml"
+    profile.write_text("[sticks.left]\ndeadzon = 0.3\n")
+    error = refused("monitor", "--view", "--profile", str(profile))
+    assert f"{profile}: line 2" in error and "allowed here: deadzone" in error, error
+
+
+def test_monitor_profile_needs_view():
+    assert "add --view" in refused("monitor", "--profile", "any.toml")
+
+
+def test_record_from_needs_evemu_and_no_pad():
+    assert "add --evemu" in refused("record", "--from", "x.rec")
+    assert "give no PAD" in refused("record", "0", "--evemu", "--from", "x.rec")
+
+
+def test_record_evemu_from_a_file_that_is_not_a_recording_names_its_line(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("# a comment\nhello\n")
+    error = refused("record", "--evemu", "--from", str(path), "-o", str(tmp_path / "out.evemu"))
+    assert f"{path}: line 2" in error, error
+    assert not (tmp_path / "out.evemu").exists(), "nothing is written from a broken recording"
