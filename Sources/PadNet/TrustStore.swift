@@ -35,10 +35,10 @@ public struct TrustStore: Sendable {
     /// This machine's key pair: read from `identity`, or made and saved there when there is none.
     public func identity() throws(TrustStoreError) -> Curve25519.KeyAgreement.PrivateKey {
         if let text = try read(identityPath, secret: true) {
-            do throws(TrustFileError) {
+            do throws(TextLineError) {
                 let bytes = try TrustFileFormat.privateKey(fromIdentity: text)
                 guard let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: bytes) else {
-                    throw TrustFileError(line: 1, problem: "not a Curve25519 private key")
+                    throw TextLineError(line: 1, problem: "not a Curve25519 private key")
                 }
                 return key
             } catch {
@@ -53,7 +53,7 @@ public struct TrustStore: Sendable {
 
     public func pairedHosts() throws(TrustStoreError) -> [PairedHost] {
         guard let text = try read(pairedHostsPath, secret: false) else { return [] }
-        do throws(TrustFileError) {
+        do throws(TextLineError) {
             return try TrustFileFormat.pairedHosts(from: text)
         } catch {
             throw TrustStoreError("\(pairedHostsPath): \(error); fix or delete that line")
@@ -62,7 +62,7 @@ public struct TrustStore: Sendable {
 
     public func pairedClients() throws(TrustStoreError) -> [PairedClient] {
         guard let text = try read(pairedClientsPath, secret: false) else { return [] }
-        do throws(TrustFileError) {
+        do throws(TextLineError) {
             return try TrustFileFormat.pairedClients(from: text)
         } catch {
             throw TrustStoreError("\(pairedClientsPath): \(error); fix or delete that line")

@@ -6,7 +6,7 @@
 //     as documented; DualSense output: an empty Feedback excepted, it encodes to the rumble-stop report);
 //   * TriggerEffect(block: b).block == b;
 //   * the command-line parser returns or throws TriggerEffectError;
-//   * the trust files' parsers (identity, paired hosts, paired clients) return or throw TrustFileError, and what they
+//   * the trust files' parsers (identity, paired hosts, paired clients) return or throw TextLineError, and what they
 //     read writes back to lines that read the same; a typed pairing code reads back from its printed form;
 //   * the forwarding link's decoders (snapshot, client message, host message) return or throw LinkDecodingError,
 //     and what decodes encodes to bytes that decode to the same value.

@@ -17,7 +17,7 @@
 /// Times are microseconds after the recording started, never decreasing. Numbers in `evdev` identities are hex
 /// (as `list` prints ids); codes, types and values are decimal, as the kernel's headers number them. Text values
 /// (`name`, `path`, `phys`, `uniq`, `serial`) escape '%', '=', space, control characters and non-ASCII bytes as
-/// `%XX`. Reading is total: any text gives a recording or a `PadRecordingFormatError` naming the line.
+/// `%XX`. Reading is total: any text gives a recording or a `TextLineError` naming the line.
 public enum PadRecordingFormat {
     public static let magic = "padbridge-recording"
     public static let version = 1
@@ -91,7 +91,7 @@ public enum PadRecordingFormat {
 
     // MARK: Reading
 
-    public static func recording(from text: String) throws(PadRecordingFormatError) -> PadRecording {
+    public static func recording(from text: String) throws(TextLineError) -> PadRecording {
         var reader = Reader()
         var number = 0
         // Split on the byte: as Characters, "\r\n" is one grapheme that is not "\n".
@@ -104,11 +104,11 @@ public enum PadRecordingFormat {
             do {
                 try reader.read(line)
             } catch {
-                throw PadRecordingFormatError(line: number, problem: error.problem)
+                throw TextLineError(line: number, problem: error.problem)
             }
         }
         guard let recording = reader.finished() else {
-            throw PadRecordingFormatError(
+            throw TextLineError(
                 line: max(1, number), problem: reader.sawVersion ? "no `pad` line" : "not a padbridge recording (no `\(magic) \(version)` line)")
         }
         return recording
@@ -145,19 +145,6 @@ public enum PadRecordingFormat {
         }
         return String(validating: out, as: UTF8.self)
     }
-}
-
-/// What is wrong with a recording: the line (1-based) and what the line should look like.
-public struct PadRecordingFormatError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var line: Int
-    public var problem: String
-
-    public init(line: Int, problem: String) {
-        self.line = line
-        self.problem = problem
-    }
-
-    public var description: String { "line \(line): \(problem)" }
 }
 
 /// A problem with one line, before the line number is known.

@@ -23,22 +23,9 @@ public struct PairedClient: Sendable, Hashable {
     }
 }
 
-/// What is wrong with a trust file: its line, and what the line should look like.
-public struct TrustFileError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var line: Int
-    public var problem: String
-
-    public init(line: Int, problem: String) {
-        self.line = line
-        self.problem = problem
-    }
-
-    public var description: String { "line \(line): \(problem)" }
-}
-
 /// The text formats of padbridge's trust files, like ssh's `known_hosts` and `authorized_keys`: one entry a line,
 /// fields separated by spaces, `#` starts a comment line, blank lines are ignored. Revoking is deleting the line.
-/// Parsing is total: any text gives entries or a `TrustFileError` naming the line.
+/// Parsing is total: any text gives entries or a `TextLineError` naming the line.
 public enum TrustFileFormat {
     /// The private key file (`identity`): one line, `padbridge-identity-v1 HEX64`.
     public static let identityTag = "padbridge-identity-v1"
@@ -48,38 +35,38 @@ public enum TrustFileFormat {
     }
 
     /// The 32 private-key bytes of an `identity` file.
-    public static func privateKey(fromIdentity text: String) throws(TrustFileError) -> [UInt8] {
+    public static func privateKey(fromIdentity text: String) throws(TextLineError) -> [UInt8] {
         for (number, fields) in lines(text) {
             guard fields.count == 2, fields[0] == identityTag else {
-                throw TrustFileError(line: number, problem: "expected \"\(identityTag) <64 hex digits>\"")
+                throw TextLineError(line: number, problem: "expected \"\(identityTag) <64 hex digits>\"")
             }
             guard let bytes = HexBytes.decode(fields[1]), bytes.count == 32 else {
-                throw TrustFileError(line: number, problem: "the key must be 64 hex digits")
+                throw TextLineError(line: number, problem: "the key must be 64 hex digits")
             }
             return bytes
         }
-        throw TrustFileError(line: 1, problem: "no key in the file (expected \"\(identityTag) <64 hex digits>\")")
+        throw TextLineError(line: 1, problem: "no key in the file (expected \"\(identityTag) <64 hex digits>\")")
     }
 
-    public static func pairedHosts(from text: String) throws(TrustFileError) -> [PairedHost] {
+    public static func pairedHosts(from text: String) throws(TextLineError) -> [PairedHost] {
         var hosts: [PairedHost] = []
         for (number, fields) in lines(text) {
             guard fields.count >= 2 else {
-                throw TrustFileError(line: number, problem: "expected \"HOST:PORT KEY NAME\"")
+                throw TextLineError(line: number, problem: "expected \"HOST:PORT KEY NAME\"")
             }
             guard let key = LinkPublicKey(hex: fields[1]) else {
-                throw TrustFileError(line: number, problem: "the key must be 64 hex digits")
+                throw TextLineError(line: number, problem: "the key must be 64 hex digits")
             }
             hosts.append(PairedHost(address: String(fields[0]), key: key, name: fields.dropFirst(2).joined(separator: " ")))
         }
         return hosts
     }
 
-    public static func pairedClients(from text: String) throws(TrustFileError) -> [PairedClient] {
+    public static func pairedClients(from text: String) throws(TextLineError) -> [PairedClient] {
         var clients: [PairedClient] = []
         for (number, fields) in lines(text) {
             guard let key = LinkPublicKey(hex: fields[0]) else {
-                throw TrustFileError(line: number, problem: "expected \"KEY NAME\" with KEY 64 hex digits")
+                throw TextLineError(line: number, problem: "expected \"KEY NAME\" with KEY 64 hex digits")
             }
             clients.append(PairedClient(key: key, name: fields.dropFirst().joined(separator: " ")))
         }

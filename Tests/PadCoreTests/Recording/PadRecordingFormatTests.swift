@@ -107,7 +107,7 @@ struct PadRecordingFormatTests {
         #expect {
             try PadRecordingFormat.recording(from: text)
         } throws: { error in
-            guard let error = error as? PadRecordingFormatError else { return false }
+            guard let error = error as? TextLineError else { return false }
             return error.line == line && error.problem.contains(problem)
         }
     }

@@ -29,10 +29,10 @@ import Testing
     }
 
     @Test func aBrokenLineIsNamed() {
-        #expect(throws: TrustFileError(line: 3, problem: "the key must be 64 hex digits")) {
+        #expect(throws: TextLineError(line: 3, problem: "the key must be 64 hex digits")) {
             try TrustFileFormat.pairedHosts(from: "# c\nhost:1 \(Self.keyHex) a\nhost:2 1234 b\n")
         }
-        #expect(throws: TrustFileError.self) { try TrustFileFormat.pairedClients(from: "notakey name") }
+        #expect(throws: TextLineError.self) { try TrustFileFormat.pairedClients(from: "notakey name") }
     }
 
     @Test func clientsRoundTripAndNamesAreOneLineOfText() throws {
@@ -45,8 +45,8 @@ import Testing
     @Test func identityRoundTripsAndRefusesOtherText() throws {
         let key = (0..<32).map { UInt8($0) }
         #expect(try TrustFileFormat.privateKey(fromIdentity: TrustFileFormat.identityText(privateKey: key)) == key)
-        #expect(throws: TrustFileError.self) { try TrustFileFormat.privateKey(fromIdentity: "") }
-        #expect(throws: TrustFileError.self) { try TrustFileFormat.privateKey(fromIdentity: "ssh-ed25519 AAAA") }
+        #expect(throws: TextLineError.self) { try TrustFileFormat.privateKey(fromIdentity: "") }
+        #expect(throws: TextLineError.self) { try TrustFileFormat.privateKey(fromIdentity: "ssh-ed25519 AAAA") }
     }
 
     /// Total: random text never traps (entries or a typed error).
