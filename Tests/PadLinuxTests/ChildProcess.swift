@@ -2,7 +2,8 @@ import Glibc
 @testable import PadLinux
 import SystemPackage
 
-/// A program the tests run next to padbridge (evtest, a shell holding a file open), its standard output on a pipe.
+/// A program the tests run next to padbridge (evtest, a shell holding a file open), its standard output on a
+/// non-blocking pipe, its lines read as they come (`HelperProcess.run` is for children read whole).
 final class ChildProcess {
     let pid: pid_t
     /// The read end of the child's standard output, non-blocking; watch it on a `DeviceEventLoop`.
@@ -11,38 +12,10 @@ final class ChildProcess {
     private(set) var lines: [String] = []
     private var finished = false
 
+    /// Starts `arguments[0]` (a path) with the rest as its arguments, as padbridge starts its helpers: every
+    /// signal at its default and none blocked (a test thread may have blocked SIGTERM for a loop's signalfd).
     init(_ arguments: [String]) throws {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw Errno(rawValue: errno) }
-        // Close-on-exec for both ends in this process; the child gets the write end as its fd 1 (dup2 clears it).
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        // A clean signal mask and default actions: a test thread may have blocked SIGTERM for a loop's signalfd.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        posix_spawnattr_setsigmask(&attributes, &signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        posix_spawnattr_setsigdefault(&attributes, &signals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let status = posix_spawn(&child, arguments[0], &actions, &attributes, &argv, environ)
-        close(ends[1])
-        guard status == 0 else {
-            close(ends[0])
-            throw Errno(rawValue: status)
-        }
-        _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
-        pid = child
-        output = FileDescriptor(rawValue: ends[0])
+        (pid, output) = try HelperProcess.spawnReadingOutput(executable: arguments[0], arguments: Array(arguments.dropFirst()))
     }
 
     /// Blocks until the child has written one byte (a "ready" handshake; only for children that write at once).

@@ -34,13 +34,8 @@ public enum HelperProcess {
     public static func run(
         executable: String, arguments: [String], timeout: Duration, outputLimitBytes: Int = 1 << 20
     ) throws(Errno) -> Outcome {
-        var pid: pid_t = 0
-        var outputDescriptor: Int32 = -1
-        let started: Int32 = withCStringArray([executable] + arguments) { argv in
-            CPadLinux_spawnReadingOutput(executable, argv, &outputDescriptor, &pid)
-        }
-        guard started == 0 else { throw Errno(rawValue: started) }
-        let output = FileDescriptor(rawValue: outputDescriptor)
+        let (pid, output) = try spawnReadingOutput(executable: executable, arguments: arguments)
+        let outputDescriptor = output.rawValue
         defer { _ = try? output.close() }
 
         let deadline = ContinuousClock.now + timeout
@@ -77,6 +72,19 @@ public enum HelperProcess {
             else if CPadLinux_WIFSIGNALED(status) != 0 { .killedBySignal(CPadLinux_WTERMSIG(status)) }
             else { .exited(code: CPadLinux_WEXITSTATUS(status)) }
         return Outcome(termination: termination, standardOutput: collected)
+    }
+
+    /// Starts `executable` with `arguments` (argv[1...]), standard input from /dev/null, every signal at its
+    /// default and none blocked; returns its pid and the read end of its standard output (non-blocking,
+    /// close-on-exec). The caller reaps it.
+    static func spawnReadingOutput(executable: String, arguments: [String]) throws(Errno) -> (pid_t, FileDescriptor) {
+        var pid: pid_t = 0
+        var outputDescriptor: Int32 = -1
+        let started: Int32 = withCStringArray([executable] + arguments) { argv in
+            CPadLinux_spawnReadingOutput(executable, argv, &outputDescriptor, &pid)
+        }
+        guard started == 0 else { throw Errno(rawValue: started) }
+        return (pid, FileDescriptor(rawValue: outputDescriptor))
     }
 
     private static func withCStringArray<Result>(
