@@ -134,6 +134,70 @@ def weapon_trigger(start, end, strength):
     return bytes([0x25]) + ((1 << start) | (1 << end)).to_bytes(2, "little") + bytes([strength - 1]) + bytes(7)
 
 
+def assert_sdl_reads_touch_and_motion(sdl, controller, pad, where: str):
+    """The stand-in `pad` touches the touchpad at (0.25, 0.75) and reports a motion sample; SDL reads both."""
+    pad.send(type="touch", contact=0, active=True, x=0.25, y=0.75)
+    state, x, y, pressure = ctypes.c_uint8(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+
+    def finger():
+        sdl.SDL_GameControllerGetTouchpadFinger(controller, 0, 0, ctypes.byref(state), ctypes.byref(x),
+                                                ctypes.byref(y), ctypes.byref(pressure))
+        return state.value == 1 and abs(x.value - 0.25) < 0.01 and abs(y.value - 0.75) < 0.01
+
+    sdl_wait(sdl, finger, f"{where}touchpad finger 0 at (0.25, 0.75)")
+
+    assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_ACCEL, sdl.SDL_TRUE) == 0
+    assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_GYRO, sdl.SDL_TRUE) == 0
+    accel, gyro = [0.0, 9.81, 0.0], [0.0, 0.0, 0.5]
+    pad.send(type="motion", gyro=gyro, accel=accel)
+    data = (ctypes.c_float * 3)()
+
+    def sensor(kind, want, tolerance):
+        def check():
+            sdl.SDL_GameControllerGetSensorData(controller, kind, data, 3)
+            return all(abs(a - b) <= tolerance for a, b in zip(data, want))
+        return check
+
+    sdl_wait(sdl, sensor(sdl.SDL_SENSOR_ACCEL, accel, 0.05), f"{where}accel ≈ {accel} m/s²")
+    sdl_wait(sdl, sensor(sdl.SDL_SENSOR_GYRO, gyro, 0.01), f"{where}gyro ≈ {gyro} rad/s")
+
+
+def assert_sdl_feedback_reaches(sdl, controller, pad, where: str, left_trigger: bool) -> dict:
+    """SDL's lightbar, rumble (on, then off) and trigger effects (the right one, and the left one when
+    `left_trigger`) reach the stand-in `pad` as feedback lines. Returns the right trigger's line."""
+    pump_sdl = lambda: pump(sdl, 0)  # noqa: E731
+    mark = pad.feedback_mark()
+    assert sdl.SDL_GameControllerSetLED(controller, 255, 0, 64) == 0, sdl.SDL_GetError()
+    pad.wait_feedback(lambda o: o["type"] == "lightbar" and (o["red"], o["green"], o["blue"]) == (255, 0, 64),
+                      since=mark, what=f"SDL's lightbar 255/0/64 {where}", pump=pump_sdl)
+
+    mark = pad.feedback_mark()
+    # Long enough that SDL's expiry (which replaces a request its rumble thread has not sent yet with "off")
+    # cannot overtake the request on a slow, emulated machine; switched off explicitly below.
+    assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 10000) == 0, sdl.SDL_GetError()
+    pad.wait_feedback(lambda o: any(is_rumble(strong / 255, weak / 255, tolerance=1 / 255 + 0.005)(o)
+                                    for strong, weak in sdl_ps5_motor_bytes(0x8000, 0x4000)),
+                      since=mark, what=f"SDL's rumble ≈ 0.5/0.25 (or its halved 0.25/0.125) {where}", pump=pump_sdl)
+    mark = pad.feedback_mark()
+    assert sdl.SDL_GameControllerRumble(controller, 0, 0, 0) == 0, sdl.SDL_GetError()
+    pad.wait_feedback(is_rumble(0, 0), since=mark, what=f"SDL's rumble off {where}", pump=pump_sdl)
+
+    right = feedback_trigger(position=3, strength=5)
+    left = weapon_trigger(start=2, end=6, strength=7)
+    assert len(right) == len(left) == 11
+    block = (ds5_effects_block(valid_flag0=0x04 | 0x08, right=right, left=left) if left_trigger
+             else ds5_effects_block(valid_flag0=0x04, right=right))
+    mark = pad.feedback_mark()
+    assert sdl.SDL_GameControllerSendEffect(controller, block, len(block)) == 0, sdl.SDL_GetError()
+    lines = {}
+    for side, raw in (("right", right), ("left", left))[:2 if left_trigger else 1]:
+        _, lines[side] = pad.wait_feedback(
+            lambda o, side=side, raw=raw: o["type"] == "trigger" and o.get("trigger") == side
+            and str(o.get("raw", "")).lower() == raw.hex(),
+            since=mark, what=f"SDL's {side} trigger effect {raw.hex()} {where}", pump=pump_sdl)
+    return lines["right"]
+
+
 def test_sdl_sees_a_full_ps5_controller(sdl, padbridge):
     known = joystick_ids(sdl)
     pad, ready, nodes = start_dualsense(padbridge)  # Bluetooth, the bus SDL's HIDAPI driver takes
@@ -150,63 +214,9 @@ def test_sdl_sees_a_full_ps5_controller(sdl, padbridge):
         pad.button("a", True)
         sdl_wait(sdl, lambda: sdl.SDL_GameControllerGetButton(controller, sdl.SDL_CONTROLLER_BUTTON_A) == 1,
                  "button A (cross) pressed")
-
-        mark = pad.feedback_mark()
-        assert sdl.SDL_GameControllerSetLED(controller, 255, 0, 64) == 0, sdl.SDL_GetError()
-        pad.wait_feedback(lambda o: o["type"] == "lightbar" and (o["red"], o["green"], o["blue"]) == (255, 0, 64),
-                          since=mark, what="lightbar 255/0/64 from SDL_GameControllerSetLED", pump=lambda: pump(sdl, 0))
-
-        mark = pad.feedback_mark()
-        # Long enough that SDL's expiry (which replaces a request its rumble thread has not sent yet with "off")
-        # cannot overtake the request on a slow, emulated machine; switched off explicitly below.
-        assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 10000) == 0, sdl.SDL_GetError()
-        pad.wait_feedback(lambda o: any(is_rumble(strong / 255, weak / 255, tolerance=1 / 255 + 0.005)(o)
-                                        for strong, weak in sdl_ps5_motor_bytes(0x8000, 0x4000)),
-                          since=mark, what="rumble ≈ 0.5/0.25 (or SDL's halved 0.25/0.125) from SDL_GameControllerRumble",
-                          pump=lambda: pump(sdl, 0))
-        mark = pad.feedback_mark()
-        assert sdl.SDL_GameControllerRumble(controller, 0, 0, 0) == 0, sdl.SDL_GetError()
-        pad.wait_feedback(is_rumble(0, 0), since=mark, what="rumble off from SDL", pump=lambda: pump(sdl, 0))
-
-        right = feedback_trigger(position=3, strength=5)
-        left = weapon_trigger(start=2, end=6, strength=7)
-        assert len(right) == len(left) == 11
-        block = ds5_effects_block(valid_flag0=0x04 | 0x08, right=right, left=left)
-        mark = pad.feedback_mark()
-        assert sdl.SDL_GameControllerSendEffect(controller, block, len(block)) == 0, sdl.SDL_GetError()
-        for side, raw in (("right", right), ("left", left)):
-            _, line = pad.wait_feedback(
-                lambda o, side=side, raw=raw: o["type"] == "trigger" and o.get("trigger") == side
-                and str(o.get("raw", "")).lower() == raw.hex(),
-                since=mark, what=f"{side} trigger line with raw {raw.hex()}", pump=lambda: pump(sdl, 0))
-            if side == "right":
-                assert line["effect"]["mode"] == "feedback", line
-
-        # bonus readers: a touchpad finger and the motion sensors
-        pad.send(type="touch", contact=0, active=True, x=0.25, y=0.75)
-        state, x, y, pressure = ctypes.c_uint8(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
-
-        def finger():
-            sdl.SDL_GameControllerGetTouchpadFinger(controller, 0, 0, ctypes.byref(state), ctypes.byref(x),
-                                                    ctypes.byref(y), ctypes.byref(pressure))
-            return state.value == 1 and abs(x.value - 0.25) < 0.01 and abs(y.value - 0.75) < 0.01
-
-        sdl_wait(sdl, finger, "touchpad finger 0 at (0.25, 0.75)")
-
-        assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_ACCEL, sdl.SDL_TRUE) == 0
-        assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_GYRO, sdl.SDL_TRUE) == 0
-        accel, gyro = [0.0, 9.81, 0.0], [0.0, 0.0, 0.5]
-        pad.send(type="motion", gyro=gyro, accel=accel)
-        data = (ctypes.c_float * 3)()
-
-        def sensor(kind, want, tolerance):
-            def check():
-                sdl.SDL_GameControllerGetSensorData(controller, kind, data, 3)
-                return all(abs(a - b) <= tolerance for a, b in zip(data, want))
-            return check
-
-        sdl_wait(sdl, sensor(sdl.SDL_SENSOR_ACCEL, accel, 0.05), f"accel ≈ {accel} m/s²")
-        sdl_wait(sdl, sensor(sdl.SDL_SENSOR_GYRO, gyro, 0.01), f"gyro ≈ {gyro} rad/s")
+        right = assert_sdl_feedback_reaches(sdl, controller, pad, "at the pad", left_trigger=True)
+        assert right["effect"]["mode"] == "feedback", right
+        assert_sdl_reads_touch_and_motion(sdl, controller, pad, "")
     finally:
         sdl.SDL_GameControllerClose(controller)
 
@@ -234,56 +244,9 @@ def test_sdl_reads_a_forwarded_dualsense_and_its_feedback_reaches_the_physical_p
         sdl_wait(sdl, lambda: sdl.SDL_GameControllerGetButton(controller, sdl.SDL_CONTROLLER_BUTTON_A) == 1
                  and sdl.SDL_GameControllerGetAxis(controller, sdl.SDL_CONTROLLER_AXIS_LEFTX) < -32000,
                  "A pressed and the left stick fully left, forwarded")
-
-        physical.send(type="touch", contact=0, active=True, x=0.25, y=0.75)
-        state, x, y, pressure = ctypes.c_uint8(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
-
-        def finger():
-            sdl.SDL_GameControllerGetTouchpadFinger(controller, 0, 0, ctypes.byref(state), ctypes.byref(x),
-                                                    ctypes.byref(y), ctypes.byref(pressure))
-            return state.value == 1 and abs(x.value - 0.25) < 0.01 and abs(y.value - 0.75) < 0.01
-
-        sdl_wait(sdl, finger, "forwarded touchpad finger 0 at (0.25, 0.75)")
-
-        assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_ACCEL, sdl.SDL_TRUE) == 0
-        assert sdl.SDL_GameControllerSetSensorEnabled(controller, sdl.SDL_SENSOR_GYRO, sdl.SDL_TRUE) == 0
-        accel, gyro = [0.0, 9.81, 0.0], [0.0, 0.0, 0.5]
-        physical.send(type="motion", gyro=gyro, accel=accel)
-        data = (ctypes.c_float * 3)()
-
-        def sensor(kind, want, tolerance):
-            def check():
-                sdl.SDL_GameControllerGetSensorData(controller, kind, data, 3)
-                return all(abs(a - b) <= tolerance for a, b in zip(data, want))
-            return check
-
-        sdl_wait(sdl, sensor(sdl.SDL_SENSOR_ACCEL, accel, 0.05), f"forwarded accel ≈ {accel} m/s²")
-        sdl_wait(sdl, sensor(sdl.SDL_SENSOR_GYRO, gyro, 0.01), f"forwarded gyro ≈ {gyro} rad/s")
-
-        # Feedback: what SDL writes to the host's virtual DualSense reaches the stand-in on the client.
-        pump_sdl = lambda: pump(sdl, 0)  # noqa: E731
-        mark = physical.feedback_mark()
-        assert sdl.SDL_GameControllerSetLED(controller, 255, 0, 64) == 0, sdl.SDL_GetError()
-        physical.wait_feedback(lambda o: o["type"] == "lightbar" and (o["red"], o["green"], o["blue"]) == (255, 0, 64),
-                               since=mark, what="SDL's lightbar 255/0/64 at the physical pad", pump=pump_sdl)
-
-        mark = physical.feedback_mark()
-        assert sdl.SDL_GameControllerRumble(controller, 0x8000, 0x4000, 10000) == 0, sdl.SDL_GetError()
-        physical.wait_feedback(lambda o: any(is_rumble(strong / 255, weak / 255, tolerance=1 / 255 + 0.005)(o)
-                                             for strong, weak in sdl_ps5_motor_bytes(0x8000, 0x4000)),
-                               since=mark, what="SDL's rumble at the physical pad", pump=pump_sdl)
-        mark = physical.feedback_mark()
-        assert sdl.SDL_GameControllerRumble(controller, 0, 0, 0) == 0, sdl.SDL_GetError()
-        physical.wait_feedback(is_rumble(0, 0), since=mark, what="SDL's rumble off at the physical pad", pump=pump_sdl)
-
-        right = feedback_trigger(position=3, strength=5)
-        block = ds5_effects_block(valid_flag0=0x04, right=right)
-        mark = physical.feedback_mark()
-        assert sdl.SDL_GameControllerSendEffect(controller, block, len(block)) == 0, sdl.SDL_GetError()
-        physical.wait_feedback(lambda o: o["type"] == "trigger" and o.get("trigger") == "right"
-                               and str(o.get("raw", "")).lower() == right.hex(),
-                               since=mark, what=f"SDL's right trigger effect {right.hex()} at the physical pad",
-                               pump=pump_sdl)
+        assert_sdl_reads_touch_and_motion(sdl, controller, physical, "forwarded ")
+        # What SDL writes to the host's virtual DualSense reaches the stand-in on the client.
+        assert_sdl_feedback_reaches(sdl, controller, physical, "at the physical pad", left_trigger=False)
     finally:
         sdl.SDL_GameControllerClose(controller)
 
