@@ -136,4 +136,45 @@ struct KernelVirtualPadSessionTests {
         #expect(!watchdog.fired && detached == 1 && !session.isAttached)
         session.close()
     }
+
+    /// A reader that fell behind: the kernel dropped its node's events (SYN_DROPPED). It says so once, naming the
+    /// node (`onEventsDropped`, which remap and connect log as a warning), and its snapshot is caught up to the
+    /// last state the pad showed.
+    @Test func aReaderThatFellBehindSaysSoOnceAndCatchesUp() throws {
+        let loop = try DeviceEventLoop()
+        let (standIn, path) = try Self.readySession(loop)
+        defer { standIn.close() }
+        let controller = try #require(
+            try ControllerCatalog.discover(logger: Logger(label: "test"), sdlView: .forGenericPads)
+                .first { $0.nodes.evdev.contains { $0.path == path } },
+            "discovery did not list \(path)")
+        let reader = try ControllerReader(controller: controller, grab: false, loop: loop) { pad in
+            ControllerLayouts.layout(for: controller, padNode: pad)
+        }
+        defer { reader.close() }
+        var dropped: [String] = []
+        reader.onEventsDropped = { dropped.append($0.path) }
+        // Far more than the node's buffer holds, written while the loop (and so the reader) does not run.
+        var frame = PadSnapshot.neutral
+        for index in 0..<3000 {
+            frame[.a] = index % 2 == 0
+            frame[.b] = index % 2 == 1
+            frame.leftX = Int16(truncatingIfNeeded: (index * 7919) % 60000 - 30000)
+            standIn.apply(frame)
+        }
+        var last = PadSnapshot.neutral
+        last[.y] = true
+        last.leftX = 12_345
+        last.rightTrigger = 32_767
+        standIn.apply(last)
+        reader.onFrame = { snapshot, _ in
+            if snapshot[.y] && snapshot.leftX == 12_345 { loop.stop() }
+        }
+        let watchdog = try LoopWatchdog(loop)
+        try loop.run()
+        #expect(!watchdog.fired, "the last state never came through: \(reader.snapshot)")
+        #expect(dropped == [path], "dropped events reported once, for the pad's node")
+        #expect(!reader.snapshot[.a] && !reader.snapshot[.b] && reader.snapshot[.y])
+        #expect(reader.snapshot.leftX == 12_345 && reader.snapshot.rightTrigger == 32_767)
+    }
 }
