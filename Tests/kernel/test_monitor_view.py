@@ -1,9 +1,11 @@
 """padbridge monitor --view in a real terminal: tmux runs it in an 80x24 pane, `capture-pane` reads the picture
 after the DualSense stand-in produces input, and the terminal is checked to be given back (the picture gone, the
-line discipline's echo and canonical mode restored) after q, Ctrl-C and SIGTERM."""
+line discipline's echo and canonical mode restored) after q, Ctrl-C and SIGTERM. The pane is read again each time
+tmux reports output to it (a control-mode client's `%output` notifications), not on a timer."""
 import contextlib
 import re
 import subprocess
+import threading
 import time
 
 import pytest
@@ -22,16 +24,66 @@ def screen() -> str:
     return tmux("capture-pane", "-p", "-t", "view")
 
 
+class PaneOutput:
+    """A tmux control-mode client on the test's session: tmux reports every output a pane gets to it as an
+    `%output` line, so a test waits for the pane to change instead of polling it. It does not size the window
+    (`ignore-size`) and sends nothing to it (`read-only`)."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(["tmux", "-L", SOCKET, "-C", "attach-session", "-t", "view", "-f",
+                                      "ignore-size,read-only"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, errors="replace")
+        self.outputs = 0
+        self.closed = False
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.startswith("%output "):
+                with self.changed:
+                    self.outputs += 1
+                    self.changed.notify_all()
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+
+    def mark(self) -> int:
+        with self.changed:
+            return self.outputs
+
+    def wait_after(self, mark: int, timeout: float):
+        """Returns once output came after `mark`, the client ended, or `timeout` passed."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.outputs > mark or self.closed, timeout=timeout)
+
+    def close(self):
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.terminate()
+        self.proc.wait(timeout=DEADLINE)
+
+
+pane_output: PaneOutput | None = None
+
+# tmux parses a pane's output before it reports it to control clients, so a read after a report sees it; reading
+# again at least this often is only a safety net.
+REREAD_S = 0.5
+
+
 def wait_screen(predicate, what: str, timeout: float = DEADLINE) -> str:
-    """Polls the pane (tmux announces no content change) until `predicate(text)` holds."""
+    """Reads the pane until `predicate(text)` holds: again each time tmux reports output to it."""
+    assert pane_output is not None, "no tmux session to watch"
     deadline = time.monotonic() + timeout
     while True:
+        mark = pane_output.mark()
         text = screen()
         if predicate(text):
             return text
-        if time.monotonic() > deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             raise AssertionError(f"no {what} within {timeout:.0f} s; the pane shows:\n{text}")
-        time.sleep(0.05)
+        pane_output.wait_after(mark, min(left, REREAD_S))
 
 
 @contextlib.contextmanager
@@ -43,12 +95,16 @@ def view_of_a_dualsense(padbridge, *extra: str):
     # alive through Ctrl-C (a trap, unlike an ignored signal, is not inherited by monitor).
     command = (f"trap true INT; {padbridge_binary()} monitor {ready['hidraw']} --view {' '.join(extra)}; "
                "echo EXITED $?; stty -a; exec sleep 3600")
+    global pane_output
     tmux("new-session", "-d", "-s", "view", "-x", "80", "-y", "24", command)
+    pane_output = PaneOutput()
     try:
         wait_screen(lambda text: "padbridge monitor  padbridge viewed DualSense" in text, "pad picture")
         yield pad
     finally:
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+        pane_output.close()
+        pane_output = None
 
 
 @pytest.fixture
