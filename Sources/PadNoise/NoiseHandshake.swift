@@ -153,11 +153,13 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// Reads the other side's next handshake message; returns its payload. On any error the handshake is failed
-    /// for good (a new one must start).
+    /// for good (a new one must start), and nothing the message carried is kept: a static key it revealed before
+    /// a later token or its payload failed to authenticate is forgotten.
     public mutating func readMessage(_ bytes: some Collection<UInt8>) throws(NoiseError) -> [UInt8] {
         guard !failed else { throw .failedEarlier }
         guard !isMyTurnToWrite, messageIndex < pattern.messages.count else { throw .outOfTurn }
         let message = Array(bytes)
+        let (staticBefore, ephemeralBefore) = (remoteStaticPublicKey, remoteEphemeral)
         do throws(NoiseError) {
             var offset = 0
             func take(_ count: Int) throws(NoiseError) -> [UInt8] {
@@ -190,6 +192,7 @@ public struct NoiseHandshake: Sendable {
             return payload
         } catch {
             failed = true
+            (remoteStaticPublicKey, remoteEphemeral) = (staticBefore, ephemeralBefore)
             throw error
         }
     }

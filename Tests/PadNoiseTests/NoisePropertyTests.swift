@@ -73,6 +73,8 @@ import Testing
         let error = #expect(throws: NoiseError.self) { try Self.run(&initiator, &responder) }
         #expect(error == .authenticationFailed)
         #expect(!responder.isComplete)
+        // The last message's static key decrypted before its payload failed: a failed message leaves none behind.
+        #expect(responder.remoteStaticPublicKey == nil)
         #expect(throws: NoiseError.failedEarlier) { _ = try responder.readMessage([]) }
     }
 
