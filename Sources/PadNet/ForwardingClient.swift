@@ -372,6 +372,8 @@ public final class ForwardingClient {
         case .handshaking, .waiting:
             wake = nextAttemptMicroseconds
         }
-        try? timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
+        // Woken early (the wake moved later since), tick() finds nothing due and arms again: no timerfd_settime
+        // per datagram.
+        try? timer?.schedule(noLaterThan: MonotonicInstant(microseconds: max(wake, now + 1)))
     }
 }

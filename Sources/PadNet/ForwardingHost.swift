@@ -320,6 +320,8 @@ public final class ForwardingHost {
             return wake
         }
         guard let wake = wakes.min() else { timer?.cancel(); return }
-        try? timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
+        // Woken early (the wake moved later since), tick() finds nothing due and arms again: no timerfd_settime
+        // per datagram.
+        try? timer?.schedule(noLaterThan: MonotonicInstant(microseconds: max(wake, now + 1)))
     }
 }
