@@ -372,8 +372,6 @@ public final class ForwardingClient {
         case .handshaking, .waiting:
             wake = nextAttemptMicroseconds
         }
-        // Woken early (the wake moved later since), tick() finds nothing due and arms again: no timerfd_settime
-        // per datagram.
-        try? timer?.schedule(noLaterThan: MonotonicInstant(microseconds: max(wake, now + 1)))
+        try? timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
     }
 }

@@ -320,8 +320,6 @@ public final class ForwardingHost {
             return wake
         }
         guard let wake = wakes.min() else { timer?.cancel(); return }
-        // Woken early (the wake moved later since), tick() finds nothing due and arms again: no timerfd_settime
-        // per datagram.
-        try? timer?.schedule(noLaterThan: MonotonicInstant(microseconds: max(wake, now + 1)))
+        try? timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
     }
 }

@@ -54,46 +54,6 @@ struct DeviceEventLoopTests {
         deadline.close()
     }
 
-    /// `schedule(noLaterThan:)` keeps an earlier deadline, takes an earlier one, and arms again once the timer
-    /// fired or was cancelled.
-    @Test func scheduleNoLaterThanKeepsAnEarlierDeadline() throws {
-        let loop = try DeviceEventLoop()
-        let watchdog = try LoopWatchdog(loop)
-        var firedAt: [MonotonicInstant] = []
-        let timer = try loop.makeTimer {
-            firedAt.append(.now())
-            loop.stop()
-        }
-        func milliseconds(since start: MonotonicInstant) -> UInt64 {
-            ((firedAt.last ?? start).nanoseconds - start.nanoseconds) / 1_000_000
-        }
-
-        var start = MonotonicInstant.now()
-        try timer.schedule(at: start.adding(milliseconds: 30))
-        try timer.schedule(noLaterThan: start.adding(milliseconds: 5000))  // later: the 30 ms deadline stands
-        try loop.run()
-        #expect(firedAt.count == 1 && (30..<4000).contains(milliseconds(since: start)))
-
-        start = .now()
-        try timer.schedule(noLaterThan: start.adding(milliseconds: 20))  // nothing armed after firing: this arms
-        try loop.run()
-        #expect(firedAt.count == 2 && (20..<4000).contains(milliseconds(since: start)))
-
-        start = .now()
-        try timer.schedule(at: start.adding(milliseconds: 5000))
-        try timer.schedule(noLaterThan: start.adding(milliseconds: 10))  // earlier: replaces the 5 s deadline
-        try loop.run()
-        #expect(firedAt.count == 3 && (10..<4000).contains(milliseconds(since: start)))
-
-        start = .now()
-        try timer.schedule(at: start.adding(milliseconds: 10))
-        timer.cancel()
-        try timer.schedule(noLaterThan: start.adding(milliseconds: 40))  // nothing armed after cancel: this arms
-        try loop.run()
-        #expect(firedAt.count == 4 && (40..<4000).contains(milliseconds(since: start)))
-        #expect(!watchdog.fired)
-    }
-
     @Test func cancelledTimerDoesNotFire() throws {
         let loop = try DeviceEventLoop()
         var fired = false

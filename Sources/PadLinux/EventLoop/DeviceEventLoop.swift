@@ -202,8 +202,6 @@ public final class LoopTimer {
     private let loop: DeviceEventLoop
     private var timer: DeadlineTimer?
     private var token: DeviceEventLoop.WatchToken?
-    /// The one-shot deadline armed now (nil: none, fired, or repeating).
-    private var armedDeadline: MonotonicInstant?
 
     fileprivate init(loop: DeviceEventLoop, handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) {
         self.loop = loop
@@ -212,7 +210,6 @@ public final class LoopTimer {
         self.timer = consume timer
         token = try loop.watch(descriptor, path: "timerfd") { [weak self] _ throws(DeviceAccessError) in
             guard let self, self.timer?.acknowledge() ?? 0 > 0 else { return }
-            self.armedDeadline = nil
             try handler()
         }
     }
@@ -220,28 +217,17 @@ public final class LoopTimer {
     /// Fires once at `deadline`, replacing any earlier schedule.
     public func schedule(at deadline: MonotonicInstant) throws(DeviceAccessError) {
         try timer?.arm(at: deadline)
-        armedDeadline = deadline
-    }
-
-    /// Fires no later than `deadline`: a one-shot schedule already due earlier stands, and no system call is
-    /// made. For a deadline that mostly moves later (a link's next keepalive, pushed back by every datagram):
-    /// the handler, woken early, finds nothing due and schedules again.
-    public func schedule(noLaterThan deadline: MonotonicInstant) throws(DeviceAccessError) {
-        if let armedDeadline, armedDeadline <= deadline { return }
-        try schedule(at: deadline)
     }
 
     /// Fires every `milliseconds`, replacing any earlier schedule.
     public func scheduleRepeating(everyMilliseconds milliseconds: UInt64) throws(DeviceAccessError) {
         try timer?.arm(everyNanoseconds: milliseconds * 1_000_000)
-        armedDeadline = nil
     }
 
     /// Disarms the timer (it stays registered and can be scheduled again).
     public func cancel() {
         try? timer?.disarm()
         _ = timer?.acknowledge()
-        armedDeadline = nil
     }
 
     /// Unregisters and closes the timerfd. Idempotent.
