@@ -114,18 +114,14 @@ enum ControllerPresentation {
         var sdl: SDLView?
 
         init(_ controller: Controller, index: Int) {
-            func hex(_ value: UInt16) -> String {
-                let digits = String(value, radix: 16)
-                return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-            }
             self.index = index
             id = controller.fingerprint.rawValue
             name = controller.name
             kind = ControllerPresentation.kindName(controller.kind)
             bus = controller.bus.rawValue
-            vendor = hex(controller.vendorID)
-            product = hex(controller.productID)
-            version = hex(controller.version)
+            vendor = NumberText.hex4(controller.vendorID)
+            product = NumberText.hex4(controller.productID)
+            version = NumberText.hex4(controller.version)
             serial = controller.serial
             portPath = controller.portPath
             driver = controller.driver

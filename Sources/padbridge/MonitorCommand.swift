@@ -241,7 +241,7 @@ final class MonitorSession {
     func printStatistics(overMicroseconds window: Int64) {
         defer { statistics.startWindow() }
         guard let summary = statistics.summary(overMicroseconds: window) else { return }
-        func figure(_ value: Double) -> String { MonitorText.decimal(value, places: 2) }
+        func figure(_ value: Double) -> String { NumberText.fixed(value, places: 2) }
         LineOutput.standardError.write(
             "padbridge: \(figure(summary.framesPerSecond)) reports/s, \(figure(summary.eventsPerSecond)) events/s, "
                 + "interval min \(figure(summary.minimumIntervalMilliseconds)) ms avg "

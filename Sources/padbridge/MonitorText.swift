@@ -21,17 +21,14 @@ enum MonitorText {
             return "axis \(axis.rawValue) \(value)"
         case let .touch(contact, state):
             guard state.active else { return "touch \(contact) up" }
-            return "touch \(contact) down x \(decimal(state.x, places: 3)) y \(decimal(state.y, places: 3)) (id \(state.trackingID))"
+            return "touch \(contact) down x \(NumberText.fixed(state.x, places: 3)) y \(NumberText.fixed(state.y, places: 3)) (id \(state.trackingID))"
         case let .motion(sample):
             let gyro = sample.gyroRadiansPerSecond, accel = sample.accelMetersPerSecondSquared
-            return "motion gyro \([gyro.x, gyro.y, gyro.z].map { decimal($0, places: 3) }.joined(separator: " ")) rad/s "
-                + "accel \([accel.x, accel.y, accel.z].map { decimal($0, places: 3) }.joined(separator: " ")) m/s² "
+            return "motion gyro \([gyro.x, gyro.y, gyro.z].map { NumberText.fixed($0, places: 3) }.joined(separator: " ")) rad/s "
+                + "accel \([accel.x, accel.y, accel.z].map { NumberText.fixed($0, places: 3) }.joined(separator: " ")) m/s² "
                 + "(t \(sample.timestampMicroseconds) µs)"
         case let .battery(state):
             return "battery \(state.percent)%\(state.charging ? " charging" : "")"
         }
     }
-
-    /// `value` with exactly `places` decimals (no Foundation formatter needed for this).
-    static func decimal(_ value: Double, places: Int) -> String { DecimalText.fixed(value, places: places) }
 }

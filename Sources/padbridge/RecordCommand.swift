@@ -122,7 +122,7 @@ struct RecordCommand: ParsableCommand {
         recorder.finish()
         let seconds = Double(MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1e9
         LineOutput.standardError.write(
-            "padbridge: recorded \(recorder.entryCount) entries in \(MonitorText.decimal(seconds, places: 1)) s"
+            "padbridge: recorded \(recorder.entryCount) entries in \(NumberText.fixed(seconds, places: 1)) s"
                 + (unplugged ? " (the pad was unplugged)" : ""))
     }
 
@@ -204,7 +204,7 @@ struct ReplayCommand: ParsableCommand {
             case .finished:
                 LineOutput.standardError.write(
                     "padbridge: replay finished (\(recording.entries.count) entries, "
-                        + "\(MonitorText.decimal(Double(recording.durationMicroseconds) / 1e6 / speed, places: 1)) s)"
+                        + "\(NumberText.fixed(Double(recording.durationMicroseconds) / 1e6 / speed, places: 1)) s)"
                         + (hold ? "; holding the pad until SIGINT or SIGTERM" : ""))
                 if !hold { loop.stop() }
             }

@@ -72,7 +72,7 @@ public struct PadPicture: Sendable, Hashable {
 
     private static func draw(_ pad: PadSnapshot, _ context: Context, on canvas: inout Canvas) {
         let buttons = context.capabilities.buttons
-        canvas.put(0, 0, "padbridge monitor  " + ascii(context.title))
+        canvas.put(0, 0, "padbridge monitor  " + context.title)  // put writes other than printable ASCII as '?'
         canvas.put(0, 72, "q quits")
 
         func button(_ row: Int, _ column: Int, _ label: String, _ which: Button) {
@@ -84,7 +84,7 @@ public struct PadPicture: Sendable, Hashable {
             let fraction = Double(max(0, value)) / Double(Int16.max)
             let filled = Int((fraction * 20).rounded())
             canvas.put(row, column, "\(label) [" + String(repeating: "#", count: filled)
-                + String(repeating: ".", count: 20 - filled) + "] " + DecimalText.fixed(fraction, places: 2))
+                + String(repeating: ".", count: 20 - filled) + "] " + NumberText.fixed(fraction, places: 2))
         }
         trigger(2, 2, "LT", pad.leftTrigger)
         trigger(2, 44, "RT", pad.rightTrigger)
@@ -143,9 +143,9 @@ public struct PadPicture: Sendable, Hashable {
         if let rate = context.reportRate {
             canvas.put(
                 23, 2,
-                "reports \(DecimalText.fixed(rate.framesPerSecond, places: 1))/s  interval min/avg/max "
-                    + "\(DecimalText.fixed(rate.minimumIntervalMilliseconds, places: 2))/\(DecimalText.fixed(rate.averageIntervalMilliseconds, places: 2))/"
-                    + "\(DecimalText.fixed(rate.maximumIntervalMilliseconds, places: 2)) ms")
+                "reports \(NumberText.fixed(rate.framesPerSecond, places: 1))/s  interval min/avg/max "
+                    + "\(NumberText.fixed(rate.minimumIntervalMilliseconds, places: 2))/\(NumberText.fixed(rate.averageIntervalMilliseconds, places: 2))/"
+                    + "\(NumberText.fixed(rate.maximumIntervalMilliseconds, places: 2)) ms")
         } else {
             canvas.put(23, 2, "reports: none yet")
         }
@@ -163,7 +163,7 @@ public struct PadPicture: Sendable, Hashable {
         canvas.put(row + 4, column + 6, ".")
         var moved = x != 0 || y != 0
         if let shaping {
-            canvas.put(row, column, "\(label) dz \(DecimalText.fixed(shaping.deadzoneFraction, places: 2))")
+            canvas.put(row, column, "\(label) dz \(NumberText.fixed(shaping.deadzoneFraction, places: 2))")
             if shaping.deadzoneFraction > 0 {
                 for cellRow in 0..<5 {
                     for cellColumn in 0..<11 {
@@ -196,7 +196,7 @@ public struct PadPicture: Sendable, Hashable {
             let column = 3 + Int((min(max(contact.x, 0), 1) * 31).rounded())
             let row = 17 + Int((min(max(contact.y, 0), 1) * 2).rounded())
             canvas.put(row, column, "\(slot)", lit: true)
-            listed.append("#\(slot) id \(contact.trackingID) (\(DecimalText.fixed(contact.x, places: 2)), \(DecimalText.fixed(contact.y, places: 2)))")
+            listed.append("#\(slot) id \(contact.trackingID) (\(NumberText.fixed(contact.x, places: 2)), \(NumberText.fixed(contact.y, places: 2)))")
         }
         canvas.put(15, 12, listed.isEmpty ? "no contact" : listed.joined(separator: "  "))
     }
@@ -212,12 +212,8 @@ public struct PadPicture: Sendable, Hashable {
     }
 
     private static func signed(_ value: Double, width: Int) -> String {
-        let text = (value >= 0 ? "+" : "") + DecimalText.fixed(value, places: 2)
+        let text = (value >= 0 ? "+" : "") + NumberText.fixed(value, places: 2)
         return String(repeating: " ", count: max(0, width - text.count)) + text
-    }
-
-    private static func ascii(_ text: String) -> String {
-        String(decoding: text.utf8.map { (0x20..<0x7F).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
     }
 
     /// A grid of ASCII cells; writes past an edge are clipped.

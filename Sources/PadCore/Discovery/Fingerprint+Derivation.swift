@@ -53,7 +53,7 @@ extension Fingerprint {
         bus: ControllerBus, vendorID: UInt16, productID: UInt16, serial: String?, portPath: String?,
         occurrence: Int = 1
     ) -> String {
-        var text = "\(canonicalVersion)|bus=\(bus.rawValue)|vendor=\(DecimalText.hex4(vendorID))|product=\(DecimalText.hex4(productID))|"
+        var text = "\(canonicalVersion)|bus=\(bus.rawValue)|vendor=\(NumberText.hex4(vendorID))|product=\(NumberText.hex4(productID))|"
         if let serial, !serial.isEmpty {
             text += "serial=\(serial)"
         } else {

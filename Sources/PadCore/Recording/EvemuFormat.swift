@@ -28,20 +28,20 @@ public enum EvemuFormat {
     public static func description(of node: RecordedEvdevNode, padID: String) -> String {
         var lines = [
             "# EVEMU \(fileFormatVersion)",
-            "# Input device name: \"\(oneLine(node.name))\"",
-            "# Recorded by padbridge: \(oneLine(node.path)), role \(oneLine(node.role)) of pad \(oneLine(padID))",
-            "N: \(oneLine(node.name))",
-            "I: " + [node.bus, node.vendor, node.product, node.version].map(DecimalText.hex4).joined(separator: " "),
+            "# Input device name: \"\(node.name.onOneLine)\"",
+            "# Recorded by padbridge: \(node.path.onOneLine), role \(node.role.onOneLine) of pad \(padID.onOneLine)",
+            "N: \(node.name.onOneLine)",
+            "I: " + [node.bus, node.vendor, node.product, node.version].map(NumberText.hex4).joined(separator: " "),
         ]
         lines += bitLines(prefix: "P: ", set: Set(node.properties.map(Int.init)), byteCount: (propertyCount + 7) / 8)
         lines.append("B: 00 0b 00 00 00 00 00 00 00")
         for (type, maximumCode) in typeMaximumCodes {
             let codes = Set((node.codes[type] ?? []).map(Int.init).filter { $0 <= maximumCode })
-            lines += bitLines(prefix: "B: \(hex2(Int(type))) ", set: codes, byteCount: (maximumCode + 1 + 7) / 8)
+            lines += bitLines(prefix: "B: \(NumberText.hex2(UInt8(type))) ", set: codes, byteCount: (maximumCode + 1 + 7) / 8)
         }
         for code in (node.codes[0x03] ?? []).sorted() {
             let info = node.absoluteInfo[code] ?? EvdevAbsoluteInfo(minimum: 0, maximum: 0)
-            lines.append("A: \(hex2(Int(code))) \(info.minimum) \(info.maximum) \(info.fuzz) \(info.flat) \(info.resolution)")
+            lines.append("A: \(NumberText.hex2(UInt8(truncatingIfNeeded: code))) \(info.minimum) \(info.maximum) \(info.fuzz) \(info.flat) \(info.resolution)")
         }
         return lines.map { $0 + "\n" }.joined()
     }
@@ -52,8 +52,8 @@ public enum EvemuFormat {
         let time = max(0, microseconds)
         let fraction = String(time % 1_000_000)
         var line = "E: \(time / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count) + fraction) "
-            + "\(DecimalText.hex4(type)) \(DecimalText.hex4(code)) \(paddedDecimal(value))"
-        if let comment { line += "\t# " + oneLine(comment) }
+            + "\(NumberText.hex4(type)) \(NumberText.hex4(code)) \(paddedDecimal(value))"
+        if let comment { line += "\t# " + comment.onOneLine }
         return line + "\n"
     }
 
@@ -98,9 +98,9 @@ public enum EvemuFormat {
         var lines: [String] = []
         for lineStart in stride(from: 0, to: byteCount, by: 8) {
             let bytes = (lineStart..<lineStart + 8).map { byte in
-                (0..<8).reduce(0) { bits, bit in set.contains(byte * 8 + bit) ? bits | (1 << bit) : bits }
+                (0..<8).reduce(UInt8(0)) { bits, bit in set.contains(byte * 8 + bit) ? bits | (1 << bit) : bits }
             }
-            lines.append(prefix + bytes.map(hex2).joined(separator: " "))
+            lines.append(prefix + bytes.map(NumberText.hex2).joined(separator: " "))
         }
         return lines
     }
@@ -110,15 +110,5 @@ public enum EvemuFormat {
         let digits = String(value.magnitude)
         let width = value < 0 ? 3 : 4
         return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
-    }
-
-    private static func hex2(_ value: Int) -> String {
-        let text = String(value, radix: 16)
-        return text.count < 2 ? "0" + text : text
-    }
-
-    /// evemu reads a line at a time: a name or path with a line break in it must not end its line.
-    private static func oneLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
     }
 }

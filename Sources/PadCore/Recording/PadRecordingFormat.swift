@@ -36,7 +36,7 @@ public enum PadRecordingFormat {
         let identity = recording.identity
         var pad = [
             "pad", "id=\(escaped(identity.id))", "kind=\(identity.kind.rawValue)", "bus=\(identity.bus.rawValue)",
-            "vendor=\(DecimalText.hex4(identity.vendor))", "product=\(DecimalText.hex4(identity.product))", "version=\(DecimalText.hex4(identity.version))",
+            "vendor=\(NumberText.hex4(identity.vendor))", "product=\(NumberText.hex4(identity.product))", "version=\(NumberText.hex4(identity.version))",
         ]
         if let serial = identity.serial { pad.append("serial=\(escaped(serial))") }
         pad.append("name=\(escaped(identity.name))")
@@ -44,8 +44,8 @@ public enum PadRecordingFormat {
         for node in recording.evdevNodes.sorted(by: { $0.index < $1.index }) {
             var fields = [
                 "evdev", "\(node.index)", "side=\(node.side.rawValue)", "role=\(escaped(node.role))",
-                "path=\(escaped(node.path))", "bus=\(DecimalText.hex4(node.bus))", "vendor=\(DecimalText.hex4(node.vendor))",
-                "product=\(DecimalText.hex4(node.product))", "version=\(DecimalText.hex4(node.version))",
+                "path=\(escaped(node.path))", "bus=\(NumberText.hex4(node.bus))", "vendor=\(NumberText.hex4(node.vendor))",
+                "product=\(NumberText.hex4(node.product))", "version=\(NumberText.hex4(node.version))",
             ]
             if let phys = node.phys { fields.append("phys=\(escaped(phys))") }
             if let uniq = node.uniq { fields.append("uniq=\(escaped(uniq))") }
@@ -80,8 +80,7 @@ public enum PadRecordingFormat {
         case .evdev(let time, let node, let type, let code, let value): "e \(time) \(node) \(type) \(code) \(value)\n"
         case .hidrawInput(let time, let node, let report): "r \(time) \(node) \(HexBytes.encode(report))\n"
         case .feedback(let time, let side, let line):
-            // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
-            "f \(time) \(side.rawValue) \(String(String.UnicodeScalarView(line.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 })))\n"
+            "f \(time) \(side.rawValue) \(line.onOneLine)\n"
         }
     }
 
@@ -144,6 +143,14 @@ public enum PadRecordingFormat {
             }
         }
         return String(validating: out, as: UTF8.self)
+    }
+}
+
+extension String {
+    /// The text with each CR and LF as a space, so that it cannot end a line of a line-oriented file. By scalar:
+    /// "\r\n" is one Character, equal to neither "\r" nor "\n".
+    var onOneLine: String {
+        String(String.UnicodeScalarView(unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
     }
 }
 

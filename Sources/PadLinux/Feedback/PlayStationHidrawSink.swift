@@ -95,11 +95,7 @@ public final class PlayStationHidrawSink: PhysicalFeedbackSink {
     }
 
     static func unsupported(_ path: String, _ info: HidrawInfo, _ why: String) -> DeviceAccessError {
-        func hex(_ value: UInt16) -> String {
-            let digits = String(value, radix: 16)
-            return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-        }
-        let id = "\(hex(info.vendor)):\(hex(info.product))"
+        let id = "\(NumberText.hex4(info.vendor)):\(NumberText.hex4(info.product))"
         return DeviceAccessError(
             code: .unsupported, path: path,
             operation: "HIDIOCGRAWINFO (\(id): \(why); for rumble on other pads, name its /dev/input/eventN node)")

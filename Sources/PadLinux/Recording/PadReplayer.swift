@@ -164,7 +164,7 @@ public final class PadReplayer {
         let reference = recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }
         let bus = reference?.bus ?? recording.identity.bus.kernelBusType
         // sysfs names HID devices with uppercase hex: 0005:054C:0CE6.0001
-        let ids = [bus, recording.identity.vendor, recording.identity.product].map(DecimalText.hex4)
+        let ids = [bus, recording.identity.vendor, recording.identity.product].map(NumberText.hex4)
         return ids.joined(separator: ":").uppercased() + "."
     }
 

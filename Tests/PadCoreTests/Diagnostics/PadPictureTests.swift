@@ -116,6 +116,15 @@ struct PadPictureTests {
         #expect(text.contains("reports 250.0/s  interval min/avg/max 3.90/4.00/4.25 ms"))
     }
 
+    @Test func aTitleOutsidePrintableASCIIKeepsEveryRowItsWidth() {
+        let picture = PadPicture(
+            snapshot: .neutral,
+            context: .init(title: "Pad™\té", capabilities: Self.dualSense, reportRate: nil), width: 80, height: 24)
+        // One '?' a byte: ™ is three bytes of UTF-8, the tab one, é two.
+        #expect(picture.rows[0].hasPrefix("padbridge monitor  Pad?????? "))
+        #expect(picture.rows[0].utf8.count == 80 && picture.rows[0].hasSuffix("q quits "))
+    }
+
     @Test func everyRowIsTheWindowsWidth() {
         let picture = Self.picture(.neutral, width: 100, height: 30)
         #expect(picture.rows.count == 30 && picture.rows.allSatisfy { $0.utf8.count == 100 })

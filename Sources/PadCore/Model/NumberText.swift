@@ -1,5 +1,6 @@
-/// Numbers as text with a fixed number of decimals, without Foundation's formatters (PadCore imports nothing).
-public enum DecimalText {
+/// Numbers as text: a fixed number of decimals, or a fixed number of hex digits, without Foundation's formatters
+/// (PadCore imports nothing).
+public enum NumberText {
     /// `value` with exactly `places` decimals ("-0.25", "250.0"); a non-finite value as Swift prints it.
     public static func fixed(_ value: Double, places: Int) -> String {
         guard value.isFinite else { return "\(value)" }
@@ -15,8 +16,13 @@ public enum DecimalText {
     }
 
     /// `value` as exactly four lowercase hex digits ("054c"), as ids are written.
-    public static func hex4(_ value: UInt16) -> String {
+    public static func hex4(_ value: UInt16) -> String { hex(value, digits: 4) }
+
+    /// `value` as exactly two lowercase hex digits ("0b").
+    public static func hex2(_ value: UInt8) -> String { hex(value, digits: 2) }
+
+    private static func hex(_ value: some BinaryInteger, digits count: Int) -> String {
         let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 4 - digits.count) + digits
+        return String(repeating: "0", count: max(0, count - digits.count)) + digits
     }
 }
