@@ -55,7 +55,6 @@ public final class PadRecorder {
     /// The nodes it reads itself, by node index.
     private var evdevReaders: [(node: Int, reader: WatchedEvdevDevice)] = []
     private var hidraw: HidrawDevice?
-    private var hasHidraw = false
     private var hidrawWatch: DeviceEventLoop.WatchToken?
     private let hidrawIndex: Int
     private var reportBuffer = [UInt8](repeating: 0, count: PadRecordingFormat.maximumReportBytes)
@@ -96,9 +95,7 @@ public final class PadRecorder {
                 try loop.watch(device) { result in
                     switch result {
                     case .events(let readings):
-                        guard let recorder = relay.recorder else { return }
-                        for reading in readings where !reading.isResync { recorder.recordEvent(reading.event, node: index) }
-                        recorder.flush()
+                        relay.recorder?.recordEvents(readings, node: index, clock: .monotonic)
                     case .unplugged:
                         relay.recorder?.unplugged()
                     }
@@ -127,7 +124,6 @@ public final class PadRecorder {
                 try relay.recorder?.readReports()
             }
             hidraw = consume device
-            hasHidraw = true
         }
         header = PadRecording(identity: identity, evdevNodes: recordedEvdev, hidrawNodes: recordedHidraw)
         relay.recorder = self
@@ -147,23 +143,15 @@ public final class PadRecorder {
         weak var recorder: PadRecorder?
     }
 
+    /// CLOCK_MONOTONIC now, in microseconds.
+    private static func nowMicroseconds() -> Int64 { Int64(MonotonicInstant.now().nanoseconds / 1000) }
+
     /// Microseconds since the recording started, never before the previous entry's (evdev stamps and hidraw read
-    /// times interleave); a stamp later than now (from a clock that is not the recording's) counts as now.
-    private func elapsed(_ instantMicroseconds: Int64) -> Int64 {
-        let now = Int64(MonotonicInstant.now().nanoseconds / 1000)
+    /// times interleave); a stamp later than `now` (from a clock that is not the recording's) counts as `now`.
+    private func elapsed(_ instantMicroseconds: Int64, now: Int64) -> Int64 {
         let microseconds = max(lastMicroseconds, min(instantMicroseconds, now) - Int64(start.nanoseconds / 1000))
         lastMicroseconds = microseconds
         return microseconds
-    }
-
-    /// `event` on the recording's clock. `clockOffsetMicroseconds`: what to subtract from its stamp to get
-    /// CLOCK_MONOTONIC (0 for the nodes this recorder reads: they are switched to it).
-    private func recordEvent(_ event: EvdevEvent, node: Int, clockOffsetMicroseconds: Int64 = 0) {
-        let entry = RecordedEntry.evdev(
-            microseconds: elapsed(event.timestampMicroseconds - clockOffsetMicroseconds), node: node, type: event.type,
-            code: event.code, value: event.value)
-        entryCount += 1
-        output.append(entry)
     }
 
     private func flush() {
@@ -177,19 +165,26 @@ public final class PadRecorder {
         case realtime
     }
 
-    /// Records events its owner read from evdev node `node` (a node recorded as `.supplied`), as one batch;
-    /// their stamps are on `clock` (a node nobody switched is on CLOCK_REALTIME).
+    /// Records events read from evdev node `node` as one batch: by this recorder (stamps on CLOCK_MONOTONIC, the
+    /// nodes it reads are switched to it), or by the node's owner (a node recorded as `.supplied`, whose stamps are
+    /// on `clock`: a node nobody switched is on CLOCK_REALTIME). The clocks are read once a batch, not per event.
     public func recordEvents(_ readings: [EvdevReading], node: Int, clock: EventClock = .realtime) {
         guard !isClosed else { return }
+        let now = Self.nowMicroseconds()
+        // What to subtract from a stamp to get CLOCK_MONOTONIC.
         var offset: Int64 = 0
         if clock == .realtime {
             var realtime = timespec()
             clock_gettime(CLOCK_REALTIME, &realtime)
-            let monotonic = Int64(MonotonicInstant.now().nanoseconds / 1000)
-            offset = Int64(realtime.tv_sec) * 1_000_000 + Int64(realtime.tv_nsec) / 1000 - monotonic
+            offset = Int64(realtime.tv_sec) * 1_000_000 + Int64(realtime.tv_nsec) / 1000 - now
         }
         for reading in readings where !reading.isResync {
-            recordEvent(reading.event, node: node, clockOffsetMicroseconds: offset)
+            let event = reading.event
+            entryCount += 1
+            output.append(
+                .evdev(
+                    microseconds: elapsed(event.timestampMicroseconds - offset, now: now), node: node, type: event.type,
+                    code: event.code, value: event.value))
         }
         flush()
     }
@@ -213,10 +208,10 @@ public final class PadRecorder {
             case .failure(let error): throw error
             }
             guard let count, count > 0 else { return }
-            let now = Int64(MonotonicInstant.now().nanoseconds / 1000)
+            let now = Self.nowMicroseconds()
             entryCount += 1
             let report = Array(reportBuffer.prefix(count))
-            output.append(.hidrawInput(microseconds: elapsed(now), node: hidrawIndex, report: report))
+            output.append(.hidrawInput(microseconds: elapsed(now, now: now), node: hidrawIndex, report: report))
         }
     }
 
@@ -224,14 +219,14 @@ public final class PadRecorder {
     /// sent a bridge's virtual pad (`side` virtual), on the recording's clock.
     public func recordFeedback(line: String, side: RecordedSide) {
         guard !isClosed else { return }
-        let now = Int64(MonotonicInstant.now().nanoseconds / 1000)
+        let now = Self.nowMicroseconds()
         entryCount += 1
-        output.append(.feedback(microseconds: elapsed(now), side: side, line: line))
+        output.append(.feedback(microseconds: elapsed(now, now: now), side: side, line: line))
         flush()
     }
 
     private func unplugged() {
-        guard !evdevReaders.isEmpty || hasHidraw else { return }
+        guard !isClosed else { return }
         close()
         onUnplugged()
     }
@@ -241,11 +236,8 @@ public final class PadRecorder {
     public func finish() {
         for (index, reader) in evdevReaders {
             let result = try? reader.withDevice { (device) throws(DeviceAccessError) in try device.readAvailable() }
-            if case .events(let readings)? = result {
-                for reading in readings where !reading.isResync { recordEvent(reading.event, node: index) }
-            }
+            if case .events(let readings)? = result { recordEvents(readings, node: index, clock: .monotonic) }
         }
-        flush()
         try? readReports()
         close()
     }
@@ -258,7 +250,6 @@ public final class PadRecorder {
         if let hidrawWatch { loop.removeWatch(hidrawWatch) }
         hidrawWatch = nil
         hidraw.take()?.close()
-        hasHidraw = false
     }
 
     deinit { close() }

@@ -48,6 +48,8 @@ public final class PadReplayer {
     private var playTimer: LoopTimer?
     private var readinessDeadline: LoopTimer?
     private var hidrawIndex: Int?
+    /// The uhid device's sysfs name up to its instance number ("0005:054C:0CE6."), to know its bind announcement.
+    private var hidDevicePrefix = ""
     private var playing = false
     private var startedAt = MonotonicInstant.now()
     private var nextEntry = 0
@@ -100,9 +102,9 @@ public final class PadReplayer {
 
     // MARK: uhid
 
-    private var hidName: String {
-        recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }?.name
-            ?? recording.evdevNodes.first { $0.side == .physical }?.name ?? recording.identity.name
+    /// The recorded pad node (the driver's main input device), whose name, bus and version the HID device takes.
+    private var padNode: RecordedEvdevNode? {
+        recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }
     }
 
     private func createHID(_ node: RecordedHidrawNode) throws(DeviceAccessError) {
@@ -115,10 +117,15 @@ public final class PadReplayer {
         let ueventDescriptor = monitor.descriptor
         uevents = consume monitor
         ueventWatch = try loop.watch(ueventDescriptor, path: "kernel uevents") { _ in relay.replayer?.noticeBinds() }
-        let reference = recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }
+        let reference = padNode
         let bus = reference?.bus ?? recording.identity.bus.kernelBusType
+        // sysfs names HID devices BUS:VENDOR:PRODUCT.INSTANCE in uppercase hex (0005:054C:0CE6.0001).
+        hidDevicePrefix =
+            [bus, recording.identity.vendor, recording.identity.product].map(NumberText.hex4).joined(separator: ":")
+            .uppercased() + "."
+        let name = reference?.name ?? recording.evdevNodes.first { $0.side == .physical }?.name ?? recording.identity.name
         let description = UhidRequest.DeviceDescription(
-            name: hidName, phys: "padbridge-replay/\(recording.identity.id)", uniq: reference?.uniq ?? "",
+            name: name, phys: "padbridge-replay/\(recording.identity.id)", uniq: reference?.uniq ?? "",
             bus: bus, vendor: UInt32(recording.identity.vendor), product: UInt32(recording.identity.product),
             version: UInt32(reference?.version ?? recording.identity.version),
             reportDescriptor: Array(node.reportDescriptor.prefix(Int(CPadLinux_UHID_DATA_MAX))))
@@ -130,7 +137,7 @@ public final class PadReplayer {
             guard let self, !self.playing else { return }
             self.logger.warning(
                 "no driver bound the replayed pad within 5 s (for a PlayStation pad: `sudo modprobe hid-playstation`); playing anyway")
-            self.startPlaying(nodes: self.hidNodes() ?? VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: ""))
+            self.startPlaying(nodes: VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: ""))
         }
         try readinessDeadline?.schedule(at: MonotonicInstant.now().adding(milliseconds: 5000))
     }
@@ -159,28 +166,18 @@ public final class PadReplayer {
         }
     }
 
-    /// The uhid device's sysfs directory prefix: BUS:VENDOR:PRODUCT. (the instance number follows).
-    private var hidDevicePrefix: String {
-        let reference = recording.evdevNodes.first { $0.side == .physical && $0.role == "pad" }
-        let bus = reference?.bus ?? recording.identity.bus.kernelBusType
-        // sysfs names HID devices with uppercase hex: 0005:054C:0CE6.0001
-        let ids = [bus, recording.identity.vendor, recording.identity.product].map(NumberText.hex4)
-        return ids.joined(separator: ":").uppercased() + "."
-    }
-
     private func noticeBinds() {
         guard let drained = uevents?.drain(), !playing else { return }
         for announcement in drained.announcements where announcement.action == "bind" {
             let name = announcement.sysfsPath.split(separator: "/").last.map(String.init) ?? ""
             guard announcement.sysfsPath.contains("/uhid/"), name.hasPrefix(hidDevicePrefix) else { continue }
-            let sysfs = announcement.sysfsPath
-            startPlaying(nodes: hidNodes(sysfsPath: sysfs) ?? VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: sysfs))
+            startPlaying(nodes: hidNodes(sysfsPath: announcement.sysfsPath))
             return
         }
     }
 
-    private func hidNodes(sysfsPath: String? = nil) -> VirtualPadNodes? {
-        guard let sysfsPath else { return nil }
+    /// The nodes the driver made for the HID device at `sysfsPath`: its input devices' event nodes and its hidraw node.
+    private func hidNodes(sysfsPath: String) -> VirtualPadNodes {
         let inputs = SysfsInputDevices.directoryEntries("\(sysfsPath)/input").sorted(by: SysfsInputDevices.naturalOrder)
         let events = inputs.flatMap { SysfsInputDevices.eventNodes(ofInputDevice: "\(sysfsPath)/input/\($0)") }
         return VirtualPadNodes(
