@@ -86,11 +86,6 @@ public final class ForwardingClient {
     /// Called with the changes of feedback the host relayed for a pad (what a game sent its virtual pad), before
     /// they go to the pad.
     public var onFeedbackReceived: ((Fingerprint, Feedback) -> Void)?
-
-    /// The session reading the pad with this ID (for a recorder: its events and the feedback written to it).
-    public func physicalSession(for fingerprint: Fingerprint) -> PhysicalPadSession? {
-        pads.first { $0.controller.fingerprint == fingerprint }?.physical
-    }
     private var state = State.waiting
     private var liveness: LinkLiveness
     private var backoff = ReconnectBackoff()
@@ -105,6 +100,11 @@ public final class ForwardingClient {
     /// The last ping sent: its clock, and how many datagrams this session had sent with it (for the loss figure).
     private var lastPing: (microseconds: UInt64, sentCount: UInt32)?
     public private(set) var statistics = Statistics()
+
+    /// The session reading the pad with this ID (for a recorder: its events and the feedback written to it).
+    public func physicalSession(for fingerprint: Fingerprint) -> PhysicalPadSession? {
+        pads.first { $0.controller.fingerprint == fingerprint }?.physical
+    }
 
     public init(
         controllers: [Controller], host: SocketAddress, hostKey: LinkPublicKey,

@@ -71,7 +71,7 @@ struct ConnectCommand: ParsableCommand {
         let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
         let address = try LinkHostAddress(host, defaultPort: LinkCommandDefaults.port)
         guard let paired = try store.pairedHosts().first(where: { $0.address == address.canonical }) else {
-            throw LinkCommandFailure(
+            throw CommandFailure(
                 "not paired with \(address.canonical): on the host run `padbridge serve --pair` (or `padbridge "
                     + "pairing-window` while it serves), then here `padbridge pair \(host) CODE` with the code it shows")
         }

@@ -239,8 +239,7 @@ final class MonitorSession {
     }
 
     func printStatistics(overMicroseconds window: Int64) {
-        defer { statistics.startWindow() }
-        guard let summary = statistics.summary(overMicroseconds: window) else { return }
+        guard let summary = takeStatistics(overMicroseconds: window) else { return }
         func figure(_ value: Double) -> String { NumberText.fixed(value, places: 2) }
         LineOutput.standardError.write(
             "padbridge: \(figure(summary.framesPerSecond)) reports/s, \(figure(summary.eventsPerSecond)) events/s, "

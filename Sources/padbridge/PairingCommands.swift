@@ -6,12 +6,6 @@ import PadLinux
 import PadNet
 import PadSessions
 
-/// A command that could not do its job, and why (no usage text: the arguments were fine).
-struct LinkCommandFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// What `serve` and `pair` share: the default port and the config directory option.
 enum LinkCommandDefaults {
     static let port = LinkEndpointDefaults.port
@@ -68,7 +62,7 @@ struct PairCommand: ParsableCommand {
         var pairing = try PairingInitiator(
             code: PairingCode(typed: code)!, identity: identity, clientName: name ?? LinkEndpointDefaults.machineName())
         var outgoing = try pairing.start()
-        var result: Result<(LinkPublicKey, String), LinkCommandFailure>?
+        var result: Result<(LinkPublicKey, String), CommandFailure>?
         socket.onDatagram = { bytes, from in
             guard from == target, let datagram = PairingDatagram(bytes) else { return }
             switch pairing.receive(datagram) {
@@ -79,7 +73,7 @@ struct PairCommand: ParsableCommand {
                 result = .success((key, hostName))
                 loop.stop()
             case let .refused(reason):
-                result = .failure(LinkCommandFailure("\(address): \(reason)"))
+                result = .failure(CommandFailure("\(address): \(reason)"))
                 loop.stop()
             case .ignored:
                 break
@@ -105,7 +99,7 @@ struct PairCommand: ParsableCommand {
         case let .failure(error):
             throw error
         case nil:
-            throw LinkCommandFailure(
+            throw CommandFailure(
                 "no answer from \(address) (\(target)) within \(Self.answerTimeoutMilliseconds / 1000) s: is "
                     + "`padbridge serve --pair` running there, and UDP port \(target.port) open in its firewall?")
         }

@@ -54,22 +54,25 @@ struct RecordCommand: ParsableCommand {
     static func openForWriting(_ path: String) throws -> LineOutput {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw RecordingFileError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw CommandFailure("cannot write \(path): \(String(cString: strerror(errno)))")
         }
         return LineOutput(descriptor: descriptor)
     }
 
+    /// A file written to, or standard output, and its name for messages.
+    typealias Destination = (name: String, sink: LineOutput)
+
     /// Where each event node's evemu file goes: standard output for a pad with one node and no -o.
-    static func evemuSinks(output: String?, roles: [String]) throws -> [LineOutput] {
+    static func evemuDestinations(output: String?, roles: [String]) throws -> [Destination] {
         guard let output else {
             guard roles.count <= 1 else {
                 throw ValidationError(
                     "--evemu writes one file per event node and this pad has \(roles.count) "
                         + "(\(roles.joined(separator: ", "))): name the first with -o FILE, the others go beside it.")
             }
-            return roles.map { _ in .standardOutput }
+            return roles.map { _ in ("standard output", .standardOutput) }
         }
-        return try EvemuFormat.fileNames(base: output, roles: roles).map(openForWriting)
+        return try EvemuFormat.fileNames(base: output, roles: roles).map { ($0, try openForWriting($0)) }
     }
 
     func run() throws {
@@ -81,19 +84,20 @@ struct RecordCommand: ParsableCommand {
         let controller = try MonitorCommand.choose(
             pad, from: try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper))
 
-        let sinks: [LineOutput]
+        let destinations: [Destination]
         let recordingOutput: any PadRecordingOutput
         if evemu {
-            let roles = controller.nodes.evdev.map(\.role.rawValue)
-            sinks = try Self.evemuSinks(output: output, roles: roles)
+            destinations = try Self.evemuDestinations(output: output, roles: controller.nodes.evdev.map(\.role.rawValue))
             recordingOutput = EvemuRecordingOutput(
-                writers: Dictionary(uniqueKeysWithValues: sinks.enumerated().map { index, sink in (index, { sink.writeRaw($0) }) }))
+                writers: Dictionary(uniqueKeysWithValues: destinations.enumerated().map { index, destination in
+                    (index, { destination.sink.writeRaw($0) })
+                }))
         } else {
             let sink = try output.map(Self.openForWriting) ?? .standardOutput
-            sinks = [sink]
+            destinations = [(output ?? "standard output", sink)]
             recordingOutput = PadRecordingTextOutput(write: { sink.writeRaw($0) })
         }
-        defer { if output != nil { sinks.forEach { close($0.descriptor) } } }
+        defer { if output != nil { destinations.forEach { close($0.sink.descriptor) } } }
 
         let identity = RecordedPadIdentity(controller)
         var unplugged = false
@@ -111,11 +115,9 @@ struct RecordCommand: ParsableCommand {
             deadline = try loop.deadline(afterMilliseconds: UInt64(duration * 1000)) { loop.stop() }
         }
         let started = MonotonicInstant.now()
-        let destination = output.map { base in
-            evemu ? EvemuFormat.fileNames(base: base, roles: controller.nodes.evdev.map(\.role.rawValue)).joined(separator: ", ") : base
-        } ?? "standard output"
         LineOutput.standardError.write(
-            "padbridge: recording \(controller.name) [\(controller.fingerprint)] to \(destination) "
+            "padbridge: recording \(controller.name) [\(controller.fingerprint)] to "
+                + "\(destinations.map(\.name).joined(separator: ", ")) "
                 + "(\(controller.nodes.allPaths.joined(separator: ", "))); SIGINT or SIGTERM ends")
         try loop.run()
         deadline?.cancel()
@@ -131,16 +133,16 @@ struct RecordCommand: ParsableCommand {
         let recording = try ReplayCommand.readRecording(path)
         let nodes = recording.evdevNodes.sorted { $0.index < $1.index }
         guard !nodes.isEmpty else {
-            throw RecordingFileError(message: "\(path) has no event node: nothing for evemu's format")
+            throw CommandFailure("\(path) has no event node: nothing for evemu's format")
         }
         let roles = nodes.map { $0.side == .physical ? $0.role : "\($0.side.rawValue)-\($0.role)" }
-        let sinks = try Self.evemuSinks(output: output, roles: roles)
-        defer { if output != nil { sinks.forEach { close($0.descriptor) } } }
-        let names = output.map { EvemuFormat.fileNames(base: $0, roles: roles) } ?? ["standard output"]
+        let destinations = try Self.evemuDestinations(output: output, roles: roles)
+        defer { if output != nil { destinations.forEach { close($0.sink.descriptor) } } }
         for (position, node) in nodes.enumerated() {
-            sinks[position].writeRaw(EvemuFormat.text(of: recording, node: node.index) ?? "")
+            destinations[position].sink.writeRaw(EvemuFormat.text(of: recording, node: node.index) ?? "")
             let events = recording.entries.count { if case .evdev(_, node.index, _, _, _) = $0 { true } else { false } }
-            LineOutput.standardError.write("padbridge: wrote \(names[position]) (\(roles[position]), \(events) events)")
+            LineOutput.standardError.write(
+                "padbridge: wrote \(destinations[position].name) (\(roles[position]), \(events) events)")
         }
     }
 }
@@ -222,12 +224,12 @@ struct ReplayCommand: ParsableCommand {
         do {
             text = try TextFile.contents(atPath: path)
         } catch {
-            throw RecordingFileError(message: "\(error)")
+            throw CommandFailure("\(error)")
         }
         do {
             return try PadRecordingFormat.recording(from: text)
         } catch {
-            throw RecordingFileError(message: "\(path): \(error) (a recording from `padbridge record`; README, \"Recording a pad\")")
+            throw CommandFailure("\(path): \(error) (a recording from `padbridge record`; README, \"Recording a pad\")")
         }
     }
 
@@ -241,10 +243,4 @@ struct ReplayCommand: ParsableCommand {
         }
         return "output \(HexBytes.encode(report))"
     }
-}
-
-/// A recording that cannot be read or written: what and where, without the usage text.
-struct RecordingFileError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }
