@@ -50,6 +50,9 @@ public final class PadReplayer {
     private var hidrawIndex: Int?
     /// The uhid device's sysfs name up to its instance number ("0005:054C:0CE6."), to know its bind announcement.
     private var hidDevicePrefix = ""
+    /// The replayed pad's `phys`: "padbridge-replay/ID" (printable ASCII, short enough for uhid's and uinput's
+    /// 64 bytes), by which its HID device is told from another with the same ids (a `padbridge virtual` DualSense).
+    private let physicalPath: String
     private var playing = false
     private var startedAt = MonotonicInstant.now()
     private var nextEntry = 0
@@ -89,6 +92,8 @@ public final class PadReplayer {
         self.loop = loop
         self.logger = logger
         self.onHappening = onHappening
+        physicalPath = "padbridge-replay/"
+            + String(decoding: recording.identity.id.utf8.filter { (0x21..<0x7F).contains($0) }.prefix(40), as: UTF8.self)
         let hidraw = recording.hidrawNodes.first { $0.side == .physical && !$0.reportDescriptor.isEmpty }
         route = hidraw == nil ? .uinput : .uhid
         playTimer = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in try self?.playDue() }
@@ -125,7 +130,7 @@ public final class PadReplayer {
             .uppercased() + "."
         let name = reference?.name ?? recording.evdevNodes.first { $0.side == .physical }?.name ?? recording.identity.name
         let description = UhidRequest.DeviceDescription(
-            name: name, phys: "padbridge-replay/\(recording.identity.id)", uniq: reference?.uniq ?? "",
+            name: name, phys: physicalPath, uniq: reference?.uniq ?? "",
             bus: bus, vendor: UInt32(recording.identity.vendor), product: UInt32(recording.identity.product),
             version: UInt32(reference?.version ?? recording.identity.version),
             reportDescriptor: Array(node.reportDescriptor.prefix(Int(CPadLinux_UHID_DATA_MAX))))
@@ -166,14 +171,27 @@ public final class PadReplayer {
         }
     }
 
+    /// Where uhid's devices appear in sysfs.
+    private static let uhidDevices = "/sys/devices/virtual/misc/uhid"
+
     private func noticeBinds() {
         guard let drained = uevents?.drain(), !playing else { return }
-        for announcement in drained.announcements where announcement.action == "bind" {
-            let name = announcement.sysfsPath.split(separator: "/").last.map(String.init) ?? ""
-            guard announcement.sysfsPath.contains("/uhid/"), name.hasPrefix(hidDevicePrefix) else { continue }
-            startPlaying(nodes: hidNodes(sysfsPath: announcement.sysfsPath))
-            return
+        var candidates = drained.announcements.filter { $0.action == "bind" }.map(\.sysfsPath)
+        if drained.overflowed {
+            // The kernel dropped announcements, perhaps the bind: look at the uhid devices themselves.
+            candidates += SysfsInputDevices.directoryEntries(Self.uhidDevices).map { "\(Self.uhidDevices)/\($0)" }
         }
+        if let bound = candidates.first(where: isReplayedHIDDeviceBound) { startPlaying(nodes: hidNodes(sysfsPath: bound)) }
+    }
+
+    /// Whether `sysfsPath` is this replay's uhid device (its ids and its phys) and a driver has bound it.
+    private func isReplayedHIDDeviceBound(_ sysfsPath: String) -> Bool {
+        let name = sysfsPath.split(separator: "/").last.map(String.init) ?? ""
+        guard sysfsPath.hasPrefix(Self.uhidDevices + "/"), name.hasPrefix(hidDevicePrefix),
+            SysfsInputDevices.resolvedPath("\(sysfsPath)/driver") != nil
+        else { return false }
+        let properties = SysfsInputDevices.readAttribute("\(sysfsPath)/uevent")?.split(separator: "\n") ?? []
+        return properties.contains { $0 == "HID_PHYS=\(physicalPath)" }
     }
 
     /// The nodes the driver made for the HID device at `sysfsPath`: its input devices' event nodes and its hidraw node.
@@ -223,7 +241,7 @@ public final class PadReplayer {
                     logger.debug("not replaying an event type", metadata: ["node": "\(node.index)", "type": "\(type)"])
                 }
             }
-            try device.setPhysicalPath("padbridge-replay/\(recording.identity.id)")
+            try device.setPhysicalPath(physicalPath)
             try device.setUp(
                 name: node.name, bus: node.bus, vendor: node.vendor, product: node.product, version: node.version,
                 effectSlots: playsForceFeedback ? UInt32(ForceFeedbackMixer.effectSlots) : 0)
