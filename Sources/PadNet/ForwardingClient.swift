@@ -57,7 +57,7 @@ public final class ForwardingClient {
     private final class ForwardedPad {
         let slot: UInt8
         let controller: Controller
-        var physical: PhysicalPadSession?
+        var source: (any ForwardedPadSource)?
         var sender = InputRedundancySender()
         var feedback = FeedbackStateReceiver()
         var feedbackToAcknowledge: UInt32?
@@ -74,12 +74,13 @@ public final class ForwardingClient {
         case waiting
     }
 
-    private let socket: UDPSocket
+    private let sender: any LinkDatagramSender
+    private let clocks: LinkClocks
+    private let makeSource: ForwardedPadSourceMaker
     private let host: SocketAddress
     private let hostKey: LinkPublicKey
     private let identity: Curve25519.KeyAgreement.PrivateKey
     private let options: Options
-    private let loop: DeviceEventLoop
     private let logger: Logger
     private let onEvent: (Event) -> Void
     private var pads: [ForwardedPad] = []
@@ -91,40 +92,63 @@ public final class ForwardingClient {
     private var backoff = ReconnectBackoff()
     private var nextAttemptMicroseconds: UInt64 = 0
     /// When the client started trying to reach the host (at start, or when the link was lost); nil while connected.
-    private var tryingSinceMicroseconds: UInt64? = MonotonicInstant.now().microseconds
+    private var tryingSinceMicroseconds: UInt64?
     private var warnedNoAnswer = false
     private var padTableVersion: UInt32 = 1
     private var padTableAcknowledged: UInt32 = 0
-    private var timer: LoopTimer?
+    private var timer: (any LinkWakeTimer)?
     private var generator = SystemRandomNumberGenerator()
     /// The last ping sent: its clock, and how many datagrams this session had sent with it (for the loss figure).
     private var lastPing: (microseconds: UInt64, sentCount: UInt32)?
     public private(set) var statistics = Statistics()
 
-    /// The session reading the pad with this ID (for a recorder: its events and the feedback written to it).
-    public func physicalSession(for fingerprint: Fingerprint) -> PhysicalPadSession? {
-        pads.first { $0.controller.fingerprint == fingerprint }?.physical
+    /// The source reading the pad with this ID (for a recorder: its events and the feedback written to it).
+    public func source(for fingerprint: Fingerprint) -> (any ForwardedPadSource)? {
+        pads.first { $0.controller.fingerprint == fingerprint }?.source
     }
 
-    public init(
+    /// A client forwarding `controllers` from `socket`, reading them as physical pads on `loop`.
+    public convenience init(
         controllers: [Controller], host: SocketAddress, hostKey: LinkPublicKey,
         identity: Curve25519.KeyAgreement.PrivateKey, socket: UDPSocket, options: Options, loop: DeviceEventLoop,
         logger: Logger, onEvent: @escaping (Event) -> Void
     ) throws {
-        self.socket = socket
+        var tick: (() -> Void)?
+        let timer = try LoopWakeTimer(loop: loop, logger: logger) { tick?() }
+        try self.init(
+            controllers: controllers, host: host, hostKey: hostKey, identity: identity, sender: socket, timer: timer,
+            clocks: .system, options: options, logger: logger, onEvent: onEvent,
+            makeSource: { controller, output in
+                let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
+                return try PhysicalPadSession(
+                    controller: controller, profile: options.profile, target: target, grab: options.grab, loop: loop,
+                    logger: logger, output: output)
+            })
+        tick = { [weak self] in self?.tick() }
+        socket.onDatagram = { [weak self] bytes, path in self?.receive(bytes, along: path) }
+    }
+
+    /// A client over the given ports: datagrams go to `sender` and arrive through `receive(_:along:)`; `timer`
+    /// calls `tick()`; `makeSource` opens each pad.
+    public init(
+        controllers: [Controller], host: SocketAddress, hostKey: LinkPublicKey,
+        identity: Curve25519.KeyAgreement.PrivateKey, sender: any LinkDatagramSender, timer: any LinkWakeTimer,
+        clocks: LinkClocks, options: Options, logger: Logger, onEvent: @escaping (Event) -> Void,
+        makeSource: @escaping ForwardedPadSourceMaker
+    ) throws {
+        self.sender = sender
+        self.timer = timer
+        self.clocks = clocks
+        self.makeSource = makeSource
         self.host = host
         self.hostKey = hostKey
         self.identity = identity
         self.options = options
-        self.loop = loop
         self.logger = logger
         self.onEvent = onEvent
-        liveness = LinkLiveness(startingAtMicroseconds: MonotonicInstant.now().microseconds)
-        timer = try loop.makeTimer { [weak self] in self?.tick() }
-        socket.onDatagram = { [weak self] bytes, from in
-            guard let self, from == self.host else { return }
-            self.receive(bytes)
-        }
+        let start = clocks.monotonicMicroseconds()
+        liveness = LinkLiveness(startingAtMicroseconds: start)
+        tryingSinceMicroseconds = start
         for (index, controller) in controllers.enumerated() {
             try add(controller, slot: UInt8(index))
         }
@@ -134,28 +158,26 @@ public final class ForwardingClient {
     /// Starts reading `controller` and announces it to the host in the next pad table.
     private func add(_ controller: Controller, slot: UInt8) throws {
         let pad = ForwardedPad(slot: slot, controller: controller)
-        let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
-        // unowned(unsafe): no reference counting per frame. Sound because the session belongs to the pad, which
-        // this client keeps until close(), which closes the session first.
-        let physical = try PhysicalPadSession(
-            controller: controller, profile: options.profile, target: target, grab: options.grab, loop: loop,
-            logger: logger
-        ) { [unowned(unsafe) self, unowned(unsafe) pad] snapshot in self.forward(snapshot, of: pad) }
-        physical.onDetached = { [weak self, weak pad] in
+        // unowned(unsafe): no reference counting per frame. Sound because the source belongs to the pad, which
+        // this client keeps until close(), which closes the source first.
+        let source = try makeSource(controller) { [unowned(unsafe) self, unowned(unsafe) pad] snapshot in
+            self.forward(snapshot, of: pad)
+        }
+        source.onDetached = { [weak self, weak pad] in
             guard let self, let pad else { return }
             pad.attached = false
             self.padTableVersion &+= 1
             self.onEvent(.padDetached(controller.fingerprint))
             self.sendNow()
         }
-        physical.onReattached = { [weak self, weak pad] in
+        source.onReattached = { [weak self, weak pad] in
             guard let self, let pad else { return }
             pad.attached = true
             self.padTableVersion &+= 1
             self.onEvent(.padBack(controller.fingerprint))
             self.sendNow()
         }
-        pad.physical = physical
+        pad.source = source
         pads.append(pad)
     }
 
@@ -189,7 +211,7 @@ public final class ForwardingClient {
 
     /// After a hotplug burst: reads again the pads that came back.
     public func resume(from controllers: [Controller]) {
-        for pad in pads where !pad.attached { pad.physical?.resume(from: controllers) }
+        for pad in pads where !pad.attached { pad.source?.resume(from: controllers) }
     }
 
     /// Stops forwarding and leaves the pads quiet and ungrabbed; the host sees the link end (its pads go neutral).
@@ -197,21 +219,19 @@ public final class ForwardingClient {
         timer?.close()
         timer = nil
         for pad in pads {
-            pad.physical?.close()
-            pad.physical = nil
+            pad.source?.close()
+            pad.source = nil
         }
     }
 
-    private var now: UInt64 { MonotonicInstant.now().microseconds }
+    private var now: UInt64 { clocks.monotonicMicroseconds() }
 
     private func connect() {
-        var clock = timespec()
-        clock_gettime(CLOCK_REALTIME, &clock)
-        let wallClock = UInt64(clock.tv_sec) * 1_000_000 + UInt64(clock.tv_nsec) / 1_000
+        let wallClock = clocks.wallClockMicroseconds()
         guard let handshake = try? LinkClientHandshake(identity: identity, hostKey: hostKey, wallClockMicroseconds: wallClock)
         else { return }
         state = .handshaking(handshake)
-        socket.send(handshake.initiation, to: host)
+        sender.send(handshake.initiation, along: DatagramPath(remote: host))
         statistics.datagramsSent &+= 1
         let delay = backoff.nextDelayMicroseconds(jitter: Double.random(in: 0...1, using: &generator))
         nextAttemptMicroseconds = now + delay
@@ -259,15 +279,16 @@ public final class ForwardingClient {
         for pad in pads { pad.feedbackToAcknowledge = nil }
         guard let datagram = try? session.seal(message.encoded) else { return }
         state = .established(session)
-        socket.send(datagram, to: host)
+        sender.send(datagram, along: DatagramPath(remote: host))
         statistics.datagramsSent &+= 1
         statistics.sessionSent &+= 1
         liveness.sent(atMicroseconds: now)
         armTimer()
     }
 
-    private func receive(_ bytes: UnsafeRawBufferPointer) {
-        guard let datagram = LinkDatagram(bytes) else { return }
+    /// One datagram that arrived along `path` (anything not from the host is ignored).
+    public func receive(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
+        guard path.remote == host, let datagram = LinkDatagram(bytes) else { return }
         switch (state, datagram) {
         case (.handshaking(var handshake), .response):
             guard let session = handshake.complete(with: datagram) else { return }
@@ -319,7 +340,7 @@ public final class ForwardingClient {
             guard let pad = pads.first(where: { $0.slot == item.slot }) else { continue }
             if let changes = pad.feedback.receive(version: item.version, state: item.state) {
                 onFeedbackReceived?(pad.controller.fingerprint, changes)
-                pad.physical?.submit(changes)
+                pad.source?.submit(changes)
             }
             pad.feedbackToAcknowledge = item.version
             acknowledge = true
@@ -327,13 +348,14 @@ public final class ForwardingClient {
         if acknowledge || padTableAcknowledged != padTableVersion { sendNow() }
     }
 
-    private func tick() {
+    /// What is due now: a keepalive, a resend, a quick copy, the link-lost check, a reconnection attempt.
+    public func tick() {
         let time = now
         switch state {
         case .established:
             if liveness.isLost(atMicroseconds: time) {
                 onEvent(.linkLost)
-                for pad in pads { if let stop = pad.feedback.linkLost() { pad.physical?.submit(stop) } }
+                for pad in pads { if let stop = pad.feedback.linkLost() { pad.source?.submit(stop) } }
                 state = .waiting
                 tryingSinceMicroseconds = time
                 let delay = backoff.nextDelayMicroseconds(jitter: Double.random(in: 0...1, using: &generator))
@@ -372,6 +394,6 @@ public final class ForwardingClient {
         case .handshaking, .waiting:
             wake = nextAttemptMicroseconds
         }
-        try? timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
+        timer?.schedule(atMicroseconds: max(wake, now + 1))
     }
 }

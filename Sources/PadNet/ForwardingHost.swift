@@ -36,11 +36,13 @@ public final class ForwardingHost {
     private final class HostedPad {
         let fingerprint: Fingerprint
         var slot: UInt8
-        let virtual: VirtualPadSession
+        let virtual: any HostedVirtualPad
         var receiver = InputRedundancyReceiver()
         var feedback = FeedbackStateSender()
         var attached = true
-        init(fingerprint: Fingerprint, slot: UInt8, virtual: VirtualPadSession) {
+        /// While lingering: when the pad is destroyed unless its source comes back.
+        var lingerEndsMicroseconds: UInt64?
+        init(fingerprint: Fingerprint, slot: UInt8, virtual: any HostedVirtualPad) {
             self.fingerprint = fingerprint
             self.slot = slot
             self.virtual = virtual
@@ -50,7 +52,7 @@ public final class ForwardingHost {
     private final class HostedClient {
         let key: LinkPublicKey
         let name: String
-        var address: SocketAddress
+        var path: DatagramPath
         var session: LinkSessionKeys
         var liveness: LinkLiveness
         var lastInitiationClock: UInt64
@@ -61,10 +63,10 @@ public final class ForwardingHost {
         var lost = false
         /// When input received without a request to acknowledge it gets its (delayed) acknowledgement.
         var acknowledgementDueMicroseconds: UInt64?
-        init(key: LinkPublicKey, name: String, address: SocketAddress, session: LinkSessionKeys, now: UInt64, clock: UInt64) {
+        init(key: LinkPublicKey, name: String, path: DatagramPath, session: LinkSessionKeys, now: UInt64, clock: UInt64) {
             self.key = key
             self.name = name
-            self.address = address
+            self.path = path
             self.session = session
             liveness = LinkLiveness(startingAtMicroseconds: now)
             lastInitiationClock = clock
@@ -72,34 +74,56 @@ public final class ForwardingHost {
         func pad(inSlot slot: UInt8) -> HostedPad? { pads.values.first { $0.slot == slot } }
     }
 
-    private let socket: UDPSocket
+    private let sender: any LinkDatagramSender
     private let identity: Curve25519.KeyAgreement.PrivateKey
     private let store: TrustStore
     private let options: Options
-    private let loop: DeviceEventLoop
+    private let clocks: LinkClocks
+    private let makePad: HostedVirtualPadMaker
     private let logger: Logger
     private let onEvent: (Event) -> Void
     private var clients: [LinkPublicKey: HostedClient] = [:]
     /// Sessions by their index, each pointing at its client.
     private var sessions: [UInt32: LinkPublicKey] = [:]
-    private var timer: LoopTimer?
+    private var timer: (any LinkWakeTimer)?
     private var refusals = RateLimitedCount(intervalMicroseconds: 1_000_000)
     /// Handles datagrams that are not the link's (pairing), when set.
-    public var onOtherDatagram: ((UnsafeRawBufferPointer, SocketAddress) -> Void)?
+    public var onOtherDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
 
-    public init(
+    /// A host on `socket`'s datagrams, making real virtual pads on `loop`.
+    public convenience init(
         socket: UDPSocket, identity: Curve25519.KeyAgreement.PrivateKey, store: TrustStore, options: Options,
         loop: DeviceEventLoop, logger: Logger, onEvent: @escaping (Event) -> Void
     ) throws(DeviceAccessError) {
-        self.socket = socket
+        var tick: (() -> Void)?
+        let timer = try LoopWakeTimer(loop: loop, logger: logger) { tick?() }
+        self.init(
+            sender: socket, timer: timer, clocks: .system, identity: identity, store: store, options: options,
+            logger: logger, onEvent: onEvent,
+            makePad: { kind, seed, onFeedback, onReady in
+                try VirtualPadSession(
+                    kind: kind, seed: seed, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+            })
+        tick = { [weak self] in self?.tick() }
+        socket.onDatagram = { [weak self] bytes, path in self?.receive(bytes, along: path) }
+    }
+
+    /// A host over the given ports: datagrams go to `sender`, arrive through `receive(_:along:)`; `timer` calls
+    /// `tick()` when it fires.
+    public init(
+        sender: any LinkDatagramSender, timer: any LinkWakeTimer, clocks: LinkClocks,
+        identity: Curve25519.KeyAgreement.PrivateKey, store: TrustStore, options: Options, logger: Logger,
+        onEvent: @escaping (Event) -> Void, makePad: @escaping HostedVirtualPadMaker
+    ) {
+        self.sender = sender
+        self.timer = timer
+        self.clocks = clocks
         self.identity = identity
         self.store = store
         self.options = options
-        self.loop = loop
         self.logger = logger
         self.onEvent = onEvent
-        timer = try loop.makeTimer { [weak self] in self?.tick() }
-        socket.onDatagram = { [weak self] bytes, from in self?.receive(bytes, from: from) }
+        self.makePad = makePad
     }
 
     /// Every virtual pad shows the released state (the first step of a clean exit).
@@ -116,16 +140,17 @@ public final class ForwardingHost {
         sessions.removeAll()
     }
 
-    private var now: UInt64 { MonotonicInstant.now().microseconds }
+    private var now: UInt64 { clocks.monotonicMicroseconds() }
 
     private func drop(_ reason: String) {
         if let count = refusals.note(atMicroseconds: now) { onEvent(.dropped(count: count, reason: reason)) }
     }
 
-    private func receive(_ bytes: UnsafeRawBufferPointer, from address: SocketAddress) {
+    /// One datagram that arrived along `path`.
+    public func receive(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
         guard let datagram = LinkDatagram(bytes) else {
             if let first = bytes.first, PairingDatagram.firstByte.contains(first), let other = onOtherDatagram {
-                other(bytes, address)
+                other(bytes, path)
             } else {
                 drop("not padbridge's")
             }
@@ -133,13 +158,13 @@ public final class ForwardingHost {
         }
         switch datagram {
         case .initiation:
-            handshake(datagram, from: address)
+            handshake(datagram, along: path)
         case let .transport(index, counter, ciphertext):
             guard let key = sessions[index], let client = clients[key], client.session.localIndex == index,
                 let plaintext = client.session.open(counter: counter, ciphertext: ciphertext)
             else { return drop("unauthenticated, replayed or for no session") }
             guard let message = try? LinkClientMessage(decoding: plaintext) else { return drop("malformed") }
-            client.address = address
+            client.path = path
             client.receivedDatagrams &+= 1
             client.liveness.heard(atMicroseconds: now)
             if client.lost {
@@ -153,7 +178,7 @@ public final class ForwardingHost {
         armTimer()
     }
 
-    private func handshake(_ datagram: LinkDatagram, from address: SocketAddress) {
+    private func handshake(_ datagram: LinkDatagram, along path: DatagramPath) {
         // Read at every handshake: a line deleted from paired-clients revokes the client's next session.
         let paired = (try? store.pairedClients()) ?? []
         var clock: UInt64 = 0
@@ -164,12 +189,12 @@ public final class ForwardingHost {
                 return clients[key].map { sent > $0.lastInitiationClock } ?? true
             })
         else { return drop("handshake from an unpaired client, replayed, or forged") }
-        socket.send(response, to: address)
+        sender.send(response, along: path)
         let name = paired.first { $0.key == key }?.name ?? key.fingerprint
         if let client = clients[key] {
             sessions[client.session.localIndex] = nil
             client.session = session
-            client.address = address
+            client.path = path
             client.lastInitiationClock = clock
             client.liveness.heard(atMicroseconds: now)
             for pad in client.pads.values {
@@ -184,8 +209,8 @@ public final class ForwardingHost {
                 onEvent(.resumed(client: name))
             }
         } else {
-            clients[key] = HostedClient(key: key, name: name, address: address, session: session, now: now, clock: clock)
-            onEvent(.clientConnected(name: name, address: address))
+            clients[key] = HostedClient(key: key, name: name, path: path, session: session, now: now, clock: clock)
+            onEvent(.clientConnected(name: name, address: path.remote))
         }
         sessions[session.localIndex] = key
     }
@@ -210,7 +235,10 @@ public final class ForwardingHost {
                 if let newest = input.frames.last?.sequence { reply.inputAcknowledgements.append((input.slot, newest)) }
                 continue
             }
-            for snapshot in pad.receiver.receive(input.frames) { pad.virtual.apply(snapshot) }
+            for snapshot in pad.receiver.receive(input.frames) {
+                pad.lingerEndsMicroseconds = nil
+                pad.virtual.apply(snapshot)
+            }
         }
         for acknowledgement in message.feedbackAcknowledgements {
             client.pad(inSlot: acknowledgement.slot)?.feedback.acknowledge(acknowledgement.version)
@@ -230,7 +258,7 @@ public final class ForwardingHost {
         message.feedback = client.pads.values.compactMap { pad in pad.feedback.pending.map { (pad.slot, $0.version, $0.state) } }
         if message.padTableAcknowledgement == nil { message.padTableAcknowledgement = client.padTableVersion }
         guard let datagram = try? client.session.seal(message.encoded) else { return }
-        socket.send(datagram, to: client.address)
+        sender.send(datagram, along: client.path)
         client.sentDatagrams &+= 1
         client.liveness.sent(atMicroseconds: now)
     }
@@ -258,15 +286,15 @@ public final class ForwardingHost {
             let seed = "padbridge-forward-\(client.key.hex.prefix(16))-\(description.fingerprint)"
             var created: HostedPad?
             do {
-                let virtual = try VirtualPadSession(
-                    kind: kind, seed: seed, loop: loop, logger: logger,
-                    onFeedback: { [weak self, weak client] event in
+                let virtual = try makePad(
+                    kind, seed,
+                    { [weak self, weak client] event in
                         guard let self, let client, let pad = created else { return }
                         pad.feedback.update(event)
                         if !client.lost { self.send(LinkHostMessage(), to: client) }
                         self.armTimer()
                     },
-                    onReady: { [weak self, weak client] nodes in
+                    { [weak self, weak client] nodes in
                         guard let self, let client, let pad = created else { return }
                         self.onEvent(.padAttached(client: client.name, pad: description, kind: kind, nodes: nodes, mac: pad.virtual.mac))
                     })
@@ -279,23 +307,28 @@ public final class ForwardingHost {
         }
     }
 
-    private func tick() {
+    /// What is due now: pads whose linger ran out, lost links, feedback to send again, delayed acknowledgements.
+    public func tick() {
         let time = now
-        for client in clients.values {
+        for client in Array(clients.values) {
+            for pad in Array(client.pads.values) {
+                guard let ends = pad.lingerEndsMicroseconds, time >= ends else { continue }
+                pad.virtual.close()
+                client.pads[pad.fingerprint] = nil
+                onEvent(.padDestroyed(client: client.name, fingerprint: pad.fingerprint))
+                if client.pads.isEmpty {
+                    sessions[client.session.localIndex] = nil
+                    clients[client.key] = nil
+                    onEvent(.clientGone(client: client.name))
+                }
+            }
+            guard clients[client.key] != nil else { continue }
             if !client.lost && client.liveness.isLost(atMicroseconds: time) {
                 client.lost = true
                 onEvent(.linkLost(client: client.name))
                 for pad in client.pads.values {
-                    pad.virtual.linger(forMilliseconds: options.lingerMilliseconds) { [weak self, weak client] in
-                        guard let self, let client else { return }
-                        client.pads[pad.fingerprint] = nil
-                        self.onEvent(.padDestroyed(client: client.name, fingerprint: pad.fingerprint))
-                        if client.pads.isEmpty {
-                            self.sessions[client.session.localIndex] = nil
-                            self.clients[client.key] = nil
-                            self.onEvent(.clientGone(client: client.name))
-                        }
-                    }
+                    pad.virtual.goNeutral()
+                    pad.lingerEndsMicroseconds = time + options.lingerMilliseconds * 1000
                 }
             } else if !client.lost && client.pads.values.contains(where: { $0.feedback.pending != nil })
                 && time >= client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds
@@ -311,15 +344,18 @@ public final class ForwardingHost {
     /// One timer for every client: the next link-lost check, feedback to send again, or a delayed acknowledgement.
     /// (The host sends no keepalives of its own: it answers the client's.)
     private func armTimer() {
-        let wakes = clients.values.filter { !$0.lost }.map { client in
-            var wake = client.liveness.lastHeardMicroseconds + LinkLiveness.timeoutMicroseconds
+        var wake: UInt64?
+        for client in clients.values {
+            for pad in client.pads.values { if let ends = pad.lingerEndsMicroseconds { wake = min(wake ?? ends, ends) } }
+            guard !client.lost else { continue }
+            var due = client.liveness.lastHeardMicroseconds + LinkLiveness.timeoutMicroseconds
             if client.pads.values.contains(where: { $0.feedback.pending != nil }) {
-                wake = min(wake, client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds)
+                due = min(due, client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds)
             }
-            if let due = client.acknowledgementDueMicroseconds { wake = min(wake, due) }
-            return wake
+            if let acknowledgement = client.acknowledgementDueMicroseconds { due = min(due, acknowledgement) }
+            wake = min(wake ?? due, due)
         }
-        guard let wake = wakes.min() else { timer?.cancel(); return }
-        try? timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
+        guard let wake else { timer?.cancel(); return }
+        timer?.schedule(atMicroseconds: max(wake, now + 1))
     }
 }

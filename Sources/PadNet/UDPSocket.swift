@@ -88,6 +88,39 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// The path a datagram came by, which its reply goes back along: the peer's address and, for a socket bound to
+/// every address, the local address the datagram was sent to (the reply must leave from it: a peer compares a
+/// reply's source with the address it sent to).
+public struct DatagramPath: Sendable, Hashable, CustomStringConvertible {
+    public var remote: SocketAddress
+    /// The local address (and interface) the datagram arrived at; nil: whichever the kernel picks.
+    public var local: LocalDestination?
+
+    public init(remote: SocketAddress, local: LocalDestination? = nil) {
+        self.remote = remote
+        self.local = local
+    }
+
+    public var description: String { remote.description }
+}
+
+/// The local end of a datagram received on a socket bound to every address: the address it was sent to and the
+/// interface it came in on (`IP_PKTINFO`, `IPV6_PKTINFO`).
+public struct LocalDestination: Sendable, Hashable {
+    /// 4 bytes (IPv4) or 16 (IPv6, IPv4-mapped for IPv4 on a dual-stack socket).
+    var address: [UInt8]
+    var interfaceIndex: Int32
+}
+
+enum WallClock {
+    /// `CLOCK_REALTIME` in microseconds since the epoch.
+    static var nowMicroseconds: UInt64 {
+        var clock = timespec()
+        clock_gettime(CLOCK_REALTIME, &clock)
+        return UInt64(max(0, clock.tv_sec)) * 1_000_000 + UInt64(max(0, clock.tv_nsec)) / 1_000
+    }
+}
+
 /// What went wrong with the link's socket, and what to do about it.
 public enum LinkSocketError: Error, Sendable, Hashable, CustomStringConvertible {
     case badAddress(String)
@@ -124,7 +157,7 @@ public final class UDPSocket {
     private var receiveBuffer = [UInt8](repeating: 0, count: 2048)
     /// The address it is bound to (the port the kernel chose when 0 was asked for).
     public let localAddress: SocketAddress
-    public var onDatagram: ((UnsafeRawBufferPointer, SocketAddress) -> Void)?
+    public var onDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
 
     /// A socket bound to `address` (port 0: any free port).
     public init(bindingTo address: SocketAddress, loop: DeviceEventLoop) throws(LinkSocketError) {
@@ -179,6 +212,10 @@ public final class UDPSocket {
         bytes.withUnsafeBytes { send($0, to: address) }
     }
 
+    public func send(_ datagram: [UInt8], along path: DatagramPath) {
+        send(datagram, to: path.remote)
+    }
+
     /// Stops watching and closes the socket. Idempotent.
     public func close() {
         if let watch { loop.removeWatch(watch) }
@@ -204,7 +241,9 @@ public final class UDPSocket {
             }
             guard count >= 0 else { return }  // EAGAIN: drained; other errors (ICMP unreachable): nothing to read
             let from = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
-            receiveBuffer.withUnsafeBytes { onDatagram?(UnsafeRawBufferPointer(rebasing: $0[0..<count]), from) }
+            receiveBuffer.withUnsafeBytes {
+                onDatagram?(UnsafeRawBufferPointer(rebasing: $0[0..<count]), DatagramPath(remote: from))
+            }
             if self.descriptor == nil { return }  // closed by the handler
         }
     }

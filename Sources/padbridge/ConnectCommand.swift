@@ -125,7 +125,9 @@ struct ConnectCommand: ParsableCommand {
         defer { client.close() }
         let recording = try record.map(BridgeRecording.init(path:))
         defer { recording?.finish() }  // before the client closes the pad
-        if let recording, let controller = chosen.first, let session = client.physicalSession(for: controller.fingerprint) {
+        if let recording, let controller = chosen.first,
+            let session = client.source(for: controller.fingerprint) as? PhysicalPadSession
+        {
             recording.start(controller: controller, virtualNodes: [], loop: loop, logger: logger)
             session.onEvents = recording.physicalEvents
             session.onFeedbackWritten = recording.reachedPad

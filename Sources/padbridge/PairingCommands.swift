@@ -64,7 +64,7 @@ struct PairCommand: ParsableCommand {
         var outgoing = try pairing.start()
         var result: Result<(LinkPublicKey, String), CommandFailure>?
         socket.onDatagram = { bytes, from in
-            guard from == target, let datagram = PairingDatagram(bytes) else { return }
+            guard from.remote == target, let datagram = PairingDatagram(bytes) else { return }
             switch pairing.receive(datagram) {
             case let .send(next):
                 outgoing = next
@@ -188,13 +188,14 @@ struct ServeCommand: ParsableCommand {
             return true
         }
         shutdown = ending.request
-        host.onOtherDatagram = { bytes, from in
+        host.onOtherDatagram = { bytes, path in
             let now = MonotonicInstant.now().microseconds
+            let from = path.remote
             guard let datagram = PairingDatagram(bytes) else { return }
             let (reply, event) = pairing.handle(datagram, from: from, atMicroseconds: now) { client in
                 try store.accept(client)
             }
-            if let reply { socket.send(reply, to: from) }
+            if let reply { socket.send(reply, along: path) }
             switch event {
             case let .paired(client)?:
                 output.write("padbridge: paired with client \"\(client.name)\" (\(client.key.fingerprint)) at \(from)")

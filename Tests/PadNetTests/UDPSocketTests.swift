@@ -23,8 +23,8 @@ struct UDPSocketTests {
         var replies: [[UInt8]] = []
         host.onDatagram = { bytes, from in
             received.append(Array(bytes))
-            #expect(from == client.localAddress)
-            host.send(Array(bytes.reversed()), to: from)
+            #expect(from.remote == client.localAddress)
+            host.send(Array(bytes.reversed()), along: from)
         }
         client.onDatagram = { bytes, _ in
             replies.append(Array(bytes))

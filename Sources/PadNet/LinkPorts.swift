@@ -1,0 +1,108 @@
+import Logging
+public import PadCore
+public import PadLinux
+public import PadSessions
+
+/// What the forwarding host and client need from the world, as small interfaces: datagrams out, a wake-up timer,
+/// the clock, and the pads at each end. Production passes the socket, a loop timer, the system clocks and real
+/// pads; tests pass a simulated network, a fake clock and recording pads, and drive both ends together (every
+/// timing rule of the link tested without sockets, devices or waiting).
+
+/// Where datagrams go out.
+public protocol LinkDatagramSender: AnyObject {
+    /// Sends `datagram` along `path` (to its remote address, from its local one when it names one). Never blocks; a
+    /// datagram the kernel refuses now is lost, as the network may lose it.
+    func send(_ datagram: [UInt8], along path: DatagramPath)
+}
+
+/// One wake-up for the link's state machine: the next thing due (a keepalive, a resend, a link-lost check).
+public protocol LinkWakeTimer: AnyObject {
+    /// Wakes once at `microseconds` (on the link's monotonic clock), replacing any earlier schedule.
+    func schedule(atMicroseconds microseconds: UInt64)
+    func cancel()
+    /// Stops for good. Idempotent.
+    func close()
+}
+
+/// The clocks: monotonic time for every timing rule, wall-clock time only for the handshake's replay protection.
+public struct LinkClocks {
+    public var monotonicMicroseconds: () -> UInt64
+    public var wallClockMicroseconds: () -> UInt64
+
+    public init(monotonicMicroseconds: @escaping () -> UInt64, wallClockMicroseconds: @escaping () -> UInt64) {
+        self.monotonicMicroseconds = monotonicMicroseconds
+        self.wallClockMicroseconds = wallClockMicroseconds
+    }
+
+    /// `CLOCK_MONOTONIC` and `CLOCK_REALTIME`.
+    public static var system: LinkClocks {
+        LinkClocks(
+        monotonicMicroseconds: { MonotonicInstant.now().microseconds },
+            wallClockMicroseconds: { WallClock.nowMicroseconds })
+    }
+}
+
+/// A virtual pad the host shows for a client's pad.
+public protocol HostedVirtualPad: AnyObject {
+    /// A virtual DualSense's MAC, nil for an Xbox 360 pad.
+    var mac: String? { get }
+    /// Shows `snapshot` (state-based: whatever it does not press is released).
+    func apply(_ snapshot: PadSnapshot)
+    /// Shows the released state.
+    func goNeutral()
+    /// Releases everything and destroys the pad. Idempotent.
+    func close()
+}
+
+/// Makes the host's virtual pads: `kind`, its identity from `seed`; `onFeedback` gets what games send it, `onReady`
+/// its nodes once the kernel made them.
+public typealias HostedVirtualPadMaker = (
+    _ kind: VirtualPadKind, _ seed: String, _ onFeedback: @escaping (FeedbackEvent) -> Void,
+    _ onReady: @escaping (VirtualPadNodes) -> Void
+) throws -> any HostedVirtualPad
+
+extension VirtualPadSession: HostedVirtualPad {}
+
+/// A pad the client forwards: its frames come through the `output` it was made with; feedback goes in.
+public protocol ForwardedPadSource: AnyObject {
+    /// Called when the pad went away, and when it is read again.
+    var onDetached: (() -> Void)? { get set }
+    var onReattached: (() -> Void)? { get set }
+    /// Feedback for the pad (rumble, lights, trigger effects).
+    func submit(_ feedback: Feedback)
+    /// Reads the pad again if it is among `controllers` (after a hotplug burst); whether it did.
+    @discardableResult func resume(from controllers: [Controller]) -> Bool
+    /// The pad quiet and ungrabbed. Idempotent.
+    func close()
+}
+
+/// Opens `controller` as a source whose every frame goes to `output`.
+public typealias ForwardedPadSourceMaker = (
+    _ controller: Controller, _ output: @escaping (PadSnapshot) -> Void
+) throws -> any ForwardedPadSource
+
+extension PhysicalPadSession: ForwardedPadSource {}
+
+/// A `LoopTimer` as the link's wake-up.
+final class LoopWakeTimer: LinkWakeTimer {
+    private let timer: LoopTimer
+    private let logger: Logger
+
+    init(loop: DeviceEventLoop, logger: Logger, handler: @escaping () -> Void) throws(DeviceAccessError) {
+        timer = try loop.makeTimer { handler() }
+        self.logger = logger
+    }
+
+    func schedule(atMicroseconds microseconds: UInt64) {
+        do {
+            try timer.schedule(at: MonotonicInstant(microseconds: microseconds))
+        } catch {
+            logger.error("could not arm the link's timer: \(error)")
+        }
+    }
+
+    func cancel() { timer.cancel() }
+    func close() { timer.close() }
+}
+
+extension UDPSocket: LinkDatagramSender {}

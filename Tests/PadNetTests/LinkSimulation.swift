@@ -1,0 +1,253 @@
+import Crypto
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+import PadNet
+
+/// A forwarding host and client driven together on one fake clock, joined by a simulated network whose two
+/// directions can each be delayed or cut: every timing rule of the link (keepalives, loss, linger, resends,
+/// rekeying) is tested without sockets, devices or waiting. Datagrams are real (sealed, opened, decoded).
+final class LinkSimulation {
+    /// The shared clock, µs.
+    private(set) var now: UInt64 = 1_000_000_000
+    /// The wall clock the client's handshakes carry, µs (a test may step it back).
+    var wallClockOffset: Int64 = 1_700_000_000_000_000 - 1_000_000_000
+    var oneWayDelayMicroseconds: UInt64 = 500
+    /// Whether a datagram sent now in that direction is lost.
+    var cutClientToHost = false
+    var cutHostToClient = false
+
+    let hostAddress = try! SocketAddress.resolve("127.0.0.1:48100", defaultPort: 0)[0]
+    let clientAddress = try! SocketAddress.resolve("127.0.0.1:40001", defaultPort: 0)[0]
+
+    enum End { case host, client }
+
+    private struct InFlight {
+        var arrives: UInt64
+        var order: Int
+        var to: End
+        var bytes: [UInt8]
+        var path: DatagramPath
+    }
+
+    private var inFlight: [InFlight] = []
+    private var sentCount = 0
+    /// Every datagram sent, in order: who sent it, when, and its bytes (cut ones included).
+    private(set) var sent: [(from: End, at: UInt64, bytes: [UInt8], delivered: Bool)] = []
+
+    let hostTimer = SimulatedTimer()
+    let clientTimer = SimulatedTimer()
+    let hostKey = Curve25519.KeyAgreement.PrivateKey()
+    let clientKey = Curve25519.KeyAgreement.PrivateKey()
+    let configDirectory: String
+    var hostEvents: [ForwardingHost.Event] = []
+    var clientEvents: [ForwardingClient.Event] = []
+    /// Every virtual pad the host made, in order.
+    private(set) var virtualPads: [RecordingVirtualPad] = []
+    /// Every source the client opened, by pad ID.
+    private(set) var sources: [Fingerprint: ScriptedSource] = [:]
+    private(set) var host: ForwardingHost!
+    private(set) var client: ForwardingClient?
+
+    init(hostOptions: ForwardingHost.Options = .init(virtualKind: nil, maximumPads: 8, lingerMilliseconds: 60_000)) throws {
+        var template = Array("/tmp/padbridge-simulation-XXXXXX".utf8CString)
+        configDirectory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let store = TrustStore(directory: configDirectory)
+        try store.accept(PairedClient(key: LinkPublicKey(bytes: clientKey.publicKey.rawRepresentation)!, name: "laptop"))
+        host = ForwardingHost(
+            sender: Sender(simulation: self, from: .host), timer: hostTimer, clocks: clocks, identity: hostKey,
+            store: store, options: hostOptions, logger: Logger(label: "simulated host"),
+            onEvent: { [unowned self] in hostEvents.append($0) },
+            makePad: { [unowned self] kind, _, onFeedback, onReady in
+                let pad = RecordingVirtualPad(kind: kind, onFeedback: onFeedback)
+                virtualPads.append(pad)
+                onReady(VirtualPadNodes(eventNodes: ["/dev/input/simulated\(virtualPads.count)"], hidrawNode: nil, sysfsPath: "/sys/simulated"))
+                return pad
+            })
+    }
+
+    deinit {
+        for name in ["paired-clients", "identity"] { unlink(configDirectory + "/" + name) }
+        rmdir(configDirectory)
+    }
+
+    var clocks: LinkClocks {
+        LinkClocks(
+            monotonicMicroseconds: { [unowned self] in now },
+            wallClockMicroseconds: { [unowned self] in UInt64(Int64(now) + wallClockOffset) })
+    }
+
+    /// Starts a client forwarding `pads` (a new `padbridge connect`); the previous one, if any, is closed without a
+    /// word to the host (as a killed process).
+    @discardableResult
+    func connect(_ pads: [Controller], options: ForwardingClient.Options = .init(virtualKind: nil, grab: true, profile: .identity))
+        throws -> ForwardingClient
+    {
+        client?.close()
+        clientTimer.deadline = nil
+        let client = try ForwardingClient(
+            controllers: pads, host: hostAddress, hostKey: LinkPublicKey(bytes: hostKey.publicKey.rawRepresentation)!,
+            identity: clientKey, sender: Sender(simulation: self, from: .client), timer: clientTimer, clocks: clocks,
+            options: options, logger: Logger(label: "simulated client"),
+            onEvent: { [unowned self] in clientEvents.append($0) },
+            makeSource: { [unowned self] controller, output in
+                let source = ScriptedSource(output: output)
+                sources[controller.fingerprint] = source
+                return source
+            })
+        self.client = client
+        return client
+    }
+
+    /// Advances the clock by `microseconds`, delivering datagrams and firing timers in time order.
+    func run(forMicroseconds microseconds: UInt64) {
+        let end = now + microseconds
+        while true {
+            var next: (time: UInt64, action: () -> Void)?
+            func consider(_ time: UInt64?, _ action: @escaping () -> Void) {
+                guard let time, time <= end, next.map({ time < $0.time }) ?? true else { return }
+                next = (time, action)
+            }
+            if let first = inFlight.indices.min(by: { (inFlight[$0].arrives, inFlight[$0].order) < (inFlight[$1].arrives, inFlight[$1].order) }) {
+                consider(inFlight[first].arrives) { [unowned self] in deliver(at: first) }
+            }
+            consider(hostTimer.deadline) { [unowned self] in
+                hostTimer.deadline = nil
+                host.tick()
+            }
+            consider(clientTimer.deadline) { [unowned self] in
+                clientTimer.deadline = nil
+                client?.tick()
+            }
+            guard let chosen = next else { break }
+            now = max(now, chosen.time)
+            chosen.action()
+        }
+        now = end
+    }
+
+    func run(forMilliseconds milliseconds: UInt64) { run(forMicroseconds: milliseconds * 1000) }
+
+    private func deliver(at index: Int) {
+        let datagram = inFlight.remove(at: index)
+        datagram.bytes.withUnsafeBytes { bytes in
+            switch datagram.to {
+            case .host: host.receive(bytes, along: datagram.path)
+            case .client: client?.receive(bytes, along: datagram.path)
+            }
+        }
+    }
+
+    fileprivate func send(_ bytes: [UInt8], from end: End) {
+        let cut = end == .client ? cutClientToHost : cutHostToClient
+        sent.append((end, now, bytes, !cut))
+        guard !cut else { return }
+        sentCount += 1
+        let path = DatagramPath(remote: end == .client ? clientAddress : hostAddress)
+        inFlight.append(InFlight(arrives: now + oneWayDelayMicroseconds, order: sentCount, to: end == .client ? .host : .client, bytes: bytes, path: path))
+    }
+
+    /// Bytes sent by `end` from `time` on.
+    func datagrams(from end: End, since time: UInt64) -> [[UInt8]] {
+        sent.filter { $0.from == end && $0.at >= time }.map(\.bytes)
+    }
+
+    private final class Sender: LinkDatagramSender {
+        unowned let simulation: LinkSimulation
+        let from: End
+        init(simulation: LinkSimulation, from: End) {
+            self.simulation = simulation
+            self.from = from
+        }
+        func send(_ datagram: [UInt8], along path: DatagramPath) { simulation.send(datagram, from: from) }
+    }
+}
+
+final class SimulatedTimer: LinkWakeTimer {
+    var deadline: UInt64?
+    private(set) var closed = false
+    func schedule(atMicroseconds microseconds: UInt64) { deadline = closed ? nil : microseconds }
+    func cancel() { deadline = nil }
+    func close() {
+        closed = true
+        deadline = nil
+    }
+}
+
+/// A host's virtual pad that records what it was asked to show.
+final class RecordingVirtualPad: HostedVirtualPad {
+    let kind: VirtualPadKind
+    let feedback: (FeedbackEvent) -> Void
+    /// What readers see now (nil once destroyed).
+    private(set) var shown: PadSnapshot? = .neutral
+    private(set) var history: [PadSnapshot] = []
+    var mac: String? { kind == .dualSense ? "c6:00:00:00:00:01" : nil }
+    var isOpen: Bool { shown != nil }
+
+    init(kind: VirtualPadKind, onFeedback: @escaping (FeedbackEvent) -> Void) {
+        self.kind = kind
+        feedback = onFeedback
+    }
+
+    func apply(_ snapshot: PadSnapshot) {
+        guard shown != nil else { return }
+        shown = snapshot
+        history.append(snapshot)
+    }
+
+    func goNeutral() {
+        guard let current = shown else { return }
+        apply(current.released)
+    }
+
+    func close() {
+        if shown != nil { history.append(.neutral) }
+        shown = nil
+    }
+}
+
+/// A client's pad whose frames the test makes, recording the feedback that reaches it.
+final class ScriptedSource: ForwardedPadSource {
+    let output: (PadSnapshot) -> Void
+    var onDetached: (() -> Void)?
+    var onReattached: (() -> Void)?
+    private(set) var submitted: [Feedback] = []
+    private(set) var closed = false
+    /// The feedback state the pad is left in (every part last submitted).
+    var feedbackState: Feedback {
+        var state = Feedback()
+        for part in submitted { state.merge(part) }
+        return state
+    }
+
+    init(output: @escaping (PadSnapshot) -> Void) { self.output = output }
+
+    func send(_ snapshot: PadSnapshot) { output(snapshot) }
+    func submit(_ feedback: Feedback) { submitted.append(feedback) }
+    func resume(from controllers: [Controller]) -> Bool { false }
+    func close() { closed = true }
+
+    /// The pad is unplugged, then plugged in again.
+    func unplug() { onDetached?() }
+    func replug() { onReattached?() }
+}
+
+extension Controller {
+    /// A pad as discovery would list it, for a simulated client.
+    static func simulated(_ id: String, kind: ControllerKind = .xbox360, name: String = "simulated pad") -> Controller {
+        Controller(
+            fingerprint: Fingerprint(rawValue: id), name: name, kind: kind, bus: .usb, vendorID: 0x045E, productID: 0x028E,
+            version: 0x114, serial: nil, portPath: nil, capabilities: Capabilities(rumble: true),
+            nodes: ControllerNodes(evdev: [], hidraw: nil), groupSyspath: "/sys/simulated/\(id)", driver: nil)
+    }
+}
+
+extension PadSnapshot {
+    static func holding(_ buttons: Button..., leftX: Int16 = 0) -> PadSnapshot {
+        var snapshot = PadSnapshot.neutral
+        for button in buttons { snapshot[button] = true }
+        snapshot.leftX = leftX
+        return snapshot
+    }
+}
