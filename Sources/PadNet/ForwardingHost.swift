@@ -42,6 +42,8 @@ public final class ForwardingHost {
         var attached = true
         /// While lingering: when the pad is destroyed unless its source comes back.
         var lingerEndsMicroseconds: UInt64?
+        /// The last snapshot applied from the client (shown again when a lost client is heard again).
+        var lastApplied: PadSnapshot?
         init(fingerprint: Fingerprint, slot: UInt8, virtual: any HostedVirtualPad) {
             self.fingerprint = fingerprint
             self.slot = slot
@@ -167,10 +169,7 @@ public final class ForwardingHost {
             client.path = path
             client.receivedDatagrams &+= 1
             client.liveness.heard(atMicroseconds: now)
-            if client.lost {
-                client.lost = false
-                onEvent(.resumed(client: client.name))
-            }
+            if client.lost { resume(client) }
             handle(message, from: client)
         case .response:
             drop("a response sent to the host")
@@ -215,6 +214,17 @@ public final class ForwardingHost {
         sessions[session.localIndex] = key
     }
 
+    /// A client given up for lost is heard again: its pads end their linger and show at once what they last showed
+    /// (the client sends a frame only when something changes: a button held through the outage sends none).
+    private func resume(_ client: HostedClient) {
+        client.lost = false
+        onEvent(.resumed(client: client.name))
+        for pad in client.pads.values where pad.attached {
+            pad.lingerEndsMicroseconds = nil
+            if let last = pad.lastApplied { pad.virtual.apply(last) }
+        }
+    }
+
     private func handle(_ message: LinkClientMessage, from client: HostedClient) {
         var reply = LinkHostMessage()
         var mustReply = message.wantsAcknowledgement
@@ -237,6 +247,7 @@ public final class ForwardingHost {
             }
             for snapshot in pad.receiver.receive(input.frames) {
                 pad.lingerEndsMicroseconds = nil
+                pad.lastApplied = snapshot
                 pad.virtual.apply(snapshot)
             }
         }
