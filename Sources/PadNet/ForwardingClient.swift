@@ -1,14 +1,13 @@
 public import Crypto
-import Glibc
 public import Logging
 public import PadCore
 public import PadLinux
-import PadNoise
-public import PadSessions
+import PadSessions
 
 /// `padbridge connect`: reads the chosen pads (grabbed, through the profile) and forwards every frame to the host
 /// at once; applies the host's feedback to the pads; keeps the link alive, notices its loss (rumble stops: it is a
-/// lease) and reconnects by itself, the same virtual pads resuming. Loop-confined.
+/// lease) and reconnects by itself, the same virtual pads resuming; renews its session every
+/// `LinkSessionLifetime.rekeyAfterMicroseconds` without a gap. Loop-confined.
 public final class ForwardingClient {
     public struct Options: Sendable {
         public var virtualKind: VirtualPadKind?
@@ -30,9 +29,14 @@ public final class ForwardingClient {
         case padBack(Fingerprint)
         /// `--all`: a pad plugged in after the start is forwarded too.
         case padAdded(Fingerprint, name: String)
+        /// `--all`: a pad plugged in is not forwarded: the client forwards `LinkClientMessage.maximumPads` at most.
+        case tooManyPads(name: String)
         /// No answer to the handshake for `noAnswerWarningMicroseconds`: the host is down, unreachable, or its key
         /// changed (a host with another key cannot read the handshake, so it cannot say so).
         case noAnswer
+        /// Another `connect` with this machine's identity connected to the host, which ended this one's session:
+        /// this client stops (it would otherwise take the link back, and the two would take turns).
+        case takenOver
     }
 
     public static let noAnswerWarningMicroseconds: UInt64 = 5_000_000
@@ -54,6 +58,11 @@ public final class ForwardingClient {
         public var roundTripMicroseconds: UInt64?
     }
 
+    /// What went wrong making a client.
+    public struct SetupError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     private final class ForwardedPad {
         let slot: UInt8
         let controller: Controller
@@ -69,15 +78,18 @@ public final class ForwardingClient {
     }
 
     private enum State {
-        case handshaking(LinkClientHandshake)
-        case established(LinkSessionKeys)
         case waiting
+        case handshaking(LinkClientHandshake)
+        case established
+        /// Another connect took the link over: nothing more is sent.
+        case stopped
     }
 
     private let sender: any LinkDatagramSender
     private let clocks: LinkClocks
     private let makeSource: ForwardedPadSourceMaker
     private let host: SocketAddress
+    private let hostPath: DatagramPath
     private let hostKey: LinkPublicKey
     private let identity: Curve25519.KeyAgreement.PrivateKey
     private let options: Options
@@ -88,6 +100,14 @@ public final class ForwardingClient {
     /// they go to the pad.
     public var onFeedbackReceived: ((Fingerprint, Feedback) -> Void)?
     private var state = State.waiting
+    /// The session in use while established, and when it started.
+    private var session: (keys: LinkSessionKeys, startedMicroseconds: UInt64)?
+    /// The session before it (renewed): it still opens the host's datagrams sent before the host switched.
+    private var previousSession: LinkSessionKeys?
+    /// A renewal under way: its handshake, and when its initiation was last sent.
+    private var renewal: (handshake: LinkClientHandshake, sentMicroseconds: UInt64)?
+    /// The clock of the last initiation sent: never sent smaller, whatever the wall clock does meanwhile.
+    private var lastInitiationClock: UInt64 = 0
     private var liveness: LinkLiveness
     private var backoff = ReconnectBackoff()
     private var nextAttemptMicroseconds: UInt64 = 0
@@ -136,11 +156,16 @@ public final class ForwardingClient {
         clocks: LinkClocks, options: Options, logger: Logger, onEvent: @escaping (Event) -> Void,
         makeSource: @escaping ForwardedPadSourceMaker
     ) throws {
+        guard controllers.count <= LinkClientMessage.maximumPads else {
+            throw SetupError(
+                description: "one connect forwards at most \(LinkClientMessage.maximumPads) pads (\(controllers.count) given)")
+        }
         self.sender = sender
         self.timer = timer
         self.clocks = clocks
         self.makeSource = makeSource
         self.host = host
+        hostPath = DatagramPath(remote: host)
         self.hostKey = hostKey
         self.identity = identity
         self.options = options
@@ -173,6 +198,9 @@ public final class ForwardingClient {
         source.onReattached = { [weak self, weak pad] in
             guard let self, let pad else { return }
             pad.attached = true
+            // A pad plugged in again starts from nothing: what the game set (lights, LEDs, trigger effects, rumble)
+            // goes to it again.
+            if !pad.feedback.applied.isEmpty { pad.source?.submit(pad.feedback.applied) }
             self.padTableVersion &+= 1
             self.onEvent(.padBack(controller.fingerprint))
             self.sendNow()
@@ -182,15 +210,18 @@ public final class ForwardingClient {
     }
 
     /// For `--all`, after a hotplug burst: forwards every pad in `controllers` not forwarded yet (a pad plugged in
-    /// after the start; never a bridge's own virtual pad), each in the next free slot; the host makes its virtual pad when the new pad table
-    /// arrives. A pad that cannot be opened is logged and left out (it is tried again at the next burst).
+    /// after the start; never a bridge's own virtual pad), each in the next free slot; the host makes its virtual
+    /// pad when the new pad table arrives. A pad that cannot be opened is logged and left out (it is tried again at
+    /// the next burst).
     public func addNewPads(from controllers: [Controller]) {
         var added = false
         for controller in controllers.sorted(by: { $0.fingerprint < $1.fingerprint })
         where !controller.isBridgeOutput && !pads.contains(where: { $0.controller.fingerprint == controller.fingerprint }) {
-            guard let slot = (0...UInt8.max).first(where: { slot in !pads.contains { $0.slot == slot } }) else {
-                logger.warning("not forwarding \(controller.name): every pad slot is in use")
-                return
+            guard pads.count < LinkClientMessage.maximumPads,
+                let slot = (0...UInt8.max).first(where: { slot in !pads.contains { $0.slot == slot } })
+            else {
+                onEvent(.tooManyPads(name: controller.name))
+                break
             }
             do {
                 try add(controller, slot: slot)
@@ -226,62 +257,80 @@ public final class ForwardingClient {
 
     private var now: UInt64 { clocks.monotonicMicroseconds() }
 
+    /// A handshake initiation with a clock later than any sent before by this client (the host refuses an
+    /// initiation not later than its live session's: a wall clock stepping back must not make this client's own
+    /// renewal look like a replay).
+    private func makeHandshake() -> LinkClientHandshake? {
+        let clock = max(clocks.wallClockMicroseconds(), lastInitiationClock &+ 1)
+        lastInitiationClock = clock
+        return try? LinkClientHandshake(identity: identity, hostKey: hostKey, wallClockMicroseconds: clock)
+    }
+
     private func connect() {
-        let wallClock = clocks.wallClockMicroseconds()
-        guard let handshake = try? LinkClientHandshake(identity: identity, hostKey: hostKey, wallClockMicroseconds: wallClock)
-        else { return }
+        guard let handshake = makeHandshake() else { return }
         state = .handshaking(handshake)
-        sender.send(handshake.initiation, along: DatagramPath(remote: host))
+        sender.send(handshake.initiation, along: hostPath)
         statistics.datagramsSent &+= 1
         let delay = backoff.nextDelayMicroseconds(jitter: Double.random(in: 0...1, using: &generator))
         nextAttemptMicroseconds = now + delay
         armTimer()
     }
 
+    /// Starts (or repeats) the renewal of the session in use.
+    private func renewSession(at time: UInt64) {
+        let handshake = renewal?.handshake ?? makeHandshake()
+        guard let handshake else { return }
+        renewal = (handshake, time)
+        sender.send(handshake.initiation, along: hostPath)
+        statistics.datagramsSent &+= 1
+    }
+
     private func forward(_ snapshot: PadSnapshot, of pad: ForwardedPad) {
         pad.sender.record(snapshot)
         statistics.framesSent += 1
         guard case .established = state else { return }
-        var message = LinkClientMessage()
-        message.inputs = [(pad.slot, pad.sender.framesToSend)]
         liveness.sentNewInput()
-        send(message)
+        send(blocks: [pad.sender.block(slot: pad.slot)])
     }
 
-    /// A message with everything unacknowledged (all pads' frames, the pad table, feedback acknowledgements).
-    /// `resending`: the newest frames went unacknowledged for the retransmission interval; the host is asked to
-    /// acknowledge them (it does not for a stream of analog frames, which would double the traffic).
+    /// Everything unacknowledged (all pads' frames, the pad table, feedback acknowledgements), in as many datagrams
+    /// as it takes. `resending`: the newest frames went unacknowledged for the retransmission interval; the host is
+    /// asked to acknowledge them (it does not for a stream of analog frames, which would double the traffic).
     private func sendNow(ping: Bool = false, resending: Bool = false) {
         guard case .established = state else { return }
-        var message = LinkClientMessage()
-        message.inputs = pads.filter { $0.sender.newest != nil }.map { ($0.slot, $0.sender.framesToSend) }
+        var pingClock: UInt64?
         if ping {
             let clock = now
-            message.pingMicroseconds = clock
+            pingClock = clock
             lastPing = (clock, statistics.sessionSent &+ 1)
         }
-        message.wantsAcknowledgement = resending
-        send(message)
+        send(
+            blocks: pads.filter { $0.sender.newest != nil }.map { $0.sender.block(slot: $0.slot) }, ping: pingClock,
+            resending: resending)
     }
 
-    private func send(_ base: LinkClientMessage) {
-        guard case var .established(session) = state else { return }
-        var message = base
-        if padTableAcknowledged != padTableVersion {
-            message.padTable = (padTableVersion, pads.map { pad in
+    private func send(blocks: [LinkInputBlock], ping: UInt64? = nil, resending: Bool = false) {
+        guard case .established = state, var current = session else { return }
+        let table: (UInt32, [LinkPadDescription])? =
+            padTableAcknowledged == padTableVersion
+            ? nil
+            : (padTableVersion, pads.map { pad in
                 LinkPadDescription(
                     slot: pad.slot, fingerprint: pad.controller.fingerprint, kind: pad.controller.kind.rawValue,
                     requestedVirtualKind: options.virtualKind, attached: pad.attached, name: pad.controller.name)
             })
-        }
-        message.wantsAcknowledgement = message.wantsAcknowledgement || pads.contains { !$0.sender.unacknowledged.isEmpty }
-        message.feedbackAcknowledgements = pads.compactMap { pad in pad.feedbackToAcknowledge.map { (pad.slot, $0) } }
+        let messages = LinkClientMessage.packed(
+            padTable: table, pingMicroseconds: ping,
+            wantsAcknowledgement: resending || pads.contains { !$0.sender.unacknowledged.isEmpty }, blocks: blocks,
+            feedbackAcknowledgements: pads.compactMap { pad in pad.feedbackToAcknowledge.map { (pad.slot, $0) } })
         for pad in pads { pad.feedbackToAcknowledge = nil }
-        guard let datagram = try? session.seal(message.encoded) else { return }
-        state = .established(session)
-        sender.send(datagram, along: DatagramPath(remote: host))
-        statistics.datagramsSent &+= 1
-        statistics.sessionSent &+= 1
+        for message in messages {
+            guard let datagram = try? current.keys.seal(message.encoded) else { return }
+            sender.send(datagram, along: hostPath)
+            statistics.datagramsSent &+= 1
+            statistics.sessionSent &+= 1
+        }
+        session = current
         liveness.sent(atMicroseconds: now)
         armTimer()
     }
@@ -291,31 +340,73 @@ public final class ForwardingClient {
         guard path.remote == host, let datagram = LinkDatagram(bytes) else { return }
         switch (state, datagram) {
         case (.handshaking(var handshake), .response):
-            guard let session = handshake.complete(with: datagram) else { return }
-            state = .established(session)
+            guard let keys = handshake.complete(with: datagram) else { return }
+            established(keys)
+            statistics.datagramsReceived &+= 1
+            onEvent(.connected)
+            sendNow(ping: true)
+        case (.established, .response):
+            guard var renewing = renewal?.handshake, let keys = renewing.complete(with: datagram) else { return }
+            // The renewed session carries everything from now on (its first datagram, just below, makes it the
+            // host's); the old one still opens what the host sent before it switched.
+            renewal = nil
+            previousSession = session?.keys
+            session = (keys, now)
+            padTableAcknowledged = 0
             statistics.datagramsReceived &+= 1
             statistics.sessionSent = 0
             statistics.sessionReceived = 0
-            liveness = LinkLiveness(startingAtMicroseconds: now)
-            backoff.reset()
-            padTableAcknowledged = 0
-            tryingSinceMicroseconds = nil
-            warnedNoAnswer = false
-            onEvent(.connected)
             sendNow(ping: true)
-        case (.established(var session), let .transport(_, counter, ciphertext)):
-            guard let plaintext = session.open(counter: counter, ciphertext: ciphertext),
-                let message = try? LinkHostMessage(decoding: plaintext)
-            else { return }
-            state = .established(session)
+        case (.established, let .transport(_, counter, ciphertext)):
+            var fromCurrentSession = true
+            var plaintext: [UInt8]?
+            if var current = session {
+                plaintext = current.keys.open(counter: counter, ciphertext: ciphertext)
+                session = current
+            }
+            if plaintext == nil, var previous = previousSession {
+                plaintext = previous.open(counter: counter, ciphertext: ciphertext)
+                previousSession = previous
+                fromCurrentSession = false
+            }
+            guard let plaintext, let message = try? LinkHostMessage(decoding: plaintext) else { return }
             statistics.datagramsReceived &+= 1
             statistics.sessionReceived &+= 1
             liveness.heard(atMicroseconds: now)
+            if message.takenOver {
+                if fromCurrentSession { stop() }
+                return
+            }
             handle(message)
         default:
             return
         }
         armTimer()
+    }
+
+    private func established(_ keys: LinkSessionKeys) {
+        state = .established
+        session = (keys, now)
+        previousSession = nil
+        renewal = nil
+        statistics.sessionSent = 0
+        statistics.sessionReceived = 0
+        liveness = LinkLiveness(startingAtMicroseconds: now)
+        backoff.reset()
+        padTableAcknowledged = 0
+        tryingSinceMicroseconds = nil
+        warnedNoAnswer = false
+    }
+
+    /// Another connect with this identity has the link: the pads stop rumbling, nothing more is sent.
+    private func stop() {
+        state = .stopped
+        session = nil
+        previousSession = nil
+        renewal = nil
+        for pad in pads { if let stop = pad.feedback.linkLost() { pad.source?.submit(stop) } }
+        timer?.cancel()
+        onEvent(.takenOver)
     }
 
     private func handle(_ message: LinkHostMessage) {
@@ -348,7 +439,8 @@ public final class ForwardingClient {
         if acknowledge || padTableAcknowledged != padTableVersion { sendNow() }
     }
 
-    /// What is due now: a keepalive, a resend, a quick copy, the link-lost check, a reconnection attempt.
+    /// What is due now: a keepalive, a resend, a quick copy, the link-lost check, a session renewal, a reconnection
+    /// attempt.
     public func tick() {
         let time = now
         switch state {
@@ -357,21 +449,31 @@ public final class ForwardingClient {
                 onEvent(.linkLost)
                 for pad in pads { if let stop = pad.feedback.linkLost() { pad.source?.submit(stop) } }
                 state = .waiting
+                session = nil
+                previousSession = nil
+                renewal = nil
                 tryingSinceMicroseconds = time
                 let delay = backoff.nextDelayMicroseconds(jitter: Double.random(in: 0...1, using: &generator))
                 nextAttemptMicroseconds = time + delay
                 onEvent(.reconnecting(afterMilliseconds: delay / 1000))
-            } else if liveness.isKeepaliveDue(atMicroseconds: time) {
-                sendNow(ping: true)
-            } else if liveness.isQuickCopyDue(atMicroseconds: time, hasUnacknowledged: hasUnacknowledgedInput) {
-                sendNow(resending: true)
-                liveness.sentQuickCopy()
-            } else if hasUnacknowledgedInput
-                && time >= liveness.lastSentMicroseconds + liveness.retransmitIntervalMicroseconds
-            {
-                // Also for an analog change alone: a lost datagram with a stick's return to centre must not
-                // leave the host's stick deflected until the next keepalive.
-                sendNow(resending: true)
+            } else {
+                if let session, time >= session.startedMicroseconds + LinkSessionLifetime.rekeyAfterMicroseconds,
+                    renewal.map({ time >= $0.sentMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds }) ?? true
+                {
+                    renewSession(at: time)
+                }
+                if liveness.isKeepaliveDue(atMicroseconds: time) {
+                    sendNow(ping: true)
+                } else if liveness.isQuickCopyDue(atMicroseconds: time, hasUnacknowledged: hasUnacknowledgedInput) {
+                    sendNow(resending: true)
+                    liveness.sentQuickCopy()
+                } else if hasUnacknowledgedInput
+                    && time >= liveness.lastSentMicroseconds + liveness.retransmitIntervalMicroseconds
+                {
+                    // Also for an analog change alone: a lost datagram with a stick's return to centre must not
+                    // leave the host's stick deflected until the next keepalive.
+                    sendNow(resending: true)
+                }
             }
         case .handshaking, .waiting:
             if let since = tryingSinceMicroseconds, !warnedNoAnswer, time >= since + Self.noAnswerWarningMicroseconds {
@@ -379,6 +481,8 @@ public final class ForwardingClient {
                 onEvent(.noAnswer)
             }
             if time >= nextAttemptMicroseconds { connect() }
+        case .stopped:
+            return
         }
         armTimer()
     }
@@ -387,12 +491,19 @@ public final class ForwardingClient {
     private var hasUnacknowledgedInput: Bool { pads.contains { $0.sender.hasUnacknowledged } }
 
     private func armTimer() {
-        let wake: UInt64
+        var wake: UInt64
         switch state {
         case .established:
             wake = liveness.nextWakeMicroseconds(hasUnacknowledged: hasUnacknowledgedInput)
+            if let session {
+                let renew = renewal.map { $0.sentMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds }
+                    ?? session.startedMicroseconds + LinkSessionLifetime.rekeyAfterMicroseconds
+                wake = min(wake, renew)
+            }
         case .handshaking, .waiting:
             wake = nextAttemptMicroseconds
+        case .stopped:
+            return
         }
         timer?.schedule(atMicroseconds: max(wake, now + 1))
     }

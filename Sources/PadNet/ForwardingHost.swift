@@ -1,13 +1,16 @@
 public import Crypto
-import Glibc
 public import Logging
 public import PadCore
 public import PadLinux
-import PadNoise
 import PadSessions
 
 /// `padbridge serve`: virtual pads for the pads paired clients forward. One per (client, pad ID), kept across link
 /// losses (neutral, for `lingerMilliseconds`) so games keep the player slot. Loop-confined.
+///
+/// Sessions: a client's handshake is answered at once but its session counts only from its first authenticated
+/// datagram (a replayed handshake opens nothing); the session before it keeps opening late datagrams; a session
+/// older than `LinkSessionLifetime.rejectAfterMicroseconds` opens nothing (the client makes a new one every
+/// `rekeyAfterMicroseconds`). A client whose line leaves paired-clients is cut off at once (`reloadPairedClients`).
 public final class ForwardingHost {
     public struct Options: Sendable {
         public var virtualKind: VirtualPadKind?
@@ -26,16 +29,29 @@ public final class ForwardingHost {
         case clientConnected(name: String, address: SocketAddress)
         case padAttached(client: String, pad: LinkPadDescription, kind: VirtualPadKind, nodes: VirtualPadNodes, mac: String?)
         case padDetached(client: String, pad: LinkPadDescription)
+        /// A pad the client forwards gets no virtual pad for now (`reason`); it gets one when there is room.
+        case padNotForwarded(client: String, pad: LinkPadDescription, reason: String)
         case linkLost(client: String)
         case resumed(client: String)
         case clientGone(client: String)
         case padDestroyed(client: String, fingerprint: Fingerprint)
+        /// The client's line left paired-clients: its session ended, its pads destroyed.
+        case revoked(client: String)
+        /// A second `connect` with the client's identity (from `by`) took the link from the one at `previous`, which
+        /// is told.
+        case takenOver(client: String, previous: SocketAddress, by: SocketAddress)
+        /// A paired client's handshake was not answered, and why.
+        case handshakeRefused(client: String, reason: String)
+        /// paired-clients cannot be read: what is wrong (file and line); every client is refused until it is fixed.
+        case pairedClientsUnreadable(String)
         case dropped(count: Int, reason: String)
     }
 
     private final class HostedPad {
         let fingerprint: Fingerprint
-        var slot: UInt8
+        var description: LinkPadDescription
+        /// Its slot in the client's current pad table; nil once the table no longer has it (it lingers).
+        var slot: UInt8?
         let virtual: any HostedVirtualPad
         var receiver = InputRedundancyReceiver()
         var feedback = FeedbackStateSender()
@@ -44,36 +60,53 @@ public final class ForwardingHost {
         var lingerEndsMicroseconds: UInt64?
         /// The last snapshot applied from the client (shown again when a lost client is heard again).
         var lastApplied: PadSnapshot?
-        init(fingerprint: Fingerprint, slot: UInt8, virtual: any HostedVirtualPad) {
-            self.fingerprint = fingerprint
-            self.slot = slot
+        init(description: LinkPadDescription, virtual: any HostedVirtualPad) {
+            fingerprint = description.fingerprint
+            self.description = description
+            slot = description.slot
             self.virtual = virtual
         }
+        var isForwarded: Bool { slot != nil && attached }
+    }
+
+    private struct HostSession {
+        var keys: LinkSessionKeys
+        let initiationClock: UInt64
+        let startedMicroseconds: UInt64
+        let path: DatagramPath
     }
 
     private final class HostedClient {
         let key: LinkPublicKey
-        let name: String
+        var name: String
         var path: DatagramPath
-        var session: LinkSessionKeys
+        /// The session in use (nil until the first one is confirmed by a datagram).
+        var current: HostSession?
+        /// The session before it: it still opens datagrams sent before the client switched.
+        var previous: HostSession?
+        /// Answered, not yet confirmed by a datagram.
+        var pending: HostSession?
         var liveness: LinkLiveness
-        var lastInitiationClock: UInt64
         var pads: [Fingerprint: HostedPad] = [:]
+        /// The client's current pad table: its forwarded pads by slot.
+        var slots: [UInt8: HostedPad] = [:]
+        /// Pads of the current table with no virtual pad (no room, or it could not be made): tried again later.
+        var unforwarded: [UInt8: LinkPadDescription] = [:]
+        /// Pads said to get no virtual pad (said once, until they get one).
+        var notForwardedSaid: Set<Fingerprint> = []
         var padTableVersion: UInt32?
         var receivedDatagrams: UInt32 = 0
         var sentDatagrams: UInt32 = 0
         var lost = false
         /// When input received without a request to acknowledge it gets its (delayed) acknowledgement.
         var acknowledgementDueMicroseconds: UInt64?
-        init(key: LinkPublicKey, name: String, path: DatagramPath, session: LinkSessionKeys, now: UInt64, clock: UInt64) {
+        init(key: LinkPublicKey, name: String, path: DatagramPath, now: UInt64) {
             self.key = key
             self.name = name
             self.path = path
-            self.session = session
             liveness = LinkLiveness(startingAtMicroseconds: now)
-            lastInitiationClock = clock
         }
-        func pad(inSlot slot: UInt8) -> HostedPad? { pads.values.first { $0.slot == slot } }
+        var hasPendingFeedback: Bool { slots.values.contains { $0.feedback.pending != nil } }
     }
 
     private let sender: any LinkDatagramSender
@@ -84,11 +117,16 @@ public final class ForwardingHost {
     private let makePad: HostedVirtualPadMaker
     private let logger: Logger
     private let onEvent: (Event) -> Void
+    /// The paired clients' names by key, as paired-clients last read (`reloadPairedClients`).
+    private var paired: [LinkPublicKey: String] = [:]
     private var clients: [LinkPublicKey: HostedClient] = [:]
-    /// Sessions by their index, each pointing at its client.
+    /// Sessions (current, previous and pending) by their index, each pointing at its client.
     private var sessions: [UInt32: LinkPublicKey] = [:]
     private var timer: (any LinkWakeTimer)?
     private var refusals = RateLimitedCount(intervalMicroseconds: 1_000_000)
+    private var handshakeRefusals = RateLimitedCount(intervalMicroseconds: 10_000_000)
+    /// Whether a pad went or began to linger since unforwarded pads were last tried.
+    private var roomMayHaveChanged = false
     /// Handles datagrams that are not the link's (pairing), when set.
     public var onOtherDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
 
@@ -111,7 +149,7 @@ public final class ForwardingHost {
     }
 
     /// A host over the given ports: datagrams go to `sender`, arrive through `receive(_:along:)`; `timer` calls
-    /// `tick()` when it fires.
+    /// `tick()` when it fires. Reads paired-clients once now (`reloadPairedClients` again when it changes).
     public init(
         sender: any LinkDatagramSender, timer: any LinkWakeTimer, clocks: LinkClocks,
         identity: Curve25519.KeyAgreement.PrivateKey, store: TrustStore, options: Options, logger: Logger,
@@ -126,6 +164,25 @@ public final class ForwardingHost {
         self.logger = logger
         self.onEvent = onEvent
         self.makePad = makePad
+        reloadPairedClients()
+    }
+
+    /// Reads paired-clients again (it changed): a client whose line is gone is cut off now (its datagrams dropped,
+    /// its pads released and destroyed). A file that cannot be read is reported, and refuses every client until it
+    /// is fixed.
+    public func reloadPairedClients() {
+        do {
+            paired = Dictionary(try store.pairedClients().map { ($0.key, $0.name) }, uniquingKeysWith: { _, last in last })
+        } catch {
+            paired = [:]
+            onEvent(.pairedClientsUnreadable("\(error); every client is refused until it is fixed"))
+        }
+        for client in Array(clients.values) where paired[client.key] == nil {
+            remove(client)
+            onEvent(.revoked(client: client.name))
+        }
+        for client in clients.values { if let name = paired[client.key] { client.name = name } }
+        armTimer()
     }
 
     /// Every virtual pad shows the released state (the first step of a clean exit).
@@ -162,56 +219,126 @@ public final class ForwardingHost {
         case .initiation:
             handshake(datagram, along: path)
         case let .transport(index, counter, ciphertext):
-            guard let key = sessions[index], let client = clients[key], client.session.localIndex == index,
-                let plaintext = client.session.open(counter: counter, ciphertext: ciphertext)
-            else { return drop("unauthenticated, replayed or for no session") }
-            guard let message = try? LinkClientMessage(decoding: plaintext) else { return drop("malformed") }
-            client.path = path
-            client.receivedDatagrams &+= 1
-            client.liveness.heard(atMicroseconds: now)
-            if client.lost { resume(client) }
-            handle(message, from: client)
+            transport(index: index, counter: counter, ciphertext: ciphertext, along: path)
         case .response:
             drop("a response sent to the host")
         }
         armTimer()
     }
 
-    private func handshake(_ datagram: LinkDatagram, along path: DatagramPath) {
-        // Read at every handshake: a line deleted from paired-clients revokes the client's next session.
-        let paired = (try? store.pairedClients()) ?? []
-        var clock: UInt64 = 0
-        guard
-            let (response, key, session) = LinkHostHandshake.respond(to: datagram, identity: identity, accepts: { key, sent in
-                guard paired.contains(where: { $0.key == key }) else { return false }
-                clock = sent
-                return clients[key].map { sent > $0.lastInitiationClock } ?? true
-            })
-        else { return drop("handshake from an unpaired client, replayed, or forged") }
-        sender.send(response, along: path)
-        let name = paired.first { $0.key == key }?.name ?? key.fingerprint
-        if let client = clients[key] {
-            sessions[client.session.localIndex] = nil
-            client.session = session
-            client.path = path
-            client.lastInitiationClock = clock
-            client.liveness.heard(atMicroseconds: now)
-            for pad in client.pads.values {
-                pad.receiver.restart()
-                pad.feedback.restartSession()
+    private func transport(index: UInt32, counter: UInt64, ciphertext: [UInt8], along path: DatagramPath) {
+        let time = now
+        guard let key = sessions[index], let client = clients[key] else {
+            return drop("unauthenticated, replayed or for no session")
+        }
+        let plaintext: [UInt8]?
+        let confirming: Bool
+        if var session = client.current, session.keys.localIndex == index {
+            guard time < session.startedMicroseconds + LinkSessionLifetime.rejectAfterMicroseconds else {
+                return drop("for a session too old (its client did not renew it)")
             }
-            client.padTableVersion = nil
-            client.receivedDatagrams = 0
-            client.sentDatagrams = 0
-            if client.lost {
-                client.lost = false
-                onEvent(.resumed(client: name))
+            plaintext = session.keys.open(counter: counter, ciphertext: ciphertext)
+            client.current = session
+            confirming = false
+        } else if var session = client.pending, session.keys.localIndex == index {
+            plaintext = session.keys.open(counter: counter, ciphertext: ciphertext)
+            client.pending = session
+            confirming = true
+        } else if var session = client.previous, session.keys.localIndex == index,
+            time < session.startedMicroseconds + LinkSessionLifetime.rejectAfterMicroseconds
+        {
+            plaintext = session.keys.open(counter: counter, ciphertext: ciphertext)
+            client.previous = session
+            confirming = false
+        } else {
+            return drop("for a session that ended")
+        }
+        guard let plaintext else { return drop("unauthenticated, replayed or for no session") }
+        guard let message = try? LinkClientMessage(decoding: plaintext) else { return drop("malformed") }
+        if confirming { confirmPendingSession(of: client, at: time) }
+        if client.current?.keys.localIndex == index { client.path = path }
+        client.receivedDatagrams &+= 1
+        client.liveness.heard(atMicroseconds: time)
+        if client.lost { resume(client) }
+        handle(message, from: client)
+    }
+
+    private func handshake(_ datagram: LinkDatagram, along path: DatagramPath) {
+        var clock: UInt64 = 0
+        var refusal: (key: LinkPublicKey, reason: String)?
+        let time = now
+        guard
+            let (response, key, keys) = LinkHostHandshake.respond(to: datagram, identity: identity, accepts: { key, sent in
+                guard paired[key] != nil else { return false }
+                // Replay protection without trusting the client's clock for good: an initiation must be later than
+                // the one that made the client's live session; once that session is quiet, any clock is accepted
+                // (a replayed initiation then makes a session nobody can confirm).
+                if let client = clients[key], let current = client.current, !client.lost,
+                    !client.liveness.isLost(atMicroseconds: time), sent <= current.initiationClock
+                {
+                    refusal = (
+                        key,
+                        "its handshake's clock is not later than its live session's: a replayed handshake, or its "
+                            + "clock stepped back (a new `connect` is accepted once the old session has been quiet "
+                            + "\(LinkLiveness.timeoutMicroseconds / 1000) ms)"
+                    )
+                    return false
+                }
+                clock = sent
+                return true
+            })
+        else {
+            if let refusal, handshakeRefusals.note(atMicroseconds: time) != nil {
+                onEvent(.handshakeRefused(client: paired[refusal.key] ?? refusal.key.fingerprint, reason: refusal.reason))
+            }
+            return drop("handshake from an unpaired client, replayed, or forged")
+        }
+        sender.send(response, along: path)
+        let client: HostedClient
+        if let known = clients[key] {
+            client = known
+        } else {
+            client = HostedClient(key: key, name: paired[key] ?? key.fingerprint, path: path, now: time)
+            clients[key] = client
+        }
+        if let earlier = client.pending { sessions[earlier.keys.localIndex] = nil }
+        client.pending = HostSession(keys: keys, initiationClock: clock, startedMicroseconds: time, path: path)
+        sessions[keys.localIndex] = key
+    }
+
+    /// The first datagram of a session answered earlier: it becomes the session in use. The session it replaces
+    /// keeps opening late datagrams, unless it was another `connect` with the same identity, which is told it was
+    /// taken over and dropped.
+    private func confirmPendingSession(of client: HostedClient, at time: UInt64) {
+        guard let pending = client.pending else { return }
+        client.pending = nil
+        if let previous = client.previous { sessions[previous.keys.localIndex] = nil }
+        client.previous = nil
+        if var old = client.current {
+            let live = !client.lost && !client.liveness.isLost(atMicroseconds: time)
+            if live && old.path.remote != pending.path.remote {
+                var notice = LinkHostMessage()
+                notice.takenOver = true
+                if let datagram = try? old.keys.seal(notice.encoded) { sender.send(datagram, along: old.path) }
+                sessions[old.keys.localIndex] = nil
+                onEvent(.takenOver(client: client.name, previous: old.path.remote, by: pending.path.remote))
+            } else {
+                client.previous = old
             }
         } else {
-            clients[key] = HostedClient(key: key, name: name, path: path, session: session, now: now, clock: clock)
-            onEvent(.clientConnected(name: name, address: path.remote))
+            onEvent(.clientConnected(name: client.name, address: pending.path.remote))
         }
-        sessions[session.localIndex] = key
+        client.current = pending
+        client.path = pending.path
+        // The new session starts afresh: the client sends its pad table again, each pad's frames from where it says,
+        // and gets every pad's whole feedback state.
+        for pad in client.pads.values {
+            pad.receiver.restart()
+            pad.feedback.restartSession()
+        }
+        client.padTableVersion = nil
+        client.receivedDatagrams = 0
+        client.sentDatagrams = 0
     }
 
     /// A client given up for lost is heard again: its pads end their linger and show at once what they last showed
@@ -219,7 +346,7 @@ public final class ForwardingHost {
     private func resume(_ client: HostedClient) {
         client.lost = false
         onEvent(.resumed(client: client.name))
-        for pad in client.pads.values where pad.attached {
+        for pad in client.slots.values where pad.attached {
             pad.lingerEndsMicroseconds = nil
             if let last = pad.lastApplied { pad.virtual.apply(last) }
         }
@@ -233,134 +360,224 @@ public final class ForwardingHost {
             mustReply = true
         }
         if let table = message.padTable {
-            apply(table.pads, for: client)
+            if client.padTableVersion != table.version { apply(table.pads, for: client) }
             client.padTableVersion = table.version
             reply.padTableAcknowledgement = table.version
             mustReply = true
         }
-        for input in message.inputs {
-            guard let pad = client.pad(inSlot: input.slot), pad.attached else {
-                // A pad this host does not forward (--max-pads reached, or its virtual pad could not be made):
+        for block in message.inputs {
+            guard let pad = client.slots[block.slot], pad.isForwarded else {
+                // A pad this host does not forward (no room, its virtual pad could not be made, or not in the table):
                 // acknowledged as received, so the client does not send it again and again.
-                if let newest = input.frames.last?.sequence { reply.inputAcknowledgements.append((input.slot, newest)) }
+                if let newest = block.frames.last?.sequence { reply.inputAcknowledgements.append((block.slot, newest)) }
                 continue
             }
-            for snapshot in pad.receiver.receive(input.frames) {
+            for snapshot in pad.receiver.receive(block) {
                 pad.lingerEndsMicroseconds = nil
                 pad.lastApplied = snapshot
                 pad.virtual.apply(snapshot)
             }
         }
         for acknowledgement in message.feedbackAcknowledgements {
-            client.pad(inSlot: acknowledgement.slot)?.feedback.acknowledge(acknowledgement.version)
+            client.slots[acknowledgement.slot]?.feedback.acknowledge(acknowledgement.version)
         }
-        if mustReply || client.pads.values.contains(where: { $0.feedback.pending != nil }) {
+        if mustReply || client.hasPendingFeedback {
             send(reply, to: client)
         } else if !message.inputs.isEmpty {
             client.acknowledgementDueMicroseconds = now + LinkLiveness.delayedAcknowledgementMicroseconds
         }
     }
 
-    /// Fills in acknowledgements and pending feedback, seals and sends.
+    /// Fills in acknowledgements and pending feedback, seals with the session in use and sends.
     private func send(_ base: LinkHostMessage, to client: HostedClient) {
+        guard var session = client.current else { return }
         client.acknowledgementDueMicroseconds = nil
         var message = base
-        message.inputAcknowledgements += client.pads.values.filter { $0.attached }.map { ($0.slot, $0.receiver.applied) }
-        message.feedback = client.pads.values.compactMap { pad in pad.feedback.pending.map { (pad.slot, $0.version, $0.state) } }
+        for (slot, pad) in client.slots where pad.isForwarded {
+            if let applied = pad.receiver.applied { message.inputAcknowledgements.append((slot, applied)) }
+        }
+        message.feedback = client.slots.compactMap { slot, pad in pad.feedback.pending.map { (slot, $0.version, $0.state) } }
         if message.padTableAcknowledgement == nil { message.padTableAcknowledgement = client.padTableVersion }
-        guard let datagram = try? client.session.seal(message.encoded) else { return }
+        guard let datagram = try? session.keys.seal(message.encoded) else { return }
+        client.current = session
         sender.send(datagram, along: client.path)
         client.sentDatagrams &+= 1
         client.liveness.sent(atMicroseconds: now)
     }
 
-    private func apply(_ pads: [LinkPadDescription], for client: HostedClient) {
-        for description in pads {
+    /// A new pad table supersedes the last exactly: its pads take its slots (made when new); a pad no longer in it
+    /// goes neutral and lingers (it may come back in a later table: the same virtual pad resumes).
+    private func apply(_ table: [LinkPadDescription], for client: HostedClient) {
+        let time = now
+        let listed = Set(table.map(\.fingerprint))
+        for pad in client.pads.values where !listed.contains(pad.fingerprint) && pad.slot != nil {
+            pad.slot = nil
+            pad.virtual.goNeutral()
+            pad.lingerEndsMicroseconds = time + options.lingerMilliseconds * 1000
+            roomMayHaveChanged = true
+            onEvent(.padDetached(client: client.name, pad: pad.description))
+        }
+        client.slots = [:]
+        client.unforwarded = [:]
+        for description in table {
+            guard client.slots[description.slot] == nil else { continue }  // a slot twice: the first stands
             if let pad = client.pads[description.fingerprint] {
-                pad.slot = description.slot
                 if pad.attached && !description.attached {
                     pad.virtual.goNeutral()
                     onEvent(.padDetached(client: client.name, pad: description))
                 }
+                pad.slot = description.slot
+                pad.description = description
                 pad.attached = description.attached
-                continue
-            }
-            guard description.attached else { continue }
-            guard clients.values.reduce(0, { $0 + $1.pads.count }) < options.maximumPads else {
-                logger.warning("\(client.name): not forwarding \(description.name): --max-pads \(options.maximumPads) reached")
-                continue
-            }
-            let kind =
-                options.virtualKind ?? description.requestedVirtualKind
-                ?? VirtualPadKind.defaultKind(for: ControllerKind(rawValue: description.kind) ?? .generic)
-            // The same client's same pad gets the same virtual pad (MAC) every time it comes.
-            let seed = "padbridge-forward-\(client.key.hex.prefix(16))-\(description.fingerprint)"
-            var created: HostedPad?
-            do {
-                let virtual = try makePad(
-                    kind, seed,
-                    { [weak self, weak client] event in
-                        guard let self, let client, let pad = created else { return }
-                        pad.feedback.update(event)
-                        if !client.lost { self.send(LinkHostMessage(), to: client) }
-                        self.armTimer()
-                    },
-                    { [weak self, weak client] nodes in
-                        guard let self, let client, let pad = created else { return }
-                        self.onEvent(.padAttached(client: client.name, pad: description, kind: kind, nodes: nodes, mac: pad.virtual.mac))
-                    })
-                let pad = HostedPad(fingerprint: description.fingerprint, slot: description.slot, virtual: virtual)
-                created = pad
-                client.pads[description.fingerprint] = pad
-            } catch {
-                logger.error("\(client.name): cannot create a virtual \(kind.rawValue) pad for \(description.name): \(error)")
+                pad.lingerEndsMicroseconds = nil
+                client.slots[description.slot] = pad
+            } else if !description.attached || !create(description, for: client) {
+                client.unforwarded[description.slot] = description
             }
         }
     }
 
-    /// What is due now: pads whose linger ran out, lost links, feedback to send again, delayed acknowledgements.
+    /// Makes the virtual pad for `description`; false when there is no room (and no lingering pad to make room)
+    /// or it could not be made.
+    private func create(_ description: LinkPadDescription, for client: HostedClient) -> Bool {
+        if clients.values.reduce(0, { $0 + $1.pads.count }) >= options.maximumPads && !evictALingeringPad() {
+            if client.notForwardedSaid.insert(description.fingerprint).inserted {
+                onEvent(.padNotForwarded(
+                    client: client.name, pad: description,
+                    reason: "--max-pads \(options.maximumPads) reached; it gets a virtual pad when one goes"))
+            }
+            return false
+        }
+        client.notForwardedSaid.remove(description.fingerprint)
+        let kind =
+            options.virtualKind ?? description.requestedVirtualKind
+            ?? VirtualPadKind.defaultKind(for: ControllerKind(rawValue: description.kind) ?? .generic)
+        // The same client's same pad gets the same virtual pad (MAC) every time it comes.
+        let seed = "padbridge-forward-\(client.key.hex.prefix(16))-\(description.fingerprint)"
+        var created: HostedPad?
+        var readyEarly: VirtualPadNodes?
+        let announce = { [weak self, weak client] (nodes: VirtualPadNodes) in
+            guard let self, let client, let pad = created else { return }
+            self.onEvent(.padAttached(client: client.name, pad: pad.description, kind: kind, nodes: nodes, mac: pad.virtual.mac))
+        }
+        do {
+            let virtual = try makePad(
+                kind, seed,
+                { [weak self, weak client] event in
+                    guard let self, let client, let pad = created else { return }
+                    pad.feedback.update(event)
+                    if !client.lost && pad.isForwarded { self.send(LinkHostMessage(), to: client) }
+                    self.armTimer()
+                },
+                { nodes in if created == nil { readyEarly = nodes } else { announce(nodes) } })
+            let pad = HostedPad(description: description, virtual: virtual)
+            created = pad
+            client.pads[description.fingerprint] = pad
+            client.slots[description.slot] = pad
+            if let readyEarly { announce(readyEarly) }
+            return true
+        } catch {
+            logger.error("\(client.name): cannot create a virtual \(kind.rawValue) pad for \(description.name): \(error)")
+            return false
+        }
+    }
+
+    /// Destroys the lingering pad nearest its end to make room; false when none lingers.
+    private func evictALingeringPad() -> Bool {
+        var chosen: (client: HostedClient, pad: HostedPad, ends: UInt64)?
+        for client in clients.values {
+            for pad in client.pads.values {
+                guard let ends = pad.lingerEndsMicroseconds, chosen.map({ ends < $0.ends }) ?? true else { continue }
+                chosen = (client, pad, ends)
+            }
+        }
+        guard let chosen else { return false }
+        destroy(chosen.pad, of: chosen.client)
+        return true
+    }
+
+    private func destroy(_ pad: HostedPad, of client: HostedClient) {
+        pad.virtual.close()
+        client.pads[pad.fingerprint] = nil
+        if let slot = pad.slot, client.slots[slot] === pad { client.slots[slot] = nil }
+        roomMayHaveChanged = true
+        onEvent(.padDestroyed(client: client.name, fingerprint: pad.fingerprint))
+    }
+
+    /// Ends a client: its pads released and destroyed, its sessions forgotten.
+    private func remove(_ client: HostedClient) {
+        for pad in client.pads.values { pad.virtual.close() }
+        client.pads.removeAll()
+        client.slots.removeAll()
+        for session in [client.current, client.previous, client.pending].compactMap({ $0 }) {
+            sessions[session.keys.localIndex] = nil
+        }
+        clients[client.key] = nil
+        roomMayHaveChanged = true
+    }
+
+    /// What is due now: pads whose linger ran out, sessions that ended, lost links, feedback to send again, delayed
+    /// acknowledgements, pads waiting for room.
     public func tick() {
         let time = now
         for client in Array(clients.values) {
             for pad in Array(client.pads.values) {
-                guard let ends = pad.lingerEndsMicroseconds, time >= ends else { continue }
-                pad.virtual.close()
-                client.pads[pad.fingerprint] = nil
-                onEvent(.padDestroyed(client: client.name, fingerprint: pad.fingerprint))
-                if client.pads.isEmpty {
-                    sessions[client.session.localIndex] = nil
-                    clients[client.key] = nil
-                    onEvent(.clientGone(client: client.name))
-                }
+                if let ends = pad.lingerEndsMicroseconds, time >= ends { destroy(pad, of: client) }
             }
-            guard clients[client.key] != nil else { continue }
-            if !client.lost && client.liveness.isLost(atMicroseconds: time) {
+            if let pending = client.pending, time >= pending.startedMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds * 2 {
+                sessions[pending.keys.localIndex] = nil
+                client.pending = nil
+            }
+            if client.pads.isEmpty && (client.lost || client.current == nil) && client.pending == nil {
+                remove(client)
+                if client.current != nil { onEvent(.clientGone(client: client.name)) }
+                continue
+            }
+            guard client.current != nil, !client.lost else { continue }
+            if client.liveness.isLost(atMicroseconds: time) {
                 client.lost = true
                 onEvent(.linkLost(client: client.name))
                 for pad in client.pads.values {
                     pad.virtual.goNeutral()
                     pad.lingerEndsMicroseconds = time + options.lingerMilliseconds * 1000
                 }
-            } else if !client.lost && client.pads.values.contains(where: { $0.feedback.pending != nil })
+                roomMayHaveChanged = true
+            } else if client.hasPendingFeedback
                 && time >= client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds
             {
                 send(LinkHostMessage(), to: client)
-            } else if !client.lost, let due = client.acknowledgementDueMicroseconds, time >= due {
+            } else if let due = client.acknowledgementDueMicroseconds, time >= due {
                 send(LinkHostMessage(), to: client)
             }
         }
+        if roomMayHaveChanged { forwardWaitingPads() }
         armTimer()
     }
 
-    /// One timer for every client: the next link-lost check, feedback to send again, or a delayed acknowledgement.
-    /// (The host sends no keepalives of its own: it answers the client's.)
+    /// Pads that got no virtual pad for want of room try again (there may be room now).
+    private func forwardWaitingPads() {
+        roomMayHaveChanged = false
+        for client in clients.values where !client.lost {
+            for (slot, description) in client.unforwarded.sorted(by: { $0.key < $1.key }) where description.attached {
+                if create(description, for: client) { client.unforwarded[slot] = nil } else { return }
+            }
+        }
+    }
+
+    /// One timer for every client: the next linger to end, link-lost check, feedback to send again, or delayed
+    /// acknowledgement. (The host sends no keepalives of its own: it answers the client's.)
     private func armTimer() {
+        if roomMayHaveChanged { forwardWaitingPads() }
         var wake: UInt64?
         for client in clients.values {
             for pad in client.pads.values { if let ends = pad.lingerEndsMicroseconds { wake = min(wake ?? ends, ends) } }
-            guard !client.lost else { continue }
+            if let pending = client.pending {
+                let ends = pending.startedMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds * 2
+                wake = min(wake ?? ends, ends)
+            }
+            guard client.current != nil, !client.lost else { continue }
             var due = client.liveness.lastHeardMicroseconds + LinkLiveness.timeoutMicroseconds
-            if client.pads.values.contains(where: { $0.feedback.pending != nil }) {
+            if client.hasPendingFeedback {
                 due = min(due, client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds)
             }
             if let acknowledgement = client.acknowledgementDueMicroseconds { due = min(due, acknowledgement) }

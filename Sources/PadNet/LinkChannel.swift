@@ -15,7 +15,10 @@ public enum LinkDatagram: Sendable, Hashable {
     case response(senderIndex: UInt32, receiverIndex: UInt32, handshake: [UInt8])
     case transport(receiverIndex: UInt32, counter: UInt64, ciphertext: [UInt8])
 
-    public static let prologue = Array("padbridge link 1".utf8)
+    public static let prologue = Array("padbridge link 2".utf8)
+    /// The largest datagram either side sends (a transport datagram carries at most
+    /// `LinkClientMessage.maximumEncodedSize` bytes of message): never fragmented, even over IPv6.
+    public static let maximumSize = 1_200
     static let transportHeaderSize = 13
 
     public init?(_ bytes: some Collection<UInt8>) {

@@ -3,8 +3,8 @@ public import PadCore
 public import PadLinux
 
 /// A virtual pad standing for a physical one: shows the snapshots it is given, goes neutral when its source is
-/// away (no stuck buttons, triggers or sticks), can linger neutral for a while before it is destroyed (games keep
-/// its player slot), and hands what games send it to `onFeedback`. Its identity (a virtual DualSense's MAC)
+/// away (no stuck buttons, triggers or sticks; its owner decides how long it stays so, keeping games' player slot),
+/// and hands what games send it to `onFeedback`. Its identity (a virtual DualSense's MAC)
 /// derives from `seed`, so the same source gets the same virtual pad every time. Loop-confined.
 public final class VirtualPadSession {
     public let kind: VirtualPadKind
@@ -13,11 +13,9 @@ public final class VirtualPadSession {
     /// The device nodes, once the kernel has made them.
     public private(set) var nodes: VirtualPadNodes?
     private var pad: (any VirtualPad)?
-    private let loop: DeviceEventLoop
     private let logger: Logger
     /// What readers see now.
     private var shown = PadSnapshot.neutral
-    private var lingerTimer: LoopDeadline?
 
     /// Creates the pad. `onReady` is called once the kernel has made its nodes (see `nodes`).
     public init(
@@ -27,7 +25,6 @@ public final class VirtualPadSession {
     ) throws(DeviceAccessError) {
         self.kind = kind
         mac = kind == .dualSense ? DualSenseIdentity(seed: seed).uniq : nil
-        self.loop = loop
         self.logger = logger
         var readyNodes: ((VirtualPadNodes) -> Void)?
         pad = try kind.createPad(
@@ -40,15 +37,11 @@ public final class VirtualPadSession {
         }
     }
 
-    /// Whether the pad exists (false after `close()`, or after a linger ran out).
+    /// Whether the pad exists (false after `close()`).
     public var isOpen: Bool { pad != nil }
 
-    /// Whether a linger is running: the pad is neutral and will be destroyed unless its source comes back.
-    public var isLingering: Bool { lingerTimer != nil }
-
-    /// Shows `snapshot` (state-based: whatever it does not press is released). Ends a linger.
+    /// Shows `snapshot` (state-based: whatever it does not press is released).
     public func apply(_ snapshot: PadSnapshot) {
-        lingerTimer = nil
         show(snapshot)
     }
 
@@ -57,26 +50,8 @@ public final class VirtualPadSession {
         show(shown.released)
     }
 
-    /// Goes neutral now and destroys the pad after `milliseconds` unless `apply` comes first; then calls
-    /// `onExpired`.
-    public func linger(forMilliseconds milliseconds: UInt64, onExpired: @escaping () -> Void) {
-        goNeutral()
-        do {
-            lingerTimer = try loop.deadline(afterMilliseconds: milliseconds) { [weak self] in
-                self?.lingerTimer = nil
-                self?.close()
-                onExpired()
-            }
-        } catch {
-            logger.warning("could not time the virtual pad's linger; destroying it now: \(error)")
-            close()
-            onExpired()
-        }
-    }
-
     /// Releases everything and destroys the pad. Idempotent.
     public func close() {
-        lingerTimer = nil
         pad?.close()
         pad = nil
     }

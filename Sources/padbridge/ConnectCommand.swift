@@ -103,6 +103,7 @@ struct ConnectCommand: ParsableCommand {
         let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
         defer { socket.close() }
         let output = LineOutput.standardError
+        var takenOver = false
         let client = try ForwardingClient(
             controllers: chosen, host: target, hostKey: paired.key, identity: identity, socket: socket,
             options: .init(virtualKind: virtualKind, grab: grab, profile: profileValue), loop: loop, logger: logger
@@ -114,6 +115,16 @@ struct ConnectCommand: ParsableCommand {
             case let .padDetached(id): output.write("padbridge: pad \(id) unplugged; the host shows it neutral")
             case let .padBack(id): output.write("padbridge: pad \(id) is back")
             case let .padAdded(id, name): output.write("padbridge: forwarding \(name) [\(id)] too (plugged in)")
+            case let .tooManyPads(name):
+                output.write(
+                    "padbridge: not forwarding \(name): one connect forwards at most \(LinkClientMessage.maximumPads) pads")
+            case .takenOver:
+                takenOver = true
+                output.write(
+                    "padbridge: another `padbridge connect` with this machine's identity (\(store.identityPath)) connected "
+                        + "to \(address.canonical) and the host ended this one's session; stopping. Forward every pad from one "
+                        + "connect (give them all, or --all)")
+                loop.stop()
             case .noAnswer:
                 output.write(
                     "padbridge: no answer from \(address.canonical) (\(target)) yet; still trying. Is `padbridge serve` "
@@ -169,6 +180,7 @@ struct ConnectCommand: ParsableCommand {
         shutdown = { loop.stop() }
         try loop.watchStandardInputLines({ _ in }, onEndOfFile: { loop.stop() })
         try loop.run()
+        if takenOver { throw ExitCode(1) }
     }
 }
 

@@ -183,6 +183,9 @@ struct ServeCommand: ParsableCommand {
             loop: loop, logger: logger
         ) { event in output.write("padbridge: " + ServeStatus.line(event)) }
         defer { host.close() }
+        // Deleting a client's line in paired-clients revokes it at once (its session ends).
+        let pairedClients = try FileChangeWatch(path: store.pairedClientsPath, loop: loop) { host.reloadPairedClients() }
+        defer { pairedClients.cancel() }
         let ending = ReleaseThenStop(loop: loop) {
             host.releaseAll()
             return true
@@ -250,6 +253,13 @@ enum ServeStatus {
         case let .resumed(client): "resumed: \"\(client)\""
         case let .clientGone(client): "client gone: \"\(client)\""
         case let .padDestroyed(client, fingerprint): "pad destroyed: [\(fingerprint)] of \"\(client)\" (linger over)"
+        case let .padNotForwarded(client, pad, reason): "pad not forwarded: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\": \(reason)"
+        case let .revoked(client): "revoked: \"\(client)\" (its line left paired-clients): session ended, its pads destroyed"
+        case let .takenOver(client, previous, by):
+            "taken over: \"\(client)\" connected again from \(by) while its session from \(previous) was live (two "
+                + "`padbridge connect` with one identity?); the one at \(previous) was told to stop"
+        case let .handshakeRefused(client, reason): "handshake refused: \"\(client)\": \(reason)"
+        case let .pairedClientsUnreadable(problem): "cannot read the paired clients: \(problem)"
         case let .dropped(count, reason): "dropped \(count) datagram(s): \(reason)"
         }
     }

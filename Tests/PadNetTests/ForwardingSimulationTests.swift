@@ -1,5 +1,6 @@
 import PadCore
 import PadNet
+import PadTestSupport
 import Testing
 
 /// The forwarding host and client together on a fake clock (`LinkSimulation`): what the link does over time.
@@ -58,5 +59,218 @@ import Testing
         source.send(.holding(.b))
         link.run(forMilliseconds: 5)
         #expect(pad.shown == .holding(.b), "later input is forwarded")
+    }
+
+    static func isEvent(_ event: ForwardingHost.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }
+    static func isEvent(_ event: ForwardingClient.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }
+
+    /// Finding 3: deleting a client's line in paired-clients revokes it at once, not at its next handshake (which
+    /// a connected client never made).
+    @Test func deletingAPairedClientsLineEndsItsSessionAtOnce() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        source.send(.holding(.a))
+        link.run(forMilliseconds: 5)
+        #expect(pad.shown == .holding(.a))
+
+        link.writePairedClients("# revoked everyone\n")
+        link.host.reloadPairedClients()
+        #expect(pad.shown == nil || pad.shown == .neutral, "the revoked client's pad released at once")
+        #expect(link.hostEvents.contains { Self.isEvent($0, "revoked") })
+        source.send(.holding(.b))
+        link.run(forMilliseconds: 2_000)
+        #expect(!(pad.history.contains { $0[.b] }), "nothing the revoked client sends reaches a pad")
+        #expect(link.virtualPads.count == 1, "and it makes no new pad")
+        #expect(link.clients[0].events.filter { Self.isEvent($0, "connected") }.count == 1, "nor a new session")
+    }
+
+    /// Finding 3, second part: a session lives at most a few minutes; the client makes a new one every two, without
+    /// a gap in forwarding or a lost link.
+    @Test func sessionsAreRekeyedEveryTwoMinutesWithoutAGap() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        var late = 0
+        for second in 0..<400 {
+            source.send(second % 2 == 0 ? .holding(.a) : .neutral)
+            link.run(forMilliseconds: 5)
+            if pad.shown?[.a] != (second % 2 == 0) { late += 1 }
+            link.run(forMilliseconds: 995)
+        }
+        let initiations = link.datagrams(from: nil).filter { $0.first == 0x01 }.count
+        #expect(initiations >= 3, "\(initiations) handshakes in 400 s: sessions are not renewed")
+        #expect(late == 0, "\(late) of 400 changes not shown within 5 ms")
+        #expect(!link.hostEvents.contains { Self.isEvent($0, "linkLost") })
+        #expect(!link.clientEvents.contains { Self.isEvent($0, "linkLost") })
+    }
+
+    /// A session that is not renewed (every new handshake lost) ends: the host accepts its datagrams for three
+    /// minutes at most.
+    @Test func aSessionThatIsNeverRenewedEnds() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        link.drops = { from, bytes in from != .host && bytes.first == 0x01 }
+        link.run(forMilliseconds: 170_000)
+        #expect(!link.clientEvents.contains { Self.isEvent($0, "linkLost") })
+        link.run(forMilliseconds: 15_000)
+        #expect(link.clientEvents.contains { Self.isEvent($0, "linkLost") }, "a session older than 3 minutes still works")
+    }
+
+    /// Finding 4: `connect host padA`, Ctrl-C, `connect host padB` within --linger: B gets its own virtual pad,
+    /// drives only that one, and A's feedback never reaches B.
+    @Test func aNewConnectionsPadsSupersedeTheOldSlots() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let padA = try #require(link.virtualPads.first)
+        let sourceA = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        sourceA.send(.holding(.x))
+        padA.feedback(.rumble(Rumble(strong: 1, weak: 0)))
+        link.run(forMilliseconds: 20)
+        #expect(sourceA.feedbackState.rumble == Rumble(strong: 1, weak: 0))
+
+        try link.connect([.simulated("bbbbbbbbbbbb")])
+        link.run(forMilliseconds: 100)
+        let sourceB = try #require(link.sources[Fingerprint(rawValue: "bbbbbbbbbbbb")])
+        #expect(link.virtualPads.count == 2)
+        let padB = link.virtualPads[1]
+        sourceB.send(.holding(.y))
+        link.run(forMilliseconds: 20)
+        #expect(padB.shown == .holding(.y))
+        #expect(!padA.history.contains { $0[.y] }, "B's input drove A's virtual pad")
+        #expect(padA.shown == .neutral, "A's pad (its client gone) is neutral")
+        padA.feedback(.lightbar(LightbarColor(red: 1, green: 2, blue: 3)))
+        link.run(forMilliseconds: 50)
+        #expect(sourceB.submitted.isEmpty, "A's feedback reached B: \(sourceB.submitted)")
+    }
+
+    /// Finding 4, second part: two `connect` with one identity do not take the link from each other every half
+    /// second in silence: the one taken over is told and stops.
+    @Test func twoConnectsWithOneIdentityDoNotFightInSilence() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 100)
+        try link.connect([.simulated("bbbbbbbbbbbb")], alongside: true)
+        link.run(forMilliseconds: 3_000)
+        let first = link.clients[0]
+        #expect(first.events.contains { Self.isEvent($0, "takenOver") }, "the first connect is not told: \(first.events)")
+        #expect(link.hostEvents.contains { Self.isEvent($0, "takenOver") })
+        let initiations = link.sent.filter { $0.from == .client(0) && $0.bytes.first == 0x01 }.count
+        #expect(initiations == 1, "the first connect handshook \(initiations) times")
+        #expect(link.clients[1].events.filter { Self.isEvent($0, "connected") }.count == 1)
+    }
+
+    /// Finding 6: a backlog of presses longer than one datagram (a DualSense's frames with touch and motion, the
+    /// link cut for 300 ms) arrives whole and in order, in datagrams within one MTU.
+    @Test func aBacklogLongerThanOneDatagramArrivesWhole() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa", kind: .dualSense)])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        link.cutClientToHost = true
+        for index in 0..<60 {
+            var frame = PadSnapshot.holding()
+            frame[.a] = index % 2 == 0
+            frame.touches[0] = TouchContact(trackingID: UInt8(index / 2), active: index % 4 < 2, x: 0.5, y: 0.25)
+            frame.motion = MotionSample(
+                gyroRadiansPerSecond: Vector3(x: 1, y: 2, z: 3), accelMetersPerSecondSquared: Vector3(x: 0, y: 9.8, z: 0),
+                timestampMicroseconds: UInt64(index) * 5_000)
+            source.send(frame)
+            link.run(forMilliseconds: 5)
+        }
+        link.cutClientToHost = false
+        link.run(forMilliseconds: 300)
+        var edges: [Bool] = []
+        for snapshot in pad.history where edges.last != snapshot[.a] { edges.append(snapshot[.a]) }
+        #expect(edges == Array(repeating: [true, false], count: 30).flatMap { $0 }, "\(edges.count) edges")
+        let largest = link.sent.map(\.bytes.count).max() ?? 0
+        #expect(largest <= LinkDatagram.maximumSize, "a \(largest)-byte datagram")
+    }
+
+    /// Finding 8: a client whose wall clock stepped back (NTP, a dual boot) and that connects again is not refused.
+    @Test func aClientWhoseClockSteppedBackConnectsAgain() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 100)
+        link.wallClockOffset -= 3_600_000_000
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 2_000)
+        #expect(link.clients[1].events.contains { Self.isEvent($0, "connected") }, "\(link.clients[1].events)")
+    }
+
+    /// Finding 9: a paired-clients file padbridge cannot read is reported, naming the file and the line, instead of
+    /// refusing every client in silence.
+    @Test func aBrokenPairedClientsFileIsReportedNamingItsLine() throws {
+        let link = try LinkSimulation()
+        let path = link.configDirectory + "/paired-clients"
+        link.writePairedClients(link.readPairedClients() + "not-a-key laptop\n")
+        link.host.reloadPairedClients()
+        let problems = link.hostEvents.compactMap { event -> String? in
+            if case let .pairedClientsUnreadable(message) = event { message } else { nil }
+        }
+        #expect(problems.count == 1 && problems[0].contains(path) && problems[0].contains("line 3"), "\(problems)")
+    }
+
+    /// Finding 11: feedback a game set (lightbar, rumble) is applied again to a pad unplugged and plugged in again
+    /// on the client.
+    @Test func feedbackIsAppliedAgainToAReplugedPad() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa", kind: .dualSense)])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        pad.feedback(.lightbar(LightbarColor(red: 9, green: 8, blue: 7)))
+        pad.feedback(.playerLeds(mask: 4))
+        link.run(forMilliseconds: 20)
+        source.unplug()
+        link.run(forMilliseconds: 20)
+        let before = source.submitted.count
+        source.replug()
+        link.run(forMilliseconds: 20)
+        var again = Feedback()
+        for part in source.submitted.dropFirst(before) { again.merge(part) }
+        #expect(again.lightbar == LightbarColor(red: 9, green: 8, blue: 7) && again.playerLeds == 4, "\(again)")
+    }
+
+    /// Finding 11: lingering pads make room under --max-pads for a client's live pads, and a pad refused for want
+    /// of room gets its virtual pad once there is room.
+    @Test func lingeringPadsMakeRoomAndARefusedPadIsRetried() throws {
+        let link = try LinkSimulation(hostOptions: .init(virtualKind: nil, maximumPads: 1, lingerMilliseconds: 60_000))
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        try link.connect([.simulated("bbbbbbbbbbbb")])
+        link.run(forMilliseconds: 100)
+        #expect(link.virtualPads.count == 2 && link.virtualPads[1].isOpen && !link.virtualPads[0].isOpen,
+                "the new connection's pad waits for a lingering one")
+
+        let other = try link.pairAnotherClient(name: "desk")
+        try link.connect([.simulated("cccccccccccc")], alongside: true, key: other)
+        link.run(forMilliseconds: 100)
+        #expect(link.clients[2].events.contains { Self.isEvent($0, "connected") })
+        #expect(link.virtualPads.count == 2, "no room while B's client is connected")
+        #expect(link.hostEvents.contains { Self.isEvent($0, "padNotForwarded") })
+        link.clients[1].client.close()
+        link.clients[1].closed = true
+        link.run(forMilliseconds: 1_000)
+        #expect(link.virtualPads.count == 3 && link.virtualPads[2].isOpen, "C never got a pad once B's client left")
+    }
+
+    /// Finding 11: a paired client's pad names reach the host's status lines as printable text.
+    @Test func padNamesFromAClientArePrintable() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa", name: "pad\u{1B}]0;owned\u{07}\u{9B}31m red")])
+        link.run(forMilliseconds: 50)
+        let names = link.hostEvents.compactMap { event -> String? in
+            if case let .padAttached(_, pad, _, _, _) = event { pad.name } else { nil }
+        }
+        #expect(names.count == 1)
+        #expect(names.allSatisfy { name in name.unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) } }, "\(names)")
     }
 }

@@ -19,9 +19,11 @@ final class LinkSimulation {
     var cutHostToClient = false
 
     let hostAddress = try! SocketAddress.resolve("127.0.0.1:48100", defaultPort: 0)[0]
-    let clientAddress = try! SocketAddress.resolve("127.0.0.1:40001", defaultPort: 0)[0]
 
-    enum End { case host, client }
+    enum End: Equatable { case host, client(Int) }
+
+    /// A datagram a test wants lost (besides the cut directions), decided when it is sent.
+    var drops: ((_ from: End, _ bytes: [UInt8]) -> Bool)?
 
     private struct InFlight {
         var arrives: UInt64
@@ -37,18 +39,21 @@ final class LinkSimulation {
     private(set) var sent: [(from: End, at: UInt64, bytes: [UInt8], delivered: Bool)] = []
 
     let hostTimer = SimulatedTimer()
-    let clientTimer = SimulatedTimer()
     let hostKey = Curve25519.KeyAgreement.PrivateKey()
     let clientKey = Curve25519.KeyAgreement.PrivateKey()
     let configDirectory: String
     var hostEvents: [ForwardingHost.Event] = []
+    /// The events of every client started, in order (each client's own in `clients`).
     var clientEvents: [ForwardingClient.Event] = []
     /// Every virtual pad the host made, in order.
     private(set) var virtualPads: [RecordingVirtualPad] = []
-    /// Every source the client opened, by pad ID.
+    /// Every source a client opened, by pad ID (the latest for an ID).
     private(set) var sources: [Fingerprint: ScriptedSource] = [:]
     private(set) var host: ForwardingHost!
-    private(set) var client: ForwardingClient?
+    /// Every client started (a `padbridge connect` each), with its address and timer.
+    private(set) var clients: [SimulatedClient] = []
+    /// The newest client.
+    var client: ForwardingClient? { clients.last?.client }
 
     init(hostOptions: ForwardingHost.Options = .init(virtualKind: nil, maximumPads: 8, lingerMilliseconds: 60_000)) throws {
         var template = Array("/tmp/padbridge-simulation-XXXXXX".utf8CString)
@@ -56,7 +61,7 @@ final class LinkSimulation {
         let store = TrustStore(directory: configDirectory)
         try store.accept(PairedClient(key: LinkPublicKey(bytes: clientKey.publicKey.rawRepresentation)!, name: "laptop"))
         host = ForwardingHost(
-            sender: Sender(simulation: self, from: .host), timer: hostTimer, clocks: clocks, identity: hostKey,
+            sender: Sender(simulation: self, from: .host, address: hostAddress), timer: hostTimer, clocks: clocks, identity: hostKey,
             store: store, options: hostOptions, logger: Logger(label: "simulated host"),
             onEvent: { [unowned self] in hostEvents.append($0) },
             makePad: { [unowned self] kind, _, onFeedback, onReady in
@@ -78,26 +83,64 @@ final class LinkSimulation {
             wallClockMicroseconds: { [unowned self] in UInt64(Int64(now) + wallClockOffset) })
     }
 
-    /// Starts a client forwarding `pads` (a new `padbridge connect`); the previous one, if any, is closed without a
-    /// word to the host (as a killed process).
+    /// Starts a client forwarding `pads` (a new `padbridge connect`, from a new port). Unless `alongside`, the
+    /// previous client is closed first without a word to the host (as a killed process). `key`: another identity.
     @discardableResult
-    func connect(_ pads: [Controller], options: ForwardingClient.Options = .init(virtualKind: nil, grab: true, profile: .identity))
-        throws -> ForwardingClient
-    {
-        client?.close()
-        clientTimer.deadline = nil
+    func connect(
+        _ pads: [Controller], options: ForwardingClient.Options = .init(virtualKind: nil, grab: true, profile: .identity),
+        alongside: Bool = false, key: Curve25519.KeyAgreement.PrivateKey? = nil
+    ) throws -> ForwardingClient {
+        if !alongside, let previous = clients.last, !previous.closed {
+            previous.client.close()
+            previous.closed = true
+        }
+        let index = clients.count
+        let address = try SocketAddress.resolve("127.0.0.1:\(40001 + index)", defaultPort: 0)[0]
+        let timer = SimulatedTimer()
+        var events: (ForwardingClient.Event) -> Void = { _ in }
         let client = try ForwardingClient(
             controllers: pads, host: hostAddress, hostKey: LinkPublicKey(bytes: hostKey.publicKey.rawRepresentation)!,
-            identity: clientKey, sender: Sender(simulation: self, from: .client), timer: clientTimer, clocks: clocks,
-            options: options, logger: Logger(label: "simulated client"),
-            onEvent: { [unowned self] in clientEvents.append($0) },
+            identity: key ?? clientKey, sender: Sender(simulation: self, from: .client(index), address: address), timer: timer, clocks: clocks,
+            options: options, logger: Logger(label: "simulated client \(index)"),
+            onEvent: { events($0) },
             makeSource: { [unowned self] controller, output in
                 let source = ScriptedSource(output: output)
                 sources[controller.fingerprint] = source
                 return source
             })
-        self.client = client
+        let simulated = SimulatedClient(client: client, address: address, timer: timer)
+        events = { [unowned self, unowned simulated] event in
+            simulated.events.append(event)
+            clientEvents.append(event)
+        }
+        clients.append(simulated)
         return client
+    }
+
+    func readPairedClients() -> String {
+        guard let file = fopen(configDirectory + "/paired-clients", "r") else { return "" }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        while true {
+            let byte = fgetc(file)
+            if byte == EOF { break }
+            bytes.append(UInt8(byte))
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func writePairedClients(_ text: String) {
+        let file = fopen(configDirectory + "/paired-clients", "w")!
+        fputs(text, file)
+        fclose(file)
+    }
+
+    /// Pairs another client key with the host (which reads paired-clients again, as `serve` does when it changes).
+    func pairAnotherClient(name: String) throws -> Curve25519.KeyAgreement.PrivateKey {
+        let key = Curve25519.KeyAgreement.PrivateKey()
+        try TrustStore(directory: configDirectory).accept(PairedClient(key: LinkPublicKey(bytes: key.publicKey.rawRepresentation)!, name: name))
+        host.reloadPairedClients()
+        return key
     }
 
     /// Advances the clock by `microseconds`, delivering datagrams and firing timers in time order.
@@ -116,9 +159,11 @@ final class LinkSimulation {
                 hostTimer.deadline = nil
                 host.tick()
             }
-            consider(clientTimer.deadline) { [unowned self] in
-                clientTimer.deadline = nil
-                client?.tick()
+            for simulated in clients where !simulated.closed {
+                consider(simulated.timer.deadline) {
+                    simulated.timer.deadline = nil
+                    simulated.client.tick()
+                }
             }
             guard let chosen = next else { break }
             now = max(now, chosen.time)
@@ -134,33 +179,63 @@ final class LinkSimulation {
         datagram.bytes.withUnsafeBytes { bytes in
             switch datagram.to {
             case .host: host.receive(bytes, along: datagram.path)
-            case .client: client?.receive(bytes, along: datagram.path)
+            case let .client(index): if !clients[index].closed { clients[index].client.receive(bytes, along: datagram.path) }
             }
         }
     }
 
-    fileprivate func send(_ bytes: [UInt8], from end: End) {
-        let cut = end == .client ? cutClientToHost : cutHostToClient
+    fileprivate func send(_ bytes: [UInt8], along path: DatagramPath, from end: End, address: SocketAddress) {
+        let cut = (end == .host ? cutHostToClient : cutClientToHost) || drops?(end, bytes) == true
         sent.append((end, now, bytes, !cut))
         guard !cut else { return }
         sentCount += 1
-        let path = DatagramPath(remote: end == .client ? clientAddress : hostAddress)
-        inFlight.append(InFlight(arrives: now + oneWayDelayMicroseconds, order: sentCount, to: end == .client ? .host : .client, bytes: bytes, path: path))
+        let to: End
+        let arrivingPath: DatagramPath
+        switch end {
+        case .host:
+            guard let index = clients.firstIndex(where: { $0.address == path.remote }) else { return }
+            to = .client(index)
+            arrivingPath = DatagramPath(remote: hostAddress)
+        case .client:
+            to = .host
+            arrivingPath = DatagramPath(remote: address)
+        }
+        inFlight.append(InFlight(arrives: now + oneWayDelayMicroseconds, order: sentCount, to: to, bytes: bytes, path: arrivingPath))
     }
 
-    /// Bytes sent by `end` from `time` on.
-    func datagrams(from end: End, since time: UInt64) -> [[UInt8]] {
-        sent.filter { $0.from == end && $0.at >= time }.map(\.bytes)
+    /// Bytes sent by `end` (nil: by any client) from `time` on.
+    func datagrams(from end: End?, since time: UInt64 = 0) -> [[UInt8]] {
+        sent.filter { entry in
+            entry.at >= time && (end.map { entry.from == $0 } ?? (entry.from != .host))
+        }.map(\.bytes)
     }
 
     private final class Sender: LinkDatagramSender {
         unowned let simulation: LinkSimulation
         let from: End
-        init(simulation: LinkSimulation, from: End) {
+        let address: SocketAddress
+        init(simulation: LinkSimulation, from: End, address: SocketAddress) {
             self.simulation = simulation
             self.from = from
+            self.address = address
         }
-        func send(_ datagram: [UInt8], along path: DatagramPath) { simulation.send(datagram, from: from) }
+        func send(_ datagram: [UInt8], along path: DatagramPath) {
+            simulation.send(datagram, along: path, from: from, address: address)
+        }
+    }
+}
+
+/// One `padbridge connect` in the simulation.
+final class SimulatedClient {
+    let client: ForwardingClient
+    let address: SocketAddress
+    let timer: SimulatedTimer
+    var events: [ForwardingClient.Event] = []
+    var closed = false
+    init(client: ForwardingClient, address: SocketAddress, timer: SimulatedTimer) {
+        self.client = client
+        self.address = address
+        self.timer = timer
     }
 }
 
@@ -240,14 +315,5 @@ extension Controller {
             fingerprint: Fingerprint(rawValue: id), name: name, kind: kind, bus: .usb, vendorID: 0x045E, productID: 0x028E,
             version: 0x114, serial: nil, portPath: nil, capabilities: Capabilities(rumble: true),
             nodes: ControllerNodes(evdev: [], hidraw: nil), groupSyspath: "/sys/simulated/\(id)", driver: nil)
-    }
-}
-
-extension PadSnapshot {
-    static func holding(_ buttons: Button..., leftX: Int16 = 0) -> PadSnapshot {
-        var snapshot = PadSnapshot.neutral
-        for button in buttons { snapshot[button] = true }
-        snapshot.leftX = leftX
-        return snapshot
     }
 }

@@ -19,6 +19,27 @@ extension PadSnapshot {
     }
 }
 
+/// Frames of one pad as a datagram carries them, oldest first: every frame after `base` that the receiver must apply
+/// to miss no press, release or touch is in this block, up to its last frame (or in the block before it, when one
+/// pad's frames take more than one datagram: the next block's base is this one's last sequence). The receiver
+/// applies a block only when it has applied everything up to `base`, so a lost or late block never makes it skip a
+/// press for good; and a new session starts where the first block says, whatever number the client has reached.
+public struct LinkInputBlock: Sendable, Hashable {
+    public var slot: UInt8
+    public var base: UInt32
+    /// The block continues another (its base is that block's last frame, not what the host acknowledged): at the
+    /// start of a session, when the receiver does not know where the client stands, it waits for the block before.
+    public var continues: Bool
+    public var frames: [LinkFrame]
+
+    public init(slot: UInt8, base: UInt32, continues: Bool = false, frames: [LinkFrame]) {
+        self.slot = slot
+        self.base = base
+        self.continues = continues
+        self.frames = frames
+    }
+}
+
 /// The client's side of redundant input for one pad: every frame gets the next sequence number; each datagram
 /// carries the newest frame plus every earlier frame the host has not acknowledged in which a button, the d-pad or a
 /// touch changed. A lost datagram's press or release therefore rides along in the next one, and nothing waits for a
@@ -37,7 +58,8 @@ public struct InputRedundancySender: Sendable {
     /// Discrete frames dropped because `capacity` was exceeded.
     public private(set) var overflowed = 0
 
-    public init() {}
+    /// A sender whose first frame is `sequence + 1` (a client numbers from 1; tests start elsewhere).
+    public init(startingAfter sequence: UInt32 = 0) { acknowledged = sequence }
 
     /// Records a frame just read; returns its sequence number.
     @discardableResult
@@ -71,6 +93,11 @@ public struct InputRedundancySender: Sendable {
         return frames
     }
 
+    /// What to send now, as one block (the packer splits it when it does not fit one datagram).
+    public func block(slot: UInt8) -> LinkInputBlock {
+        LinkInputBlock(slot: slot, base: acknowledged, frames: framesToSend)
+    }
+
     /// Whether the host has not yet acknowledged a press, release or touch (so the frames must be sent again even
     /// when nothing new happens), or the newest frame.
     public var hasUnacknowledged: Bool {
@@ -79,28 +106,34 @@ public struct InputRedundancySender: Sendable {
     }
 }
 
-/// The host's side of redundant input for one pad: of each datagram's frames, applies in order exactly those newer
-/// than the last it applied. So nothing is applied twice or out of order, and a late datagram (all of it older)
-/// changes nothing: the pad never rolls back. Pure.
+/// The host's side of redundant input for one pad: of each block, applies in order exactly the frames newer than the
+/// last it applied, and only when nothing before the block is missing (its base is not beyond what was applied). So
+/// nothing is applied twice or out of order, no press is skipped, and a late datagram (all of it older) changes
+/// nothing: the pad never rolls back. Each session starts where its first block says. Pure.
 public struct InputRedundancyReceiver: Sendable {
-    /// The last sequence number applied (0: none yet).
-    public private(set) var applied: UInt32 = 0
+    /// The last sequence number applied; nil at the start of a session, until a block says where it starts.
+    public private(set) var applied: UInt32?
 
     public init() {}
 
-    /// The snapshots to show, oldest first (empty when the datagram brought nothing newer).
-    public mutating func receive(_ frames: [LinkFrame]) -> [PadSnapshot] {
+    /// The snapshots to show, oldest first (empty when the block brought nothing newer, or must wait for the block
+    /// before it).
+    public mutating func receive(_ block: LinkInputBlock) -> [PadSnapshot] {
+        if let applied {
+            if LinkSequence.isNewer(block.base, than: applied) { return [] }
+        } else if block.continues {
+            return []
+        }
         var result: [PadSnapshot] = []
-        for frame in frames.sorted(by: { LinkSequence.isNewer($1.sequence, than: $0.sequence) })
-        where LinkSequence.isNewer(frame.sequence, than: applied) {
+        for frame in block.frames where applied.map({ LinkSequence.isNewer(frame.sequence, than: $0) }) ?? true {
             result.append(frame.snapshot)
             applied = frame.sequence
         }
         return result
     }
 
-    /// A new session of the same pad (the client reconnected and numbers from 1 again).
-    public mutating func restart() { applied = 0 }
+    /// A new session of the same pad: the client may number from anywhere (a new `connect` starts at 1).
+    public mutating func restart() { applied = nil }
 }
 
 /// Serial-number arithmetic on 32-bit sequence numbers (RFC 1982): `a` is newer than `b` when it is less than 2^31

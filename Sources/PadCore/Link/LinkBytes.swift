@@ -20,9 +20,16 @@ public struct LinkByteWriter: Sendable {
     public mutating func u64(_ value: UInt64) { for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) } }
     public mutating func i16(_ value: Int16) { u16(UInt16(bitPattern: value)) }
     public mutating func f32(_ value: Double) { u32(Float(value).bitPattern) }
-    /// Up to `limit` bytes of UTF-8, length-prefixed (one byte).
+    /// Up to `limit` bytes of UTF-8 (whole characters: cut before the first that does not fit), length-prefixed
+    /// (one byte).
     public mutating func text(_ value: String, limit: Int = 255) {
-        let utf8 = Array(value.utf8.prefix(min(limit, 255)))
+        let room = min(limit, 255)
+        var utf8: [UInt8] = []
+        for scalar in value.unicodeScalars {
+            let encoded = Array(String(scalar).utf8)
+            guard utf8.count + encoded.count <= room else { break }
+            utf8 += encoded
+        }
         u8(UInt8(utf8.count))
         bytes += utf8
     }
@@ -76,7 +83,10 @@ public struct LinkByteReader: Sendable {
         return value.isFinite ? value : 0
     }
 
-    public mutating func text() throws(LinkDecodingError) -> String {
-        String(decoding: try take(Int(try u8())), as: UTF8.self)
+    /// A length-prefixed text of at most `limit` bytes (`field` names it in the error when it is longer).
+    public mutating func text(limit: Int = 255, field: String = "text") throws(LinkDecodingError) -> String {
+        let length = Int(try u8())
+        guard length <= limit else { throw .invalid(field: field) }
+        return String(decoding: try take(length), as: UTF8.self)
     }
 }

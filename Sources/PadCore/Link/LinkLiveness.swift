@@ -95,6 +95,16 @@ public struct LinkLiveness: Sendable {
     }
 }
 
+/// How long a session's keys are used (WireGuard's timers): the client makes a new session after
+/// `rekeyAfterMicroseconds`, trying again every `rekeyTimeoutMicroseconds` until the host answers, and the host opens
+/// nothing with a session older than `rejectAfterMicroseconds`. Renewal is invisible: the old session works until the
+/// new one carries the first datagram.
+public enum LinkSessionLifetime {
+    public static let rekeyAfterMicroseconds: UInt64 = 120_000_000
+    public static let rekeyTimeoutMicroseconds: UInt64 = 5_000_000
+    public static let rejectAfterMicroseconds: UInt64 = 180_000_000
+}
+
 /// How long a client waits before trying to reach a lost host again: 100 ms, doubling to 2 s, each wait shortened
 /// by up to a quarter at random (the caller's `jitter`, 0...1) so that many clients do not retry in step.
 public struct ReconnectBackoff: Sendable {

@@ -21,6 +21,12 @@ public enum LinkSnapshotCodec {
         return writer.bytes
     }
 
+    /// How many bytes `encode` makes of `snapshot` (17, plus 12 with touch, 32 with motion, 2 with a battery).
+    public static func encodedSize(of snapshot: PadSnapshot) -> Int {
+        17 + (snapshot.touches != TouchContacts() ? 12 : 0) + (snapshot.motion != .still ? 32 : 0)
+            + (snapshot.battery != .unknown ? 2 : 0)
+    }
+
     public static func decode(_ bytes: some Collection<UInt8>) throws(LinkDecodingError) -> PadSnapshot {
         var reader = LinkByteReader(bytes)
         let snapshot = try decode(from: &reader)

@@ -51,7 +51,7 @@ import Testing
     @Test func aKeepaliveIsTwelveBytesAndDecodesBack() throws {
         var message = LinkClientMessage()
         message.pingMicroseconds = 0x0102_0304_0506_0708
-        #expect(message.encoded == [1, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0])
+        #expect(message.encoded == [2, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0])
         #expect(try LinkClientMessage(decoding: message.encoded) == message)
     }
 
@@ -66,7 +66,8 @@ import Testing
                 slot: 1, fingerprint: Fingerprint(rawValue: "170657e359c5"), kind: "xbox360", requestedVirtualKind: nil,
                 attached: false, name: "pad"),
         ])
-        client.inputs = [(0, (1...5).map { LinkFrame(sequence: UInt32($0), snapshot: .random(using: &generator)) })]
+        client.inputs = [LinkInputBlock(
+            slot: 0, base: 0, frames: (1...5).map { LinkFrame(sequence: UInt32($0), snapshot: .random(using: &generator)) })]
         client.feedbackAcknowledgements = [(0, 3), (1, 9)]
         let decodedClient = try LinkClientMessage(decoding: client.encoded)
         #expect(decodedClient == client)
@@ -76,6 +77,7 @@ import Testing
         host.padTableAcknowledgement = 7
         host.pong = (99, 1234, 1300)
         host.inputAcknowledgements = [(0, 5)]
+        host.takenOver = true
         host.feedback = [(0, 4, Feedback(
             rumble: Rumble(strong: 1, weak: 0), lightbar: LightbarColor(red: 1, green: 2, blue: 3), playerLeds: 4,
             micLed: true, rightTrigger: try TriggerEffect(commandLine: "weapon:2:6:8")))]
@@ -91,7 +93,7 @@ import Testing
         for length in 0...512 {
             for _ in 0..<4 {
                 var bytes = generator.bytes(length)
-                if length > 0 && generator.chance(1, in: 2) { bytes[0] = 1 }  // the right version, to get further
+                if length > 0 && generator.chance(1, in: 2) { bytes[0] = 2 }  // the right version, to get further
                 _ = try? LinkSnapshotCodec.decode(bytes)
                 if let message = try? LinkClientMessage(decoding: bytes) {
                     #expect(try LinkClientMessage(decoding: message.encoded) == message)
@@ -101,7 +103,57 @@ import Testing
                 }
             }
         }
-        #expect(throws: LinkDecodingError.unsupportedVersion(2)) { try LinkHostMessage(decoding: [2, 0, 0, 0]) }
-        #expect(throws: LinkDecodingError.truncated(offset: 1, needed: 1)) { try LinkHostMessage(decoding: [1]) }
+        #expect(throws: LinkDecodingError.unsupportedVersion(1)) { try LinkHostMessage(decoding: [1, 0, 0, 0]) }
+        #expect(throws: LinkDecodingError.truncated(offset: 1, needed: 1)) { try LinkHostMessage(decoding: [2]) }
+    }
+
+    /// A pad's ID and kind are letters and digits within their limits; its name is printable (it reaches status
+    /// lines): anything else from the network is refused or made printable.
+    @Test func padDescriptionsFromTheNetworkAreChecked() throws {
+        func table(id: String = "adc312c6744a", kind: String = "dualSense", name: String = "pad") -> [UInt8] {
+            var message = LinkClientMessage()
+            message.padTable = (1, [LinkPadDescription(
+                slot: 0, fingerprint: Fingerprint(rawValue: id), kind: kind, requestedVirtualKind: nil, attached: true,
+                name: name)])
+            return message.encoded
+        }
+        #expect(try LinkClientMessage(decoding: table()).padTable?.pads.first?.name == "pad")
+        #expect(throws: LinkDecodingError.invalid(field: "pad ID")) { try LinkClientMessage(decoding: table(id: "../etc")) }
+        #expect(throws: LinkDecodingError.invalid(field: "pad ID")) { try LinkClientMessage(decoding: table(id: "")) }
+        #expect(throws: LinkDecodingError.invalid(field: "pad kind")) { try LinkClientMessage(decoding: table(kind: "a b")) }
+        let escaped = try LinkClientMessage(decoding: table(name: "red\u{1B}[31m\u{9B}0m\u{7}")).padTable?.pads.first?.name
+        #expect(escaped == "red [31m 0m ")
+        let long = try LinkClientMessage(decoding: table(name: String(repeating: "é", count: 40))).padTable?.pads.first?.name
+        #expect(long == String(repeating: "é", count: 24), "cut at a character, within 48 bytes")
+    }
+
+    /// `packed` spreads a backlog over messages within the size limit; reading them in order gives every frame
+    /// once, each block continuing from the one before it.
+    @Test func aLongBacklogIsPackedIntoMessagesWithinTheLimit() throws {
+        var generator = SplitMix64(seed: 0xBAC_106)
+        let frames = (101...400).map { LinkFrame(sequence: UInt32($0), snapshot: .random(using: &generator)) }
+        let others = (7...9).map { LinkFrame(sequence: UInt32($0), snapshot: .random(using: &generator)) }
+        let messages = LinkClientMessage.packed(
+            pingMicroseconds: 5, wantsAcknowledgement: true,
+            blocks: [LinkInputBlock(slot: 0, base: 100, frames: frames), LinkInputBlock(slot: 3, base: 6, frames: others)],
+            feedbackAcknowledgements: [(0, 1)])
+        #expect(messages.count > 1)
+        #expect(messages.allSatisfy { $0.encoded.count <= LinkClientMessage.maximumEncodedSize && $0.wantsAcknowledgement })
+        #expect(messages[0].pingMicroseconds == 5 && messages.dropFirst().allSatisfy { $0.pingMicroseconds == nil })
+        let blocks = try messages.flatMap { try LinkClientMessage(decoding: $0.encoded).inputs }
+        let padZero = blocks.filter { $0.slot == 0 }
+        #expect(padZero.flatMap(\.frames).map(\.sequence) == frames.map(\.sequence))
+        #expect(padZero.dropFirst().allSatisfy(\.continues) && !padZero[0].continues)
+        #expect(zip(padZero, padZero.dropFirst()).allSatisfy { $1.base == $0.frames.last?.sequence })
+        #expect(padZero.first?.base == 100)
+        #expect(blocks.filter { $0.slot == 3 }.flatMap(\.frames).map(\.sequence) == others.map(\.sequence))
+        // Out of order, a block waits for the one before it; in order, every frame is applied once.
+        var receiver = InputRedundancyReceiver()
+        _ = receiver.receive(LinkInputBlock(slot: 0, base: 99, frames: [LinkFrame(sequence: 100, snapshot: .neutral)]))
+        let early = padZero.reversed().flatMap { receiver.receive($0) }
+        #expect(early.count == padZero[0].frames.count, "only the block following what was applied")
+        let rest = padZero.flatMap { receiver.receive($0) }
+        #expect(early.count + rest.count == frames.count)
+        #expect(receiver.applied == 400)
     }
 }

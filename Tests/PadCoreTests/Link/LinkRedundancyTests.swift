@@ -53,7 +53,7 @@ struct LossyChannel<Datagram> {
     func everyTapArrivesOnceAndInOrderUnderLoss(seed: UInt64) {
         var sender = InputRedundancySender()
         var receiver = InputRedundancyReceiver()
-        var forward = LossyChannel<[LinkFrame]>(seed: seed, lossPercent: 10)
+        var forward = LossyChannel<LinkInputBlock>(seed: seed, lossPercent: 10)
         var backward = LossyChannel<UInt32>(seed: seed ^ 0xFFFF, lossPercent: 10)
         var source: [PadSnapshot] = []
         var applied: [PadSnapshot] = [.neutral]
@@ -81,16 +81,17 @@ struct LossyChannel<Datagram> {
             if changed {
                 source.append(snapshot)
                 sender.record(snapshot)
-                forward.send(sender.framesToSend, at: now)
+                forward.send(sender.block(slot: 0), at: now)
                 lastSent = now
             } else if sender.hasUnacknowledged && now - lastSent >= 10_000 {
-                forward.send(sender.framesToSend, at: now)  // retransmission: nothing new, something unacknowledged
+                forward.send(sender.block(slot: 0), at: now)  // retransmission: nothing new, something unacknowledged
                 lastSent = now
             }
-            for frames in forward.deliver(until: now) {
-                for shown in receiver.receive(frames) { applied.append(shown) }
-                appliedSequences.append(receiver.applied)
-                backward.send(receiver.applied, at: now)
+            for block in forward.deliver(until: now) {
+                for shown in receiver.receive(block) { applied.append(shown) }
+                guard let sequence = receiver.applied else { continue }
+                appliedSequences.append(sequence)
+                backward.send(sequence, at: now)
             }
             for acknowledgement in backward.deliver(until: now) { sender.acknowledge(acknowledgement) }
             #expect(now < 60_000_000, "the link never settled")
@@ -108,9 +109,9 @@ struct LossyChannel<Datagram> {
         var pressed = PadSnapshot.neutral
         pressed[.a] = true
         sender.record(pressed)
-        let early = sender.framesToSend
+        let early = sender.block(slot: 0)
         sender.record(.neutral)
-        let late = sender.framesToSend
+        let late = sender.block(slot: 0)
         #expect(receiver.receive(late).map { $0[.a] } == [true, false])
         #expect(receiver.receive(early).isEmpty)
         #expect(receiver.receive(late).isEmpty, "a duplicate applies nothing")
@@ -133,6 +134,42 @@ struct LossyChannel<Datagram> {
         #expect(!sender.hasUnacknowledged)
         sender.acknowledge(2)
         #expect(sender.acknowledged == 3, "an older acknowledgement changes nothing")
+    }
+
+    /// Finding 7: the host starts each session's baseline where the client says, so a pad past 2^31 frames in one
+    /// `connect` run (weeks at 1 kHz) is not frozen by a reconnection.
+    @Test func aNewSessionStartsWhereTheClientSays() {
+        var sender = InputRedundancySender(startingAfter: 0x8000_0010)
+        var receiver = InputRedundancyReceiver()
+        receiver.restart()
+        sender.record(.holding(.a))
+        #expect(receiver.receive(sender.block(slot: 0)).map { $0[.a] } == [true])
+        sender.record(.neutral)
+        #expect(receiver.receive(sender.block(slot: 0)).map { $0[.a] } == [false])
+        #expect(receiver.applied == 0x8000_0012)
+        for _ in 0..<3 { sender.record(.holding(.b)) }
+        sender.acknowledge(0x8000_0015)
+        receiver.restart()
+        sender.record(.neutral)
+        #expect(receiver.receive(sender.block(slot: 0)) == [.neutral], "after another new session")
+    }
+
+    /// Finding 6: a block whose base is beyond what the receiver applied (the block before it was lost) is not
+    /// applied: applying it would skip the presses in between for good. At a session's start, a block that
+    /// continues another (a pad's frames split over datagrams) waits for the one it continues.
+    @Test func aBlockAfterAGapWaitsForTheBlockBeforeIt() {
+        var receiver = InputRedundancyReceiver()
+        let first = LinkInputBlock(slot: 0, base: 0, frames: [LinkFrame(sequence: 1, snapshot: .holding(.a))])
+        let second = LinkInputBlock(
+            slot: 0, base: 1, continues: true, frames: [LinkFrame(sequence: 2, snapshot: .neutral)])
+        let third = LinkInputBlock(
+            slot: 0, base: 2, continues: true, frames: [LinkFrame(sequence: 3, snapshot: .holding(.b))])
+        #expect(receiver.receive(second).isEmpty)
+        #expect(receiver.applied == nil)
+        #expect(receiver.receive(first) == [.holding(.a)])
+        #expect(receiver.receive(third).isEmpty, "the block before it is missing")
+        #expect(receiver.receive(second) == [.neutral])
+        #expect(receiver.receive(third) == [.holding(.b)])
     }
 
     @Test func sequenceNumbersCompareAcrossTheWrap() {
