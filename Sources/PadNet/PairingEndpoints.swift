@@ -4,17 +4,38 @@ public import PadNoise
 
 /// The host's side of pairing: answers pairing datagrams while a window is open. Pure apart from `accept` (which
 /// stores the client's key): datagrams and the time come in, replies go out, so it is tested without sockets.
+///
+/// What others on the network cannot do to it: make it answer an answer (it replies only to a client's first
+/// message or confirmation, never to a response, a confirmation of pairing or a refusal, so two hosts never bounce
+/// datagrams between them); make it send more than it received (a first message must be padded to
+/// `PairingDatagram.minimumInitiationSize`, larger than any answer); evict a person's exchange in progress (a full
+/// table turns new first messages away instead); close the window with junk (a confirmation whose sender's key does
+/// not even authenticate is noise, not a wrong code); close it for others with wrong codes (counted per source
+/// address, `PairingWindow.wrongTriesPerSource`, up to `wrongTriesAllowed` in all).
 public struct PairingResponder {
     public private(set) var window: PairingWindow?
     private let identity: Curve25519.KeyAgreement.PrivateKey
     private let hostName: String
+
+    private struct Exchange {
+        let address: SocketAddress
+        let initiation: [UInt8]
+        let handshake: NoiseHandshake
+        let response: [UInt8]
+        let startedMicroseconds: UInt64
+    }
+
     /// Handshakes under way, by the client's address, with the first message and the answer given (a client sends
-    /// its first message again until it hears back: the same answer goes back, from the same handshake). Bounded: a
-    /// flood of first messages evicts the oldest.
-    private var pending: [(address: SocketAddress, initiation: [UInt8], handshake: NoiseHandshake, response: [UInt8])] = []
+    /// its first message again until it hears back: the same answer goes back, from the same handshake).
+    private var pending: [Exchange] = []
     /// The last confirmation accepted, and the answer given (sent again if the client repeats it: the answer was lost).
     private var completed: (address: SocketAddress, confirmation: [UInt8], reply: [UInt8])?
-    static let pendingLimit = 16
+    /// Wrong codes by source address (without the port).
+    private var wrongTriesBySource: [[UInt8]: Int] = [:]
+    /// At most this many exchanges at once; a first message beyond it is turned away (no exchange is evicted).
+    static let pendingLimit = 64
+    /// An exchange not confirmed within this long is forgotten (a client confirms within a round trip).
+    static let pendingLifetimeMicroseconds: UInt64 = 10_000_000
 
     public init(identity: Curve25519.KeyAgreement.PrivateKey, hostName: String) {
         self.identity = identity
@@ -24,6 +45,7 @@ public struct PairingResponder {
     public mutating func open(_ code: PairingCode, atMicroseconds now: UInt64) {
         window = PairingWindow(code: code, openedAtMicroseconds: now)
         pending.removeAll()
+        wrongTriesBySource.removeAll()
     }
 
     /// Whether a window is open now.
@@ -37,90 +59,139 @@ public struct PairingResponder {
         case paired(PairedClient)
         case wrongCode(triesLeft: Int)
         case refused(PairingRefusal)
+        /// The client paired, but its key could not be stored (why); it was told.
+        case notStored(String)
     }
 
     /// Handles one pairing datagram from `address`: the reply to send (if any), and what happened. `accept` stores
-    /// a client that completed pairing; if it throws, the pairing fails (nothing is confirmed).
+    /// a client that completed pairing; if it throws, the pairing fails and both sides are told.
     public mutating func handle(
         _ datagram: PairingDatagram, from address: SocketAddress, atMicroseconds now: UInt64,
         accept: (PairedClient) throws -> Void
     ) -> (reply: [UInt8]?, event: Event?) {
-        guard var window else { return (PairingDatagram.refused(.noWindow).encoded, .refused(.noWindow)) }
         switch datagram {
         case let .initiation(message):
-            if let earlier = pending.first(where: { $0.address == address && $0.initiation == message }) {
-                return (PairingDatagram.response(earlier.response).encoded, nil)
-            }
-            if case let .closed(reason) = window.admits(atMicroseconds: now, client: nil),
-                window.pairedClient == nil || reason != .noWindow
-            {
-                return (PairingDatagram.refused(reason).encoded, nil)
-            }
-            guard var handshake = try? PairingHandshake.responder(code: window.code, identity: identity),
-                (try? handshake.readMessage(message)) != nil,
-                let response = try? handshake.writeMessage(payload: Array(TrustFileFormat.sanitized(hostName).utf8))
-            else { return (nil, nil) }
-            pending.removeAll { $0.address == address }
-            pending.append((address, message, handshake, response))
-            if pending.count > Self.pendingLimit { pending.removeFirst() }
-            return (PairingDatagram.response(response).encoded, nil)
+            // Smaller than the answer would be: nothing (not even a refusal, for a bare type byte).
+            guard 1 + message.count >= PairingDatagram.minimumInitiationSize else { return (nil, nil) }
+            return initiation(message, from: address, atMicroseconds: now)
         case let .confirmation(message):
-            if let completed, completed.address == address, completed.confirmation == message {
-                return (completed.reply, nil)
-            }
-            guard let index = pending.firstIndex(where: { $0.address == address }) else { return (nil, nil) }
-            var handshake = pending.remove(at: index).handshake
-            guard let payload = try? handshake.readMessage(message), let keys = try? handshake.split(),
-                let remote = handshake.remoteStaticPublicKey, let clientKey = LinkPublicKey(bytes: remote)
-            else {
-                window.recordWrongTry()
-                self.window = window
-                let left = PairingWindow.wrongTriesAllowed - window.wrongTries
-                let reason: PairingRefusal = left > 0 ? .wrongCode : .tooManyTries
-                return (PairingDatagram.refused(reason).encoded, .wrongCode(triesLeft: max(0, left)))
-            }
-            guard case .open = window.admits(atMicroseconds: now, client: clientKey) else {
-                return (PairingDatagram.refused(.noWindow).encoded, .refused(.noWindow))
-            }
-            let client = PairedClient(
-                key: clientKey, name: TrustFileFormat.sanitized(String(decoding: payload, as: UTF8.self)))
-            do {
-                try accept(client)
-            } catch {
-                return (nil, nil)
-            }
-            let repeated = window.pairedClient != nil
-            window.recordPaired(clientKey, atMicroseconds: now)
-            self.window = window
-            guard let sealed = try? keys.sending.seal(PairingHandshake.confirmationText, counter: 0) else { return (nil, nil) }
-            let reply = PairingDatagram.paired(sealed).encoded
-            completed = (address, message, reply)
-            return (reply, repeated ? nil : .paired(client))
+            return confirmation(message, from: address, atMicroseconds: now, accept: accept)
         case .response, .paired, .refused:
-            return (nil, nil)  // the client's datagrams only
+            return (nil, nil)  // answers: never answered
         }
+    }
+
+    private mutating func initiation(_ message: [UInt8], from address: SocketAddress, atMicroseconds now: UInt64)
+        -> (reply: [UInt8]?, event: Event?)
+    {
+        guard let window else { return (PairingDatagram.refused(.noWindow).encoded, .refused(.noWindow)) }
+        pending.removeAll { now >= $0.startedMicroseconds + Self.pendingLifetimeMicroseconds }
+        if let earlier = pending.first(where: { $0.address == address && $0.initiation == message }) {
+            return (PairingDatagram.response(earlier.response).encoded, nil)
+        }
+        if let refusal = refusal(for: address, window: window, atMicroseconds: now) {
+            return (PairingDatagram.refused(refusal).encoded, nil)
+        }
+        guard pending.count < Self.pendingLimit || pending.contains(where: { $0.address == address }) else {
+            return (nil, nil)  // busy: the exchanges under way go on; this client sends again
+        }
+        guard var handshake = try? PairingHandshake.responder(code: window.code, identity: identity),
+            (try? handshake.readMessage(message)) != nil,
+            let response = try? handshake.writeMessage(payload: PairingHandshake.namePayload(hostName))
+        else { return (nil, nil) }
+        pending.removeAll { $0.address == address }
+        pending.append(Exchange(address: address, initiation: message, handshake: handshake, response: response, startedMicroseconds: now))
+        return (PairingDatagram.response(response).encoded, nil)
+    }
+
+    private mutating func confirmation(
+        _ message: [UInt8], from address: SocketAddress, atMicroseconds now: UInt64, accept: (PairedClient) throws -> Void
+    ) -> (reply: [UInt8]?, event: Event?) {
+        if let completed, completed.address == address, completed.confirmation == message {
+            return (completed.reply, nil)
+        }
+        guard var window, let index = pending.firstIndex(where: { $0.address == address }) else { return (nil, nil) }
+        var handshake = pending[index].handshake
+        let payload: [UInt8]
+        do {
+            payload = try handshake.readMessage(message)
+        } catch .presharedKeyMismatch {
+            // The sender took part in this exchange (its key authenticated) with another code: a wrong code.
+            pending.remove(at: index)
+            window.recordWrongTry()
+            self.window = window
+            let source = address.hostBytes
+            let tries = wrongTriesBySource[source, default: 0] + 1
+            wrongTriesBySource[source] = tries
+            let left = max(0, min(PairingWindow.wrongTriesPerSource - tries, PairingWindow.wrongTriesAllowed - window.wrongTries))
+            return (PairingDatagram.refused(left > 0 ? .wrongCode : .tooManyTries).encoded, .wrongCode(triesLeft: left))
+        } catch {
+            return (nil, nil)  // junk, or not from the party that sent the first message: noise (the exchange stays)
+        }
+        pending.remove(at: index)
+        guard let keys = try? handshake.split(), let remote = handshake.remoteStaticPublicKey,
+            let clientKey = LinkPublicKey(bytes: remote)
+        else { return (nil, nil) }
+        guard case .open = window.admits(atMicroseconds: now, client: clientKey) else {
+            return (PairingDatagram.refused(.noWindow).encoded, .refused(.noWindow))
+        }
+        let client = PairedClient(key: clientKey, name: TrustFileFormat.sanitized(String(decoding: payload, as: UTF8.self)))
+        do {
+            try accept(client)
+        } catch {
+            return (PairingDatagram.refused(.hostCannotStore).encoded, .notStored("\(error)"))
+        }
+        let repeated = window.pairedClient != nil
+        window.recordPaired(clientKey, atMicroseconds: now)
+        self.window = window
+        guard let sealed = try? keys.sending.seal(PairingHandshake.confirmationText, counter: 0) else { return (nil, nil) }
+        let reply = PairingDatagram.paired(sealed).encoded
+        completed = (address, message, reply)
+        return (reply, repeated ? nil : .paired(client))
+    }
+
+    /// Why a new exchange from `address` is refused now, if it is.
+    private func refusal(for address: SocketAddress, window: PairingWindow, atMicroseconds now: UInt64) -> PairingRefusal? {
+        if wrongTriesBySource[address.hostBytes, default: 0] >= PairingWindow.wrongTriesPerSource { return .tooManyTries }
+        guard case let .closed(reason) = window.admits(atMicroseconds: now, client: nil) else { return nil }
+        // After a pairing, the paired client may run it again for a while (its confirmation may have been lost):
+        // the window's admission for that client is decided at the confirmation, where its key is known.
+        if window.pairedClient != nil && reason == .noWindow { return nil }
+        return reason
     }
 }
 
 /// The client's side of pairing: the datagrams to send and what the host's replies mean. Pure.
+///
+/// Every distinct response is followed (up to `branchLimit`): a response spoofed by someone who saw the first
+/// message does not make the client ignore the host's own; the host's confirmation of pairing is checked against
+/// each.
 public struct PairingInitiator {
-    private var handshake: NoiseHandshake
+    /// The handshake after the first message: each response is read from a copy of it.
+    private var afterFirstMessage: NoiseHandshake
     private let clientName: String
-    private var keys: NoiseTransportKeys?
-    private var hostName = ""
+    private var firstMessage: [UInt8]?
+    private var branches: [(response: [UInt8], keys: NoiseTransportKeys, hostKey: LinkPublicKey, hostName: String, confirmation: [UInt8])] = []
+    static let branchLimit = 4
 
     public init(code: PairingCode, identity: Curve25519.KeyAgreement.PrivateKey, clientName: String) throws(NoiseError) {
-        handshake = try PairingHandshake.initiator(code: code, identity: identity)
+        afterFirstMessage = try PairingHandshake.initiator(code: code, identity: identity)
         self.clientName = clientName
     }
 
-    /// The first datagram (sent again, unchanged, until the host answers).
+    /// The first datagram (sent again, unchanged, until the host answers), padded to
+    /// `PairingDatagram.minimumInitiationSize`.
     public mutating func start() throws(NoiseError) -> [UInt8] {
-        PairingDatagram.initiation(try handshake.writeMessage()).encoded
+        if let firstMessage { return firstMessage }
+        let padding = PairingDatagram.minimumInitiationSize - 1 - 32 - 16
+        let datagram = PairingDatagram.initiation(
+            try afterFirstMessage.writeMessage(payload: [UInt8](repeating: 0, count: padding))).encoded
+        firstMessage = datagram
+        return datagram
     }
 
     public enum Outcome: Sendable, Equatable {
-        /// Send this (the confirmation), and keep listening.
+        /// Send this (a confirmation), and keep listening.
         case send([UInt8])
         /// Both sides stored the other's key: the host's key and name.
         case paired(LinkPublicKey, hostName: String)
@@ -132,20 +203,26 @@ public struct PairingInitiator {
     public mutating func receive(_ datagram: PairingDatagram) -> Outcome {
         switch datagram {
         case let .response(message):
-            guard handshake.isMyTurnToWrite == false, keys == nil,
-                let payload = try? handshake.readMessage(message),
-                let confirmation = try? handshake.writeMessage(payload: Array(TrustFileFormat.sanitized(clientName).utf8)),
-                let split = try? handshake.split()
-            else { return .ignored }
-            keys = split
-            hostName = TrustFileFormat.sanitized(String(decoding: payload, as: UTF8.self))
-            return .send(PairingDatagram.confirmation(confirmation).encoded)
-        case let .paired(sealed):
-            guard let keys, let text = try? keys.receiving.open(sealed, counter: 0),
-                text == PairingHandshake.confirmationText,
+            guard !branches.contains(where: { $0.response == message }) else { return .ignored }
+            var handshake = afterFirstMessage
+            guard let payload = try? handshake.readMessage(message),
+                let confirmation = try? handshake.writeMessage(payload: PairingHandshake.namePayload(clientName)),
+                let keys = try? handshake.split(),
                 let remote = handshake.remoteStaticPublicKey, let hostKey = LinkPublicKey(bytes: remote)
             else { return .ignored }
-            return .paired(hostKey, hostName: hostName)
+            let encoded = PairingDatagram.confirmation(confirmation).encoded
+            branches.append((
+                message, keys, hostKey, TrustFileFormat.sanitized(String(decoding: payload, as: UTF8.self)), encoded
+            ))
+            if branches.count > Self.branchLimit { branches.removeFirst() }
+            return .send(encoded)
+        case let .paired(sealed):
+            for branch in branches {
+                if let text = try? branch.keys.receiving.open(sealed, counter: 0), text == PairingHandshake.confirmationText {
+                    return .paired(branch.hostKey, hostName: branch.hostName)
+                }
+            }
+            return .ignored
         case let .refused(reason):
             return .refused(reason)
         case .initiation, .confirmation:
@@ -153,6 +230,50 @@ public struct PairingInitiator {
         }
     }
 
-    /// The confirmation to send again if the host's answer to it was lost (nil before the host's response came).
-    public var awaitingConfirmation: Bool { keys != nil }
+    /// Whether a host's response came (confirmations are then what is sent again).
+    public var awaitingConfirmation: Bool { !branches.isEmpty }
+
+    /// What to send again while no answer came: the first message, then every confirmation made.
+    public var datagramsToRepeat: [[UInt8]] {
+        branches.isEmpty ? (firstMessage.map { [$0] } ?? []) : branches.map(\.confirmation)
+    }
+}
+
+/// One run of `padbridge pair`, in time: the initiator, plus how a refusal is taken. A refusal is not authenticated
+/// (there is no shared key yet), so it ends the attempt only when nothing contradicts it for
+/// `refusalGraceMicroseconds`: a refusal spoofed ahead of the host's response does not abort pairing. Pure.
+public struct PairingAttempt {
+    public static let refusalGraceMicroseconds: UInt64 = 1_000_000
+
+    private var initiator: PairingInitiator
+    private var refusal: (reason: PairingRefusal, atMicroseconds: UInt64)?
+
+    public init(initiator: PairingInitiator) { self.initiator = initiator }
+
+    public mutating func start(atMicroseconds now: UInt64) throws(NoiseError) -> [UInt8] { try initiator.start() }
+
+    /// What a datagram means now: a confirmation to send, pairing done, or nothing yet (a refusal waits).
+    public mutating func receive(_ datagram: PairingDatagram, atMicroseconds now: UInt64) -> PairingInitiator.Outcome? {
+        switch initiator.receive(datagram) {
+        case let .refused(reason):
+            if refusal == nil { refusal = (reason, now) }
+            return nil
+        case .ignored:
+            return nil
+        case let outcome:
+            refusal = nil
+            return outcome
+        }
+    }
+
+    /// The refusal heard, once nothing contradicted it for the grace time.
+    public func verdict(atMicroseconds now: UInt64) -> PairingInitiator.Outcome? {
+        guard let refusal, now >= refusal.atMicroseconds + Self.refusalGraceMicroseconds else { return nil }
+        return .refused(refusal.reason)
+    }
+
+    /// When a refusal heard becomes the verdict (nil: none heard).
+    public var verdictDueMicroseconds: UInt64? { refusal.map { $0.atMicroseconds + Self.refusalGraceMicroseconds } }
+
+    public var datagramsToRepeat: [[UInt8]] { initiator.datagramsToRepeat }
 }

@@ -6,12 +6,15 @@ public import PadNoise
 /// confirmation, a transport message sealed with the new keys. Every decoder is total.
 ///
 /// ```
-/// client -> host  0x50 "P" | msg1 (-> e)
-/// host -> client  0x51     | msg2 (<- e, ee, s, es; payload: the host's name)
-/// client -> host  0x52     | msg3 (-> s, se, psk; payload: the client's name)
+/// client -> host  0x50 "P" | msg1 (-> e; payload: zeros, padding the datagram to 192 bytes)
+/// host -> client  0x51     | msg2 (<- e, ee, s, es; payload: the host's name, at most 64 bytes)
+/// client -> host  0x52     | msg3 (-> s, se, psk; payload: the client's name, at most 64 bytes)
 /// host -> client  0x53     | sealed("padbridge paired", counter 0): both keys are stored
-/// host -> client  0x54     | reason (1 byte): refused (0: wrong code, 1: no pairing window open, 2: too many tries)
+/// host -> client  0x54     | reason (1 byte): refused (0: wrong code, 1: no pairing window open, 2: too many tries,
+///                            3: the host could not store the pairing)
 /// ```
+/// No answer is larger than what it answers: the first message is padded to 192 bytes, more than a response can
+/// be (1 + 32 + 48 + 64 + 16 = 161).
 public enum PairingDatagram: Sendable, Hashable {
     case initiation([UInt8])
     case response([UInt8])
@@ -20,6 +23,8 @@ public enum PairingDatagram: Sendable, Hashable {
     case refused(PairingRefusal)
 
     public static let firstByte: ClosedRange<UInt8> = 0x50...0x54
+    /// A first message (whole datagram) is at least this long; a host ignores a shorter one.
+    public static let minimumInitiationSize = 192
 
     public init?(_ bytes: some Collection<UInt8>) {
         guard let kind = bytes.first else { return nil }
@@ -51,12 +56,14 @@ public enum PairingRefusal: UInt8, Sendable, Hashable, CustomStringConvertible {
     case wrongCode = 0
     case noWindow = 1
     case tooManyTries = 2
+    case hostCannotStore = 3
 
     public var description: String {
         switch self {
+        case .hostCannotStore: "the host could not store the pairing (its status lines say why); pair again once it is fixed"
         case .wrongCode: "the host refused the code: check it (it is shown by `padbridge serve --pair` on the host)"
         case .noWindow: "the host has no pairing window open: run `padbridge serve --pair` (or `padbridge pairing-window` while it serves) there"
-        case .tooManyTries: "the host closed its pairing window after three wrong codes: open a new one there"
+        case .tooManyTries: "the host closed its pairing window to this machine after three wrong codes: open a new one there"
         }
     }
 }
@@ -65,6 +72,19 @@ public enum PairingRefusal: UInt8, Sendable, Hashable, CustomStringConvertible {
 public enum PairingHandshake {
     public static let prologue = Array("padbridge pair 1".utf8)
     public static let confirmationText = Array("padbridge paired".utf8)
+    /// The longest name (UTF-8 bytes) either side sends.
+    public static let nameLimit = 64
+
+    /// A machine's name as a handshake payload: printable, cut at a character within `nameLimit` bytes.
+    public static func namePayload(_ name: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for scalar in TrustFileFormat.sanitized(name).unicodeScalars {
+            let encoded = Array(String(scalar).utf8)
+            guard bytes.count + encoded.count <= nameLimit else { break }
+            bytes += encoded
+        }
+        return bytes
+    }
 
     /// The pre-shared key a code gives: SHA-256 of its canonical symbols with a label.
     public static func presharedKey(_ code: PairingCode) -> [UInt8] { Array(SHA256.hash(data: code.keyMaterial)) }
@@ -86,11 +106,15 @@ public enum PairingHandshake {
     }
 }
 
-/// A host's pairing window: one code, valid until `expiresAtMicroseconds`, for one pairing; three wrong tries close
-/// it. Pure (time comes in), so it is tested with a fake clock.
+/// A host's pairing window: one code, valid until `expiresAtMicroseconds`, for one pairing; three wrong codes from
+/// one source close it to that source, `wrongTriesAllowed` in all close it. Pure (time comes in), so it is tested
+/// with a fake clock.
 public struct PairingWindow: Sendable {
     public static let lifetimeMicroseconds: UInt64 = 300_000_000
-    public static let wrongTriesAllowed = 3
+    /// Wrong codes one source address may try (the responder counts them).
+    public static let wrongTriesPerSource = 3
+    /// Wrong codes from every source together that close the window (a 60-bit code: 12 guesses are nothing).
+    public static let wrongTriesAllowed = 12
     /// How long a client that completed pairing may run it again (its confirmation may have been lost).
     public static let repeatMicroseconds: UInt64 = 60_000_000
 

@@ -16,6 +16,11 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     public var isIPv6: Bool { family == AF_INET6 }
 
+    /// The address without its port (the source a datagram came from, whatever port it used).
+    var hostBytes: [UInt8] {
+        family == AF_INET6 ? Array(storage[8..<min(24, storage.count)]) : Array(storage[4..<min(8, storage.count)])
+    }
+
     public var port: UInt16 {
         storage.withUnsafeBytes { bytes in
             UInt16(bigEndian: bytes.load(fromByteOffset: 2, as: UInt16.self))

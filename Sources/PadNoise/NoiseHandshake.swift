@@ -7,6 +7,10 @@ public enum NoiseError: Error, Sendable, Hashable, CustomStringConvertible {
     case truncated(expected: Int, actual: Int)
     /// Authentication failed: a forged, corrupted or replayed message, the wrong key or the wrong pre-shared key.
     case authenticationFailed
+    /// Everything before the payload of a message that mixes a pre-shared key authenticated (the sender took part
+    /// in this handshake), but the payload did not: the two sides hold different pre-shared keys (a wrong pairing
+    /// code), or the payload was altered on the way.
+    case presharedKeyMismatch
     /// A public key that gives no shared secret (a low-order point).
     case invalidPublicKey
     /// `writeMessage`/`readMessage` out of turn, or after the handshake completed or failed.
@@ -22,6 +26,7 @@ public enum NoiseError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case let .truncated(expected, actual): "handshake message of \(actual) bytes, at least \(expected) expected"
         case .authenticationFailed: "authentication failed (wrong key or code, or a forged or corrupted message)"
+        case .presharedKeyMismatch: "the pre-shared keys differ (a wrong pairing code)"
         case .invalidPublicKey: "invalid public key"
         case .outOfTurn: "handshake message out of turn"
         case .failedEarlier: "the handshake failed earlier"
@@ -169,6 +174,7 @@ public struct NoiseHandshake: Sendable {
                 defer { offset += count }
                 return Array(message[offset..<offset + count])
             }
+            var mixedPresharedKey = false
             for token in pattern.messages[messageIndex] {
                 switch token {
                 case .e:
@@ -180,6 +186,7 @@ public struct NoiseHandshake: Sendable {
                     remoteStaticPublicKey = try symmetric.decryptAndHash(try take(symmetric.hasKey ? 48 : 32))
                 case .psk:
                     symmetric.mixKeyAndHash(presharedKey!)
+                    mixedPresharedKey = true
                 default:
                     try mixDH(token)
                 }
@@ -187,7 +194,12 @@ public struct NoiseHandshake: Sendable {
             if symmetric.hasKey && message.count - offset < 16 {
                 throw .truncated(expected: offset + 16, actual: message.count)
             }
-            let payload = try symmetric.decryptAndHash(Array(message[offset...]))
+            let payload: [UInt8]
+            do throws(NoiseError) {
+                payload = try symmetric.decryptAndHash(Array(message[offset...]))
+            } catch .authenticationFailed where mixedPresharedKey {
+                throw .presharedKeyMismatch
+            }
             messageIndex += 1
             return payload
         } catch {

@@ -59,33 +59,43 @@ struct PairCommand: ParsableCommand {
         let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
         defer { socket.close() }
 
-        var pairing = try PairingInitiator(
-            code: PairingCode(typed: code)!, identity: identity, clientName: name ?? LinkEndpointDefaults.machineName())
-        var outgoing = try pairing.start()
+        var attempt = PairingAttempt(initiator: try PairingInitiator(
+            code: PairingCode(typed: code)!, identity: identity, clientName: name ?? LinkEndpointDefaults.machineName()))
         var result: Result<(LinkPublicKey, String), CommandFailure>?
-        socket.onDatagram = { bytes, from in
-            guard from.remote == target, let datagram = PairingDatagram(bytes) else { return }
-            switch pairing.receive(datagram) {
-            case let .send(next):
-                outgoing = next
+        func finish(_ outcome: PairingInitiator.Outcome?) {
+            switch outcome {
+            case let .send(next)?:
                 socket.send(next, to: target)
-            case let .paired(key, hostName):
+            case let .paired(key, hostName)?:
                 result = .success((key, hostName))
                 loop.stop()
-            case let .refused(reason):
+            case let .refused(reason)?:
                 result = .failure(CommandFailure("\(address): \(reason)"))
                 loop.stop()
-            case .ignored:
+            case .ignored?, nil:
                 break
             }
         }
-        socket.send(outgoing, to: target)
-        let resend = try loop.repeating(everyMilliseconds: Self.resendMilliseconds) { socket.send(outgoing, to: target) }
+        // A refusal is not authenticated: it ends pairing once nothing contradicted it for a moment.
+        let verdict = try loop.makeTimer { finish(attempt.verdict(atMicroseconds: MonotonicInstant.now().microseconds)) }
+        socket.onDatagram = { bytes, from in
+            guard from.remote == target, let datagram = PairingDatagram(bytes) else { return }
+            finish(attempt.receive(datagram, atMicroseconds: MonotonicInstant.now().microseconds))
+            if let due = attempt.verdictDueMicroseconds { try? verdict.schedule(at: MonotonicInstant(microseconds: due)) }
+        }
+        socket.send(try attempt.start(atMicroseconds: MonotonicInstant.now().microseconds), to: target)
+        let resend = try loop.repeating(everyMilliseconds: Self.resendMilliseconds) {
+            for datagram in attempt.datagramsToRepeat { socket.send(datagram, to: target) }
+        }
         let giveUp = try loop.deadline(afterMilliseconds: Self.answerTimeoutMilliseconds) { loop.stop() }
         logger.info("pairing with \(address) (\(target))")
         try loop.run()
         resend.cancel()
         giveUp.cancel()
+        verdict.close()
+        if result == nil, case let .refused(reason)? = attempt.verdict(atMicroseconds: .max) {
+            result = .failure(CommandFailure("\(address): \(reason)"))
+        }
         switch result {
         case let .success((key, hostName)):
             let known = try store.pairedHosts().first { $0.address == address.canonical }
@@ -200,6 +210,8 @@ struct ServeCommand: ParsableCommand {
             }
             if let reply { socket.send(reply, along: path) }
             switch event {
+            case let .notStored(problem)?:
+                output.write("padbridge: could not store the client pairing from \(from) (it was told): \(problem)")
             case let .paired(client)?:
                 output.write("padbridge: paired with client \"\(client.name)\" (\(client.key.fingerprint)) at \(from)")
             case let .wrongCode(left)?:

@@ -71,11 +71,19 @@ import Testing
     @Test func aWrongPairingCodeFailsAtTheLastMessage() throws {
         var (initiator, responder, _, _) = try Self.pair(.XXpsk3, initiatorPSK: [UInt8](repeating: 8, count: 32))
         let error = #expect(throws: NoiseError.self) { try Self.run(&initiator, &responder) }
-        #expect(error == .authenticationFailed)
+        #expect(error == .presharedKeyMismatch, "its static key authenticated, the payload did not: the code differs")
         #expect(!responder.isComplete)
         // The last message's static key decrypted before its payload failed: a failed message leaves none behind.
         #expect(responder.remoteStaticPublicKey == nil)
         #expect(throws: NoiseError.failedEarlier) { _ = try responder.readMessage([]) }
+    }
+
+    /// A last message that is junk (its static key does not even authenticate) is not a wrong code.
+    @Test func aJunkLastMessageIsNotAWrongCode() throws {
+        var (initiator, responder, _, _) = try Self.pair(.XXpsk3)
+        _ = try responder.readMessage(try initiator.writeMessage())
+        _ = try initiator.readMessage(try responder.writeMessage())
+        #expect(throws: NoiseError.authenticationFailed) { _ = try responder.readMessage([UInt8](repeating: 3, count: 80)) }
     }
 
     @Test func anIKInitiatorWithTheWrongHostKeyFails() throws {
