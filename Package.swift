@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "PadNet",
             dependencies: [
-                "PadCore", "PadNoise", "PadLinux", "PadSessions",
+                "PadCore", "PadNoise", "PadLinux", "PadSessions", "CPadLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include "CPadLinux.h"
 
 extern char **environ;
@@ -177,3 +178,92 @@ int CPadLinux_WIFEXITED(int status) { return WIFEXITED(status); }
 int CPadLinux_WEXITSTATUS(int status) { return WEXITSTATUS(status); }
 int CPadLinux_WIFSIGNALED(int status) { return WIFSIGNALED(status); }
 int CPadLinux_WTERMSIG(int status) { return WTERMSIG(status); }
+
+// MARK: - UDP with the local address
+
+int CPadLinux_enablePacketInfo(int fd, int family) {
+    int on = 1;
+    if (setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof on) != 0) return -1;
+    if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof on) != 0) return -1;
+    return 0;
+}
+
+ssize_t CPadLinux_receiveDatagram(
+    int fd, void *buffer, size_t capacity, void *from, socklen_t *fromLength, unsigned char local[16],
+    int *localLength, int *interfaceIndex, int *truncated) {
+    struct iovec vector = {.iov_base = buffer, .iov_len = capacity};
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(struct in_pktinfo))];
+    } control;
+    struct msghdr message = {
+        .msg_name = from, .msg_namelen = *fromLength, .msg_iov = &vector, .msg_iovlen = 1,
+        .msg_control = control.bytes, .msg_controllen = sizeof control.bytes,
+    };
+    ssize_t count = recvmsg(fd, &message, MSG_DONTWAIT);
+    if (count < 0) return -1;
+    *fromLength = message.msg_namelen;
+    *truncated = (message.msg_flags & MSG_TRUNC) != 0;
+    *localLength = 0;
+    *interfaceIndex = 0;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level == IPPROTO_IP && header->cmsg_type == IP_PKTINFO) {
+            struct in_pktinfo info;
+            memcpy(&info, CMSG_DATA(header), sizeof info);
+            memcpy(local, &info.ipi_spec_dst, 4);
+            *localLength = 4;
+            *interfaceIndex = info.ipi_ifindex;
+        } else if (header->cmsg_level == IPPROTO_IPV6 && header->cmsg_type == IPV6_PKTINFO) {
+            struct in6_pktinfo info;
+            memcpy(&info, CMSG_DATA(header), sizeof info);
+            memcpy(local, &info.ipi6_addr, 16);
+            *localLength = 16;
+            *interfaceIndex = (int)info.ipi6_ifindex;
+        }
+    }
+    return count;
+}
+
+ssize_t CPadLinux_sendDatagram(
+    int fd, const void *buffer, size_t length, const void *to, socklen_t toLength, int socketFamily,
+    const unsigned char *local, int localLength, int interfaceIndex) {
+    struct iovec vector = {.iov_base = (void *)buffer, .iov_len = length};
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {
+        .msg_name = (void *)to, .msg_namelen = toLength, .msg_iov = &vector, .msg_iovlen = 1,
+    };
+    if (localLength == 4 && socketFamily == AF_INET) {
+        struct in_pktinfo info = {.ipi_ifindex = interfaceIndex};
+        memcpy(&info.ipi_spec_dst, local, 4);
+        message.msg_control = control.bytes;
+        message.msg_controllen = CMSG_SPACE(sizeof info);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = IPPROTO_IP;
+        header->cmsg_type = IP_PKTINFO;
+        header->cmsg_len = CMSG_LEN(sizeof info);
+        memcpy(CMSG_DATA(header), &info, sizeof info);
+    } else if ((localLength == 4 || localLength == 16) && socketFamily == AF_INET6) {
+        // An IPv4 local address on a dual-stack socket goes as its IPv4-mapped form (the kernel's ip_cmsg_send
+        // takes IPV6_PKTINFO with a mapped address for an IPv4 destination).
+        struct in6_pktinfo info = {.ipi6_ifindex = localLength == 16 ? (unsigned)interfaceIndex : 0};
+        if (localLength == 4) {
+            info.ipi6_addr.s6_addr[10] = 0xff;
+            info.ipi6_addr.s6_addr[11] = 0xff;
+            memcpy(&info.ipi6_addr.s6_addr[12], local, 4);
+        } else {
+            memcpy(&info.ipi6_addr, local, 16);
+        }
+        message.msg_control = control.bytes;
+        message.msg_controllen = CMSG_SPACE(sizeof info);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = IPPROTO_IPV6;
+        header->cmsg_type = IPV6_PKTINFO;
+        header->cmsg_len = CMSG_LEN(sizeof info);
+        memcpy(CMSG_DATA(header), &info, sizeof info);
+    }
+    return sendmsg(fd, &message, MSG_DONTWAIT);
+}

@@ -1,3 +1,4 @@
+import CPadLinux
 import Glibc
 public import PadLinux
 import SystemPackage
@@ -132,6 +133,8 @@ public enum LinkSocketError: Error, Sendable, Hashable, CustomStringConvertible 
     case cannotResolve(String, reason: String)
     case cannotBind(String, errno: Int32)
     case socketFailed(operation: String, errno: Int32)
+    /// The kernel has no IPv6 (booted with `ipv6.disable=1`): only IPv4 addresses can be used.
+    case ipv6Unavailable
 
     public var description: String {
         switch self {
@@ -147,31 +150,48 @@ public enum LinkSocketError: Error, Sendable, Hashable, CustomStringConvertible 
             "cannot listen on \(address): \(String(cString: strerror(errno)))"
         case let .socketFailed(operation, errno):
             "\(operation) failed: \(String(cString: strerror(errno)))"
+        case .ipv6Unavailable:
+            "this machine's kernel has IPv6 disabled: give an IPv4 address (--listen 0.0.0.0:PORT)"
         }
     }
 }
 
 /// A non-blocking UDP socket on the device loop: the one owner of its descriptor (closed in `close()`, deinit's
 /// last resort), never handing it out. `onDatagram` runs on the loop for each datagram received (the buffer is
-/// only valid during the call); `send` never blocks (a full socket buffer drops the datagram, as the network may:
-/// the link repeats what matters).
+/// only valid during the call) with the path it came by; `send(_:along:)` answers from the local address it came
+/// to (a socket bound to every address would otherwise answer from whichever the kernel picks, and a peer that
+/// compares the reply's source with where it sent would hear nothing). `send` never blocks (a full socket buffer
+/// drops the datagram, as the network may: the link repeats what matters). Datagrams longer than the buffer are
+/// dropped, not cut.
 public final class UDPSocket {
     private var descriptor: FileDescriptor?
     private var watch: DeviceEventLoop.WatchToken?
     private let loop: DeviceEventLoop
+    private let family: Int32
     private var receiveBuffer = [UInt8](repeating: 0, count: 2048)
     /// The address it is bound to (the port the kernel chose when 0 was asked for).
     public let localAddress: SocketAddress
     public var onDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
+    /// Datagrams dropped because they were longer than the buffer (none of padbridge's is).
+    public private(set) var truncatedDatagrams = 0
 
     /// A socket bound to `address` (port 0: any free port).
     public init(bindingTo address: SocketAddress, loop: DeviceEventLoop) throws(LinkSocketError) {
         self.loop = loop
+        family = address.family
         let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .socketFailed(operation: "socket", errno: errno) }
+        guard fd >= 0 else {
+            if errno == EAFNOSUPPORT && address.family == AF_INET6 { throw .ipv6Unavailable }
+            throw .socketFailed(operation: "socket", errno: errno)
+        }
         if address.family == AF_INET6 {
             var on: Int32 = 0  // dual stack: "[::]" also takes IPv4
             setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+        guard CPadLinux_enablePacketInfo(fd, address.family) == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            throw .socketFailed(operation: "asking for packet information (IP_PKTINFO)", errno: error)
         }
         let bound = address.storage.withUnsafeBytes { bytes in
             bind(fd, bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(bytes.count))
@@ -217,8 +237,23 @@ public final class UDPSocket {
         bytes.withUnsafeBytes { send($0, to: address) }
     }
 
+    /// Sends along `path`: to its remote address, from its local one (when the datagram it answers came to a known
+    /// local address). A local address gone meanwhile (a DHCP change) falls back to the kernel's choice.
     public func send(_ datagram: [UInt8], along path: DatagramPath) {
-        send(datagram, to: path.remote)
+        guard let local = path.local, let descriptor else {
+            send(datagram, to: path.remote)
+            return
+        }
+        let sent = datagram.withUnsafeBytes { bytes in
+            path.remote.storage.withUnsafeBytes { target in
+                local.address.withUnsafeBufferPointer { source in
+                    CPadLinux_sendDatagram(
+                        descriptor.rawValue, bytes.baseAddress, bytes.count, target.baseAddress, socklen_t(target.count),
+                        family, source.baseAddress, Int32(source.count), local.interfaceIndex)
+                }
+            }
+        }
+        if sent < 0 && (errno == EINVAL || errno == EADDRNOTAVAIL) { send(datagram, to: path.remote) }
     }
 
     /// Stops watching and closes the socket. Idempotent.
@@ -235,19 +270,31 @@ public final class UDPSocket {
     private func receiveAll() {
         guard let descriptor else { return }
         var storage = sockaddr_storage()
+        var local = [UInt8](repeating: 0, count: 16)
         while true {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            var localLength: Int32 = 0
+            var interfaceIndex: Int32 = 0
+            var truncated: Int32 = 0
             let count = receiveBuffer.withUnsafeMutableBytes { buffer in
-                withUnsafeMutablePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(descriptor.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
+                withUnsafeMutableBytes(of: &storage) { from in
+                    local.withUnsafeMutableBufferPointer { localBytes in
+                        CPadLinux_receiveDatagram(
+                            descriptor.rawValue, buffer.baseAddress, buffer.count, from.baseAddress, &length,
+                            localBytes.baseAddress, &localLength, &interfaceIndex, &truncated)
                     }
                 }
             }
             guard count >= 0 else { return }  // EAGAIN: drained; other errors (ICMP unreachable): nothing to read
+            if truncated != 0 {
+                truncatedDatagrams += 1
+                continue
+            }
             let from = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
+            let destination = localLength > 0
+                ? LocalDestination(address: Array(local[0..<Int(localLength)]), interfaceIndex: interfaceIndex) : nil
             receiveBuffer.withUnsafeBytes {
-                onDatagram?(UnsafeRawBufferPointer(rebasing: $0[0..<count]), DatagramPath(remote: from))
+                onDatagram?(UnsafeRawBufferPointer(rebasing: $0[0..<count]), DatagramPath(remote: from, local: destination))
             }
             if self.descriptor == nil { return }  // closed by the handler
         }

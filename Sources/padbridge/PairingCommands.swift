@@ -165,8 +165,7 @@ struct ServeCommand: ParsableCommand {
         let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
         let identity = try store.identity()
         let hostKey = LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!
-        let bindAddress = try SocketAddress.resolve(listen ?? "[::]", defaultPort: LinkCommandDefaults.port, passive: true)[0]
-        let socket = try UDPSocket(bindingTo: bindAddress, loop: loop)
+        let socket = try Self.listeningSocket(listen, loop: loop)
         defer { socket.close() }
         var pairing = PairingResponder(identity: identity, hostName: name ?? LinkEndpointDefaults.machineName())
         let output = LineOutput.standardError
@@ -201,6 +200,7 @@ struct ServeCommand: ParsableCommand {
             return true
         }
         shutdown = ending.request
+        var unanswered = RateLimitedCount(intervalMicroseconds: 1_000_000)
         host.onOtherDatagram = { bytes, path in
             let now = MonotonicInstant.now().microseconds
             let from = path.remote
@@ -208,7 +208,13 @@ struct ServeCommand: ParsableCommand {
             let (reply, event) = pairing.handle(datagram, from: from, atMicroseconds: now) { client in
                 try store.accept(client)
             }
-            if let reply { socket.send(reply, along: path) }
+            if let reply {
+                socket.send(reply, along: path)
+            } else if event == nil, let count = unanswered.note(atMicroseconds: now) {
+                output.write(
+                    "padbridge: dropped \(count) pairing datagram(s) unanswered (answers are never answered; a first "
+                        + "message must be padded; junk is noise)")
+            }
             switch event {
             case let .notStored(problem)?:
                 output.write("padbridge: could not store the client pairing from \(from) (it was told): \(problem)")
@@ -223,6 +229,25 @@ struct ServeCommand: ParsableCommand {
             }
         }
         try loop.run()
+    }
+}
+
+extension ServeCommand {
+    /// The socket `serve` listens on: `listen`, else every address (IPv6 and IPv4), else, on a kernel without IPv6
+    /// (booted with ipv6.disable=1), every IPv4 address.
+    static func listeningSocket(_ listen: String?, loop: DeviceEventLoop) throws -> UDPSocket {
+        func bound(_ text: String) throws(LinkSocketError) -> UDPSocket {
+            try UDPSocket(
+                bindingTo: try SocketAddress.resolve(text, defaultPort: LinkCommandDefaults.port, passive: true)[0],
+                loop: loop)
+        }
+        if let listen { return try bound(listen) }
+        do {
+            return try bound("[::]")
+        } catch .ipv6Unavailable {
+            LineOutput.standardError.write("padbridge: IPv6 is disabled on this machine; listening on IPv4 only")
+        }
+        return try bound("0.0.0.0")
     }
 }
 

@@ -150,4 +150,24 @@ extern const int CPadLinux_TFD_TIMER_ABSTIME;
 extern const int CPadLinux_SFD_CLOEXEC;
 extern const int CPadLinux_SFD_NONBLOCK;
 
+// MARK: - UDP with the local address (IP_PKTINFO / IPV6_PKTINFO: CMSG_* are function-like macros)
+
+/// Asks the kernel for each datagram's local address: IP_PKTINFO, and IPV6_RECVPKTINFO on an IPv6 socket (which
+/// reports IPv4 datagrams of a dual-stack socket through IP_PKTINFO). Returns 0, or -1 and errno.
+int CPadLinux_enablePacketInfo(int fd, int family);
+
+/// recvmsg(2) of one datagram: its source into `from`/`fromLength`; the local address it was sent to into `local`
+/// (`*localLength` 4 or 16; 0 when the kernel gave none) with the interface index; `*truncated` 1 when the datagram
+/// was longer than `capacity` (its rest is lost). Returns the bytes received, or -1 and errno.
+ssize_t CPadLinux_receiveDatagram(
+    int fd, void *buffer, size_t capacity, void *from, socklen_t *fromLength, unsigned char local[16],
+    int *localLength, int *interfaceIndex, int *truncated);
+
+/// sendmsg(2) of one datagram to `to`, leaving from `local` (4 bytes on an IPv4 socket; 4 or 16 on an IPv6 one, an
+/// IPv4 address going as its IPv4-mapped form) on `interfaceIndex` (0: any); `localLength` 0 sends without.
+/// Returns the bytes sent, or -1 and errno.
+ssize_t CPadLinux_sendDatagram(
+    int fd, const void *buffer, size_t length, const void *to, socklen_t toLength, int socketFamily,
+    const unsigned char *local, int localLength, int interfaceIndex);
+
 #endif
