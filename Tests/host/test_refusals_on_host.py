@@ -36,3 +36,23 @@ def test_record_evemu_from_a_file_that_is_not_a_recording_names_its_line(tmp_pat
     error = refused("record", "--evemu", "--from", str(path), "-o", str(tmp_path / "out.evemu"))
     assert f"{path}: line 2" in error, error
     assert not (tmp_path / "out.evemu").exists(), "nothing is written from a broken recording"
+
+
+def test_serve_names_the_line_of_a_paired_clients_file_it_cannot_read(tmp_path):
+    # serve listens on 127.0.0.1 only; it is stopped as soon as it has said what is wrong.
+    config = tmp_path / "host"
+    config.mkdir(mode=0o700)
+    (config / "paired-clients").write_text("# clients\nnot-a-key laptop\n")
+    serve = subprocess.Popen([BINARY, "serve", "--listen", "127.0.0.1:0", "--config-dir", str(config)],
+                             stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in serve.stderr:
+            lines.append(line)
+            if "paired clients" in line:
+                break
+        problem = lines[-1]
+        assert f"{config / 'paired-clients'}: line 2" in problem and "every client is refused" in problem, lines
+    finally:
+        serve.terminate()
+        serve.wait(30)
