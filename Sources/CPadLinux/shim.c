@@ -224,6 +224,17 @@ ssize_t CPadLinux_receiveDatagram(
     return count;
 }
 
+/// Makes `buffer` (room for CMSG_SPACE(size)) the message's one control message: `level`/`type` carrying `data`.
+static void attachControl(struct msghdr *message, char *buffer, int level, int type, const void *data, size_t size) {
+    message->msg_control = buffer;
+    message->msg_controllen = CMSG_SPACE(size);
+    struct cmsghdr *header = CMSG_FIRSTHDR(message);
+    header->cmsg_level = level;
+    header->cmsg_type = type;
+    header->cmsg_len = CMSG_LEN(size);
+    memcpy(CMSG_DATA(header), data, size);
+}
+
 ssize_t CPadLinux_sendDatagram(
     int fd, const void *buffer, size_t length, const void *to, socklen_t toLength, int socketFamily,
     const unsigned char *local, int localLength, int interfaceIndex) {
@@ -239,13 +250,7 @@ ssize_t CPadLinux_sendDatagram(
     if (localLength == 4 && socketFamily == AF_INET) {
         struct in_pktinfo info = {.ipi_ifindex = interfaceIndex};
         memcpy(&info.ipi_spec_dst, local, 4);
-        message.msg_control = control.bytes;
-        message.msg_controllen = CMSG_SPACE(sizeof info);
-        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-        header->cmsg_level = IPPROTO_IP;
-        header->cmsg_type = IP_PKTINFO;
-        header->cmsg_len = CMSG_LEN(sizeof info);
-        memcpy(CMSG_DATA(header), &info, sizeof info);
+        attachControl(&message, control.bytes, IPPROTO_IP, IP_PKTINFO, &info, sizeof info);
     } else if ((localLength == 4 || localLength == 16) && socketFamily == AF_INET6) {
         // An IPv4 local address on a dual-stack socket goes as its IPv4-mapped form (the kernel's ip_cmsg_send
         // takes IPV6_PKTINFO with a mapped address for an IPv4 destination).
@@ -257,13 +262,7 @@ ssize_t CPadLinux_sendDatagram(
         } else {
             memcpy(&info.ipi6_addr, local, 16);
         }
-        message.msg_control = control.bytes;
-        message.msg_controllen = CMSG_SPACE(sizeof info);
-        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-        header->cmsg_level = IPPROTO_IPV6;
-        header->cmsg_type = IPV6_PKTINFO;
-        header->cmsg_len = CMSG_LEN(sizeof info);
-        memcpy(CMSG_DATA(header), &info, sizeof info);
+        attachControl(&message, control.bytes, IPPROTO_IPV6, IPV6_PKTINFO, &info, sizeof info);
     }
     return sendmsg(fd, &message, MSG_DONTWAIT);
 }
