@@ -266,3 +266,19 @@ ssize_t CPadLinux_sendDatagram(
     }
     return sendmsg(fd, &message, MSG_DONTWAIT);
 }
+
+// MARK: - epoll with a nanosecond timeout
+
+int CPadLinux_epollWait(int epollFD, struct epoll_event *events, int capacity, long long timeoutNanoseconds) {
+    static int unsupported = 0;
+    if (!unsupported) {
+        struct timespec timeout = {
+            .tv_sec = timeoutNanoseconds / 1000000000LL, .tv_nsec = timeoutNanoseconds % 1000000000LL,
+        };
+        int count = epoll_pwait2(epollFD, events, capacity, timeoutNanoseconds < 0 ? NULL : &timeout, NULL);
+        if (count >= 0 || errno != ENOSYS) return count;
+        unsupported = 1;
+    }
+    int milliseconds = timeoutNanoseconds < 0 ? -1 : (int)((timeoutNanoseconds + 999999LL) / 1000000LL);
+    return epoll_wait(epollFD, events, capacity, milliseconds);
+}

@@ -150,6 +150,13 @@ extern const int CPadLinux_TFD_TIMER_ABSTIME;
 extern const int CPadLinux_SFD_CLOEXEC;
 extern const int CPadLinux_SFD_NONBLOCK;
 
+// MARK: - epoll with a nanosecond timeout
+
+/// epoll_pwait2(2) with a relative timeout in nanoseconds (-1: wait for ever), the loop's one wait for readiness and
+/// for its next timer; on a kernel older than 5.11 (ENOSYS) epoll_wait(2) with the timeout rounded up to a
+/// millisecond. Returns the entries filled, or -1 and errno.
+int CPadLinux_epollWait(int epollFD, struct epoll_event *events, int capacity, long long timeoutNanoseconds);
+
 // MARK: - UDP with the local address (IP_PKTINFO / IPV6_PKTINFO: CMSG_* are function-like macros)
 
 /// Asks the kernel for each datagram's local address: IP_PKTINFO, and IPV6_RECVPKTINFO on an IPv6 socket (which

@@ -2,7 +2,9 @@ import CPadLinux
 import Glibc
 public import SystemPackage
 
-/// One thread, one epoll: device fds, timerfds, an eventfd for `stop()` and deferred work, a signalfd.
+/// One thread, one epoll: device fds, an eventfd for `stop()` and deferred work, a signalfd; timers are the loop's
+/// own (the wait's timeout is the next timer's deadline), so arming, re-arming or cancelling a timer costs no system
+/// call and a timer firing costs only the wait it ends.
 ///
 /// Confined to the thread that calls `run()` (the CLI's main thread, never the Swift cooperative pool): create it,
 /// create pads on it and call `run()` from that one thread; handlers run there too. Not `Sendable` on purpose.
@@ -33,6 +35,13 @@ public final class DeviceEventLoop {
     private var deferredWork: [() throws(DeviceAccessError) -> Void] = []
     private var stopRequested = false
     private var signalSubscriptions: [SignalSubscription] = []
+    /// Every timer not closed (armed or not; held weakly, as their owners hold them): a few dozen at most, scanned
+    /// for the next deadline.
+    fileprivate var timers: [WeakTimer] = []
+
+    fileprivate struct WeakTimer {
+        weak var timer: LoopTimer?
+    }
     private var standardInputReader: StandardInputLineReader?
 
     public init() throws(DeviceAccessError) {
@@ -55,7 +64,16 @@ public final class DeviceEventLoop {
         while !stopRequested {
             try runDeferredWork()
             if stopRequested { break }
-            let count = try epoll.wait(into: events, timeoutMilliseconds: deferredWork.isEmpty ? -1 : 0)
+            try fireDueTimers()
+            if stopRequested { break }
+            var timeout: UInt64?
+            if !deferredWork.isEmpty {
+                timeout = 0
+            } else if let next = nextTimerDeadlineNanoseconds {
+                let now = MonotonicInstant.now().nanoseconds
+                timeout = next > now ? next - now : 0
+            }
+            let count = try epoll.wait(into: events, timeoutNanoseconds: timeout)
             for index in 0..<count {
                 let token = WatchToken(rawValue: events[index].data.u64)
                 if token == wakeToken {
@@ -182,10 +200,33 @@ public final class DeviceEventLoop {
         return LoopDeadline(timer: timer)
     }
 
-    /// A timer whose `handler` runs on the loop thread, armed and re-armed as often as needed (one timerfd for its
-    /// whole life: for a deadline that moves with every frame, such as a turbo button's next edge).
+    /// A timer whose `handler` runs on the loop thread, armed and re-armed as often as needed, at no system call
+    /// (for a deadline that moves with every frame, such as a turbo button's next edge or the link's next wake).
     public func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) -> LoopTimer {
-        try LoopTimer(loop: self, handler: handler)
+        LoopTimer(loop: self, handler: handler)
+    }
+
+    private var nextTimerDeadlineNanoseconds: UInt64? {
+        var next: UInt64?
+        for entry in timers {
+            if let deadline = entry.timer?.deadlineNanoseconds { next = min(next ?? deadline, deadline) }
+        }
+        return next
+    }
+
+    /// Runs the handler of every timer whose deadline has come, earliest first (one clock read for the batch). A
+    /// handler may arm, cancel or close any timer, itself included.
+    private func fireDueTimers() throws(DeviceAccessError) {
+        guard let next = nextTimerDeadlineNanoseconds else { return }
+        let now = MonotonicInstant.now().nanoseconds
+        guard next <= now else { return }
+        let due = timers.compactMap(\.timer).filter { ($0.deadlineNanoseconds ?? .max) <= now }
+            .sorted { ($0.deadlineNanoseconds ?? .max) < ($1.deadlineNanoseconds ?? .max) }
+        for timer in due {
+            guard let deadline = timer.deadlineNanoseconds, deadline <= now else { continue }  // changed meanwhile
+            try timer.fire(at: now)
+            if stopRequested { return }
+        }
     }
 
     private func runDeferredWork() throws(DeviceAccessError) {
@@ -196,45 +237,57 @@ public final class DeviceEventLoop {
     }
 }
 
-/// A timerfd registered with a `DeviceEventLoop`. One-shot deadlines (effect durations) or a period (heartbeats);
-/// never used for polling.
+/// A timer of a `DeviceEventLoop`: one-shot deadlines (effect durations, the link's next wake) or a period
+/// (heartbeats); never used for polling. Kept by the loop in user space: scheduling it again costs no system call.
 public final class LoopTimer {
-    private let loop: DeviceEventLoop
-    private var timer: DeadlineTimer?
-    private var token: DeviceEventLoop.WatchToken?
+    private weak var loop: DeviceEventLoop?
+    private let handler: () throws(DeviceAccessError) -> Void
+    /// When it fires next (CLOCK_MONOTONIC ns); nil while disarmed.
+    fileprivate private(set) var deadlineNanoseconds: UInt64?
+    private var periodNanoseconds: UInt64?
 
-    fileprivate init(loop: DeviceEventLoop, handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) {
+    fileprivate init(loop: DeviceEventLoop, handler: @escaping () throws(DeviceAccessError) -> Void) {
         self.loop = loop
-        let timer = try DeadlineTimer()
-        let descriptor = timer.descriptor
-        self.timer = consume timer
-        token = try loop.watch(descriptor, path: "timerfd") { [weak self] _ throws(DeviceAccessError) in
-            guard let self, self.timer?.acknowledge() ?? 0 > 0 else { return }
-            try handler()
-        }
+        self.handler = handler
+        loop.timers.append(DeviceEventLoop.WeakTimer(timer: self))
     }
 
-    /// Fires once at `deadline`, replacing any earlier schedule.
+    /// Fires once at `deadline` (at the loop's next turn if it has passed), replacing any earlier schedule.
     public func schedule(at deadline: MonotonicInstant) throws(DeviceAccessError) {
-        try timer?.arm(at: deadline)
+        guard loop != nil else { return }
+        periodNanoseconds = nil
+        deadlineNanoseconds = deadline.nanoseconds
     }
 
-    /// Fires every `milliseconds`, replacing any earlier schedule.
+    /// Fires every `milliseconds`, first after one period, replacing any earlier schedule.
     public func scheduleRepeating(everyMilliseconds milliseconds: UInt64) throws(DeviceAccessError) {
-        try timer?.arm(everyNanoseconds: milliseconds * 1_000_000)
+        guard loop != nil else { return }
+        let period = max(milliseconds * 1_000_000, 1)
+        periodNanoseconds = period
+        deadlineNanoseconds = MonotonicInstant.now().nanoseconds + period
     }
 
-    /// Disarms the timer (it stays registered and can be scheduled again).
+    /// Disarms the timer (it stays the loop's and can be scheduled again).
     public func cancel() {
-        try? timer?.disarm()
-        _ = timer?.acknowledge()
+        deadlineNanoseconds = nil
+        periodNanoseconds = nil
     }
 
-    /// Unregisters and closes the timerfd. Idempotent.
+    /// Disarms it for good and leaves the loop. Idempotent.
     public func close() {
-        if let token { loop.removeWatch(token) }
-        token = nil
-        timer.take()?.close()
+        cancel()
+        if let loop { loop.timers.removeAll { $0.timer == nil || $0.timer === self } }
+        loop = nil
+    }
+
+    fileprivate func fire(at now: UInt64) throws(DeviceAccessError) {
+        if let period = periodNanoseconds, let deadline = deadlineNanoseconds {
+            // The next period after now (missed ones are not made up for).
+            deadlineNanoseconds = deadline + ((now - deadline) / period + 1) * period
+        } else {
+            deadlineNanoseconds = nil
+        }
+        try handler()
     }
 
     deinit { close() }

@@ -26,16 +26,17 @@ struct EpollInstance: ~Copyable {
         _ = retryingInterrupts { epoll_ctl(descriptor.rawValue, CPadLinux_EPOLL_CTL_DEL, target.rawValue, &event) }
     }
 
-    /// Waits for readiness (`timeoutMilliseconds` -1 = forever). Returns how many entries of `events` were filled;
-    /// EINTR counts as zero so a signal only wakes the loop up.
-    func wait(into events: UnsafeMutableBufferPointer<epoll_event>, timeoutMilliseconds: CInt)
+    /// Waits for readiness, at most `timeoutNanoseconds` (nil: for ever). Returns how many entries of `events` were
+    /// filled; EINTR counts as zero so a signal only wakes the loop up.
+    func wait(into events: UnsafeMutableBufferPointer<epoll_event>, timeoutNanoseconds: UInt64?)
         throws(DeviceAccessError) -> Int
     {
-        let count = epoll_wait(descriptor.rawValue, events.baseAddress, CInt(events.count), timeoutMilliseconds)
+        let timeout = timeoutNanoseconds.map { CLongLong(min($0, UInt64(Int64.max))) } ?? -1
+        let count = CPadLinux_epollWait(descriptor.rawValue, events.baseAddress, CInt(events.count), timeout)
         if count >= 0 { return Int(count) }
         let failure = Errno(rawValue: errno)
         if failure == .interrupted { return 0 }
-        throw .controlling("epoll", operation: "epoll_wait", failure)
+        throw .controlling("epoll", operation: "epoll_pwait2", failure)
     }
 
     /// Closes the descriptor now rather than at the end of the owner's lifetime.
