@@ -213,6 +213,12 @@ struct FeedbackCommand: ParsableCommand {
                         LineOutput.standardError.write("padbridge: line \(lineNumber): \(error.message); line ignored")
                     }
                 },
+                onOverlongLine: {
+                    lineNumber += 1
+                    LineOutput.standardError.write(
+                        "padbridge: line \(lineNumber): longer than \(DeviceEventLoop.maximumLineBytes) bytes (no "
+                            + "newline?); line ignored")
+                },
                 onEndOfFile: {
                     logger.debug("end of input after \(lineNumber) lines")
                     finish()

@@ -91,9 +91,11 @@ struct VirtualCommand: ParsableCommand {
         var snapshot = PadSnapshot.neutral
         var lineNumber = 0
 
-        // Shutting down: every input released first, the pad kept serving (force-feedback requests, the kernel) for a
+        // Shutting down: input stops being read (nothing presses again on top of the release, and its end is no
+        // second request), every input is released, the pad kept serving (force-feedback requests, the kernel) for a
         // grace period so readers see the release before the node goes, then the loop stops.
         let ending = ReleaseThenStop(loop: loop) {
+            loop.stopReadingStandardInput()
             snapshot = snapshot.released
             do {
                 try pad.apply(snapshot)
@@ -122,6 +124,12 @@ struct VirtualCommand: ParsableCommand {
                     LineOutput.standardError.write("padbridge: \(error)")
                     loop.stop()
                 }
+            },
+            onOverlongLine: {
+                lineNumber += 1
+                LineOutput.standardError.write(
+                    "padbridge: line \(lineNumber): longer than \(DeviceEventLoop.maximumLineBytes) bytes (no newline?); "
+                        + "line ignored")
             },
             onEndOfFile: {
                 logger.debug("end of input after \(lineNumber) lines")
