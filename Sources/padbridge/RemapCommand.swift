@@ -27,7 +27,7 @@ struct RemapCommand: ParsableCommand {
             --record FILE records both sides of the bridge (padbridge's recording format, as `padbridge record` \
             writes it): the pad's events and reports, the virtual pad's events, the feedback games send the \
             virtual pad and what of it reached the pad. `padbridge replay FILE` brings the pad back.
-            Ends on end of input, SIGINT or SIGTERM: inputs released, virtual pads destroyed, grabs released, \
+            Ends on SIGINT or SIGTERM (standard input is not read): inputs released, virtual pads destroyed, grabs released, \
             physical pads quiet.
             """
     )
@@ -182,7 +182,8 @@ struct RemapCommand: ParsableCommand {
             return true
         }
         shutdown = ending.request
-        try loop.watchStandardInputLines({ _ in }, onEndOfFile: { shutdown?() })
+        // Standard input is not read: remap takes no input, and must keep running with /dev/null there (a service,
+        // nohup) or as a background job of a shell (reading the terminal would stop it with SIGTTIN).
         try loop.run()
     }
 }

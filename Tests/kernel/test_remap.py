@@ -106,6 +106,21 @@ def test_exit_while_the_pad_keeps_reporting_leaves_nothing_held(padbridge):
                                          (ecodes.EV_ABS, ecodes.ABS_X)])
 
 
+def test_remap_reads_no_input_and_keeps_running_without_any(padbridge):
+    """remap takes no input: with standard input at its end from the start (/dev/null, as under a systemd unit or
+    nohup), it keeps bridging (it used to end 100 ms after start)."""
+    physical, _, device = start_xbox(padbridge, "--name", "remap without input")
+    remap = padbridge(device.path, "--as", "xbox360", command="remap")
+    remap.close_stdin()
+    ready = remap.wait_ready()
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    physical.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
+    physical.button("a", False)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 0)])
+    assert remap.proc.poll() is None, f"remap ended by itself\n{remap.describe()}"
+
+
 def test_xbox_pad_shown_as_a_dualsense(padbridge):
     physical, physical_ready, device = start_xbox(padbridge, "--name", "remap physical xbox")
     remap, ready = start_remap(padbridge, device.path, "--as", "dualsense")
