@@ -188,8 +188,15 @@ struct ReplayCommand: ParsableCommand {
         let recording = try Self.readRecording(file)
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
-        let output = LineOutput.standardOutput
+        // Feedback lines are a by-product: when their reader goes away the replay goes on.
+        var printing = true
+        func print(_ line: String) {
+            guard printing, !LineOutput.standardOutput.write(line) else { return }
+            printing = false
+            LineOutput.standardError.write(LineOutput.readerWentAwayMessage("feedback is no longer printed"))
+        }
         let kind: VirtualPadKind = recording.identity.kind == .dualSense ? .dualSense : .xbox360
+        var lastStateShown: LoopDeadline?
         let replayer = try PadReplayer(
             recording: recording, speed: speed, delayMilliseconds: UInt64(delay * 1000), loop: loop, logger: logger
         ) { happening in
@@ -198,17 +205,24 @@ struct ReplayCommand: ParsableCommand {
                 LineOutput.standardError.write(
                     "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: nil, source: recording.identity.id))
             case .recordedFeedback(let line):
-                output.write("recorded \(line)")
+                print("recorded \(line)")
             case .outputReport(let report):
-                output.write("now \(ReplayCommand.describe(report))")
+                print("now \(ReplayCommand.describe(report))")
             case .feedback(let event):
-                output.write("now \(FeedbackLines.line(for: event))")
+                print("now \(FeedbackLines.line(for: event))")
             case .finished:
                 LineOutput.standardError.write(
                     "padbridge: replay finished (\(recording.entries.count) entries, "
                         + "\(NumberText.fixed(Double(recording.durationMicroseconds) / 1e6 / speed, places: 1)) s)"
                         + (hold ? "; holding the pad until SIGINT or SIGTERM" : ""))
-                if !hold { loop.stop() }
+                // The last state stays for the grace a bridge gives its release: a reader that has not read the
+                // last events yet would lose them with the node.
+                if !hold {
+                    lastStateShown = try? loop.deadline(afterMilliseconds: ReleaseThenStop.defaultGraceMilliseconds) {
+                        loop.stop()
+                    }
+                    if lastStateShown == nil { loop.stop() }
+                }
             }
         }
         defer { replayer.close() }

@@ -61,8 +61,14 @@ struct VirtualCommand: ParsableCommand {
             if let shutdown { shutdown() } else { loop.stop() }
         }
 
-        let output = LineOutput.standardOutput
-        let onFeedback: (FeedbackEvent) -> Void = { event in output.write(FeedbackLines.line(for: event)) }
+        // Feedback lines are a by-product: when their reader goes away the pad stays (its input is what drives it).
+        var feedbackPrinted = true
+        let onFeedback: (FeedbackEvent) -> Void = { event in
+            guard feedbackPrinted, !LineOutput.standardOutput.write(FeedbackLines.line(for: event)) else { return }
+            feedbackPrinted = false
+            LineOutput.standardError.write(
+                LineOutput.readerWentAwayMessage("feedback is no longer printed; the pad stays"))
+        }
 
         // End of input before the kernel has made the pad's nodes would destroy a pad nobody could see:
         // finish once it is ready, within a bound (the probe takes well under a second even under emulation).
