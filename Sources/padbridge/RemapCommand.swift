@@ -120,6 +120,8 @@ struct RemapCommand: ParsableCommand {
         let recording = try record.map(BridgeRecording.init(path:))
         // Before the bridges close: what the virtual pad showed last (the release) is still there to read.
         defer { recording?.finish() }
+        // The pad's hidraw declarations are read now, before its bridge runs: reading them later would stall it.
+        if let recording, let controller = chosen.first { recording.prepare(controller, logger: logger) }
         for controller in chosen {
             let kind = virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)
             var made: RemapBridge?
