@@ -314,6 +314,20 @@ public struct EvdevDevice: ~Copyable {
         return .events(readings)
     }
 
+    /// The multitouch slots as libevdev read them when the device was opened (EVIOCGMTSLOTS): each slot's tracking
+    /// id (-1: no contact) and position. Empty for a device without slots.
+    public func touchSlots() -> [EvdevTouchSlot] {
+        let slots = libevdev_get_num_slots(handle)
+        guard slots > 0 else { return [] }
+        return (0..<slots).map { slot in
+            EvdevTouchSlot(
+                slot: Int(slot),
+                trackingID: libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_TRACKING_ID)),
+                x: libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_POSITION_X)),
+                y: libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_POSITION_Y)))
+        }
+    }
+
     /// The device's state in libevdev's view (as read when the device was opened, or at the last catch-up) as
     /// events ending with SYN_REPORT, unstamped: every key, every absolute axis and every multitouch slot, or with
     /// `restIncluded` false only what differs from rest (keys held, axes away from 0, contacts down; nothing at all,
