@@ -153,17 +153,63 @@ struct RemapCommand: ParsableCommand {
             }
         }
 
-        let settle = try HotplugSettle(loop: loop) {
+        // A pad that came back is taken once its listing is complete (every node it had, by role); the burst of
+        // uevents as its nodes appear brings the listings. One that stays incomplete is taken as it is after
+        // `incompleteGraceMilliseconds`. The listing runs SDL's helper only for generic pads, and then without
+        // stalling the loop, where the other bridges keep forwarding.
+        let incompleteGraceMilliseconds: UInt64 = 2000
+        var listing: ControllerCatalog.PendingDiscovery?
+        var relistAgain = false
+        var incompleteSince: [Fingerprint: MonotonicInstant] = [:]
+        var incompleteCheck: LoopDeadline?
+        func relist() {
             guard bridges.contains(where: \.isWaitingForItsPad) else { return }
-            do {
-                let present = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
-                for bridge in bridges { bridge.resume(from: present) }
-            } catch {
-                logger.warning("listing pads after a hotplug event failed: \(error)")
+            guard listing == nil else {
+                relistAgain = true  // events came during the listing: list once more when it is done
+                return
+            }
+            listing = ControllerCatalog.discover(
+                logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper, on: loop
+            ) { result in
+                listing = nil
+                switch result {
+                case .success(let present):
+                    let now = MonotonicInstant.now()
+                    for bridge in bridges where bridge.isWaitingForItsPad {
+                        let since = incompleteSince[bridge.fingerprint]
+                        let waitedLongEnough =
+                            since.map { now.nanoseconds - $0.nanoseconds >= incompleteGraceMilliseconds * 1_000_000 }
+                            ?? false
+                        switch bridge.resume(from: present, acceptingIncomplete: waitedLongEnough) {
+                        case .incomplete(let missing):
+                            if since == nil {
+                                incompleteSince[bridge.fingerprint] = now
+                                logger.info(
+                                    "\(bridge.fingerprint) is back without its \(missing.joined(separator: ", ")); waiting for them")
+                            }
+                            incompleteCheck = try? loop.deadline(afterMilliseconds: incompleteGraceMilliseconds) {
+                                relist()
+                            }
+                        case .resumed, .absent, .failed:
+                            incompleteSince[bridge.fingerprint] = nil
+                        }
+                    }
+                case .failure(let error):
+                    logger.warning("listing pads after a hotplug event failed: \(error)")
+                }
+                if relistAgain {
+                    relistAgain = false
+                    relist()
+                }
             }
         }
+        let settle = try HotplugSettle(loop: loop) { relist() }
         let hotplug = try loop.watch(monitor) { _ in settle.noteEvent() }
-        defer { hotplug.cancel() }
+        defer {
+            hotplug.cancel()
+            listing?.cancel()
+            incompleteCheck?.cancel()
+        }
 
         // A change to the profile file reloads it, as SIGHUP does (after the burst of writes an editor makes).
         var reloadSoon: LoopDeadline?

@@ -172,7 +172,7 @@ public final class DeviceEventLoop {
     }
 
     /// Runs `work` on the loop thread after the current batch of events (or as soon as `run()` starts).
-    func deferWork(_ work: @escaping () throws(DeviceAccessError) -> Void) {
+    public func deferWork(_ work: @escaping () throws(DeviceAccessError) -> Void) {
         deferredWork.append(work)
         if deferredWork.count == 1 { wake.signal() }
     }
