@@ -14,6 +14,9 @@ public final class RemapBridge {
     private let virtual: VirtualPadSession
     /// Called with each feedback event a game sent the virtual pad, before it goes to the physical pad.
     public var onVirtualFeedback: ((FeedbackEvent) -> Void)?
+    /// Called when the physical pad went away (the virtual pad went neutral), and when it is read again.
+    public var onPadGone: (() -> Void)?
+    public var onPadBack: ((Controller) -> Void)?
 
     /// The physical pad as last discovered.
     public var controller: Controller? { physical?.controller }
@@ -51,8 +54,14 @@ public final class RemapBridge {
             controller: controller, profile: profile, target: kind.capabilities, grab: true, loop: loop,
             logger: logger
         ) { [unowned(unsafe) virtual] snapshot in virtual.apply(snapshot) }
-        physical.onDetached = { [unowned virtual] in virtual.goNeutral() }
         self.physical = physical
+        physical.onDetached = { [unowned virtual, weak self] in
+            virtual.goNeutral()
+            self?.onPadGone?()
+        }
+        physical.onReattached = { [weak self, weak physical] in
+            if let controller = physical?.controller { self?.onPadBack?(controller) }
+        }
         feedbackTarget = { [weak self, weak physical] event in
             self?.onVirtualFeedback?(event)
             physical?.submit(Feedback(event))

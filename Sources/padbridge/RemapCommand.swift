@@ -11,9 +11,12 @@ struct RemapCommand: ParsableCommand {
         commandName: "remap",
         abstract: "Bridge a physical pad to a virtual one: grabbed, remapped, with feedback going back.",
         discussion: """
-            Grabs every event node of the pad (games see only the virtual pad; released on exit), creates the \
+            Grabs every event node of the pad (its input reaches only padbridge; released on exit), creates the \
             virtual pad (--as; default: the same kind where padbridge can build it, a DualSense for DualSense \
-            pads, else an Xbox 360 pad), and forwards each frame. Feedback games send to the virtual pad (rumble, \
+            pads, else an Xbox 360 pad), and forwards each frame. With padbridge's hiding service running \
+            (systemd/padbridge-hide.socket), the pad's nodes, its hidraw node included, are hidden from other \
+            programs while remap holds them, so SDL, Steam and games see only the virtual pad; without it remap says \
+            once that they still see the pad, and how to install the service. Feedback games send to the virtual pad (rumble, \
             lightbar, player LEDs, mic LED, trigger effects) goes back to the physical pad; what it lacks is dropped.
             When the pad goes away the virtual pad is set to neutral at once and stays (games keep its player \
             slot); when the same pad (same ID) comes back, forwarding resumes. A virtual DualSense's identity \
@@ -115,6 +118,10 @@ struct RemapCommand: ParsableCommand {
             all ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint } : [try MonitorCommand.choose(pad, from: controllers)]
         if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
 
+        // Given back after the bridges closed (defers run last to first): games see the pad again once its virtual
+        // pad is gone, not both at once.
+        let hiding = BridgeHiding(loop: loop, logger: logger)
+        defer { hiding.releaseAll() }
         var bridges: [RemapBridge] = []
         defer { bridges.forEach { $0.close() } }
         let recording = try record.map(BridgeRecording.init(path:))
@@ -140,6 +147,10 @@ struct RemapCommand: ParsableCommand {
             }
             made = bridge
             bridges.append(bridge)
+            // Grabbed now: the nodes are hidden from everyone else while the bridge holds them.
+            hiding.hide(controller)
+            bridge.onPadGone = { [fingerprint = controller.fingerprint] in hiding.release(fingerprint) }
+            bridge.onPadBack = { controller in hiding.hide(controller) }
         }
         reload = { [profile] in
             guard let profile else { return logger.info("SIGHUP: no --profile to reload") }
