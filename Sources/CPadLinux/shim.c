@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include "CPadLinux.h"
@@ -281,4 +283,70 @@ int CPadLinux_epollWait(int epollFD, struct epoll_event *events, int capacity, l
     }
     int milliseconds = timeoutNanoseconds < 0 ? -1 : (int)((timeoutNanoseconds + 999999LL) / 1000000LL);
     return epoll_wait(epollFD, events, capacity, milliseconds);
+}
+
+static int unixAddress(const char *path, struct sockaddr_un *address) {
+    memset(address, 0, sizeof *address);
+    address->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof address->sun_path) return -ENAMETOOLONG;
+    strcpy(address->sun_path, path);
+    return 0;
+}
+
+int CPadLinux_unixStreamListen(const char *path, unsigned int mode) {
+    struct sockaddr_un address;
+    int status = unixAddress(path, &address);
+    if (status < 0) return status;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    struct stat existing;
+    if (lstat(path, &existing) == 0 && S_ISSOCK(existing.st_mode)) unlink(path);
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || chmod(path, mode) != 0 || listen(fd, 16) != 0) {
+        int failure = errno;
+        close(fd);
+        return -failure;
+    }
+    return fd;
+}
+
+int CPadLinux_unixStreamConnect(const char *path) {
+    struct sockaddr_un address;
+    int status = unixAddress(path, &address);
+    if (status < 0) return status;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int failure = errno;
+        close(fd);
+        return -failure;
+    }
+    return fd;
+}
+
+int CPadLinux_acceptConnection(int fd) {
+    int connection = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return connection < 0 ? -errno : connection;
+}
+
+int CPadLinux_peerCredentials(int fd, int *pid, unsigned int *uid, unsigned int *gid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -errno;
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}
+
+long CPadLinux_getAccessACL(const char *path, void *buffer, unsigned long size) {
+    ssize_t length = getxattr(path, "system.posix_acl_access", buffer, size);
+    return length < 0 ? -errno : (long)length;
+}
+
+int CPadLinux_setAccessACL(const char *path, const void *data, unsigned long size) {
+    return setxattr(path, "system.posix_acl_access", data, size, 0) == 0 ? 0 : -errno;
+}
+
+int CPadLinux_removeAccessACL(const char *path) {
+    return removexattr(path, "system.posix_acl_access") == 0 ? 0 : -errno;
 }

@@ -52,6 +52,90 @@ public enum ControllerCatalog {
     }
 }
 
+extension ControllerCatalog {
+    /// `discover` for a command whose loop is running (remap's hotplug resume): udev's listing at once, SDL's view
+    /// (when it is wanted) from its helper process read by the loop, so the other pads' frames keep flowing while SDL
+    /// scans (up to `SDLProbe.deadline`). `completion` runs on the loop; cancel the returned handle to give up.
+    public static func discover(
+        logger: Logger, sdlView: SDLView = .always, sdlSource: SDLSource, on loop: DeviceEventLoop,
+        completion: @escaping (Result<[Controller], any Error>) -> Void
+    ) -> PendingDiscovery {
+        let pending = PendingDiscovery()
+        let records: [UdevDeviceRecord]
+        var controllers: [Controller]
+        do {
+            records = try UdevContext().padNodeRecords()
+            controllers = ControllerGrouping.controllers(from: records)
+        } catch {
+            loop.deferWork { if !pending.isCancelled { completion(.failure(error)) } }
+            return pending
+        }
+        for index in controllers.indices where controllers[index].capabilities.battery {
+            controllers[index].battery = ControllerBattery.state(ofHIDDevice: controllers[index].groupSyspath)
+        }
+        let hasGeneric = controllers.contains { $0.kind == .generic }
+        func finish(_ sdl: Result<[SDLControllerInfo], SDLCatalogError>) {
+            guard !pending.isCancelled else { return }
+            switch sdl {
+            case .success(let sdl):
+                completion(.success(SDLControllerJoin.joining(controllers, sdl: sdl, records: records)))
+            case .failure(let error):
+                if error.code != .subsystemFailed && hasGeneric {
+                    logger.warning("\(error)")
+                } else {
+                    logger.debug("no SDL2 view of the pads: \(error)")
+                }
+                completion(.success(SDLControllerJoin.joining(controllers, sdl: [], records: records)))
+            }
+        }
+        if sdlView == .forGenericPads && !hasGeneric {
+            let listed = controllers
+            loop.deferWork { if !pending.isCancelled { completion(.success(listed)) } }
+            return pending
+        }
+        switch sdlSource {
+        case .inProcess:
+            let sdl: Result<[SDLControllerInfo], SDLCatalogError>
+            do { sdl = .success(try SDLControllerCatalog.current()) } catch { sdl = .failure(error) }
+            loop.deferWork { finish(sdl) }
+        case .helperProcess(let executable, let arguments):
+            // A helper that crashes is asked once more, as `SDLProbe.controllers` does.
+            func ask(again: Bool) {
+                do {
+                    pending.helper = try LoopHelperProcess(
+                        executable: executable, arguments: arguments, timeout: SDLProbe.deadline, loop: loop
+                    ) { outcome in
+                        let reply = SDLProbe.reading(outcome, executable: executable)
+                        if case .failure(let error) = reply, error.code == .helperFailed, again {
+                            logger.debug("SDL2's view, first try: \(error); asking again")
+                            return ask(again: false)
+                        }
+                        finish(reply)
+                    }
+                } catch {
+                    let failure = SDLCatalogError(code: .helperFailed, reason: "\(executable) could not be started (\(error))")
+                    loop.deferWork { finish(.failure(failure)) }
+                }
+            }
+            ask(again: true)
+        }
+        return pending
+    }
+
+    /// A listing under way on a loop (`discover(...on:completion:)`).
+    public final class PendingDiscovery {
+        fileprivate var helper: LoopHelperProcess?
+        public private(set) var isCancelled = false
+
+        /// Its completion is not called; a helper still running is killed.
+        public func cancel() {
+            isCancelled = true
+            helper?.cancel()
+            helper = nil
+        }
+    }
+}
+
 public enum ControllerLayouts {
     /// The layout to read a controller's pad node with (see `SDLControllerJoin.layout`). Without absinfo: SDL 2.26
     /// (Debian 12's) numbers every hat as a hat, as `list` does from udev's records.

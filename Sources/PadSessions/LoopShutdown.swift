@@ -1,8 +1,9 @@
 public import PadLinux
 
 /// How a command that shows virtual pads ends: the first request releases every input (`release`), keeps serving
-/// the pads for a grace period, so readers see the release before the nodes go, then stops the loop; a second
-/// request stops at once. Loop-confined.
+/// the pads for a grace period, so readers see the release before the nodes go, then stops the loop. The release
+/// and its grace happen once: later requests (end of input right after Ctrl-C, a second signal) change nothing, and
+/// the grace is short. Loop-confined.
 public final class ReleaseThenStop {
     /// How long the released state stays visible before the pads are destroyed: a few frames of a game that polls
     /// state, and ample for an event reader to drain its queue (an evdev node that is gone drops what was queued).
@@ -25,10 +26,7 @@ public final class ReleaseThenStop {
     public var isShuttingDown: Bool { requested }
 
     public func request() {
-        if requested {
-            loop.stop()
-            return
-        }
+        guard !requested else { return }
         requested = true
         guard release() else { return loop.stop() }
         do {

@@ -8,10 +8,15 @@ public import PadLinux
 public final class RemapBridge {
     public let fingerprint: Fingerprint
     public let kind: VirtualPadKind
+    /// The pad's nodes when it was bridged: what it must show again to be taken back.
+    private let bridgedNodes: ControllerNodes
     private var physical: PhysicalPadSession?
     private let virtual: VirtualPadSession
     /// Called with each feedback event a game sent the virtual pad, before it goes to the physical pad.
     public var onVirtualFeedback: ((FeedbackEvent) -> Void)?
+    /// Called when the physical pad went away (the virtual pad went neutral), and when it is read again.
+    public var onPadGone: (() -> Void)?
+    public var onPadBack: ((Controller) -> Void)?
 
     /// The physical pad as last discovered.
     public var controller: Controller? { physical?.controller }
@@ -34,6 +39,7 @@ public final class RemapBridge {
     ) throws {
         fingerprint = controller.fingerprint
         self.kind = kind
+        bridgedNodes = controller.nodes
         var feedbackTarget: ((FeedbackEvent) -> Void)?
         var mac: String?
         let virtual = try VirtualPadSession(
@@ -48,8 +54,14 @@ public final class RemapBridge {
             controller: controller, profile: profile, target: kind.capabilities, grab: true, loop: loop,
             logger: logger
         ) { [unowned(unsafe) virtual] snapshot in virtual.apply(snapshot) }
-        physical.onDetached = { [unowned virtual] in virtual.goNeutral() }
         self.physical = physical
+        physical.onDetached = { [unowned virtual, weak self] in
+            virtual.goNeutral()
+            self?.onPadGone?()
+        }
+        physical.onReattached = { [weak self, weak physical] in
+            if let controller = physical?.controller { self?.onPadBack?(controller) }
+        }
         feedbackTarget = { [weak self, weak physical] event in
             self?.onVirtualFeedback?(event)
             physical?.submit(Feedback(event))
@@ -62,9 +74,27 @@ public final class RemapBridge {
     /// Whether the physical pad went away and the bridge waits for it to come back.
     public var isWaitingForItsPad: Bool { physical?.isAttached == false && virtual.isOpen }
 
-    /// If the bridge's pad is among `controllers` again, grabs it and forwards again.
-    public func resume(from controllers: [Controller]) {
-        physical?.resume(from: controllers)
+    /// What `resume(from:acceptingIncomplete:)` did.
+    public enum Resumption: Sendable, Hashable {
+        /// The pad is read and forwarded again (or was never away).
+        case resumed
+        /// The pad is not among the controllers.
+        case absent
+        /// The pad is listed without nodes it had when it was bridged (its nodes appear one by one): not taken yet.
+        case incomplete(missing: [String])
+        /// The pad is back but could not be opened (logged).
+        case failed
+    }
+
+    /// If the bridge's pad is among `controllers` again, and complete (every node it had when first bridged, by role:
+    /// a pad taken without its touchpad or hidraw node would stay without them for the rest of the session), grabs
+    /// it and forwards again; with `acceptingIncomplete`, takes it as it is listed.
+    public func resume(from controllers: [Controller], acceptingIncomplete: Bool = false) -> Resumption {
+        guard let physical, !physical.isAttached else { return .resumed }
+        guard let again = controllers.first(where: { $0.fingerprint == fingerprint }) else { return .absent }
+        let missing = again.nodes.missing(comparedTo: bridgedNodes)
+        if !missing.isEmpty && !acceptingIncomplete { return .incomplete(missing: missing) }
+        return physical.resume(from: [again]) ? .resumed : .failed
     }
 
     /// Switches to another profile without touching the virtual pad.

@@ -70,9 +70,25 @@ public enum SDLProbe {
         } catch {
             throw SDLCatalogError(code: .helperFailed, reason: "\(executable) could not be started (\(error))")
         }
-        guard outcome.termination == .exited(code: 0) else {
-            throw SDLCatalogError(code: .helperFailed, reason: "the SDL helper \(outcome.termination)")
+        return try reading(.success(outcome), executable: executable).get()
+    }
+
+    /// SDL's view from a helper's outcome (or why there is none).
+    static func reading(
+        _ outcome: Result<HelperProcess.Outcome, any Error>, executable: String
+    ) -> Result<[SDLControllerInfo], SDLCatalogError> {
+        switch outcome {
+        case .failure(let error):
+            return .failure(SDLCatalogError(code: .helperFailed, reason: "\(executable) could not be run (\(error))"))
+        case .success(let outcome):
+            guard outcome.termination == .exited(code: 0) else {
+                return .failure(SDLCatalogError(code: .helperFailed, reason: "the SDL helper \(outcome.termination)"))
+            }
+            do throws(SDLCatalogError) {
+                return .success(try decodeReply(outcome.standardOutput))
+            } catch {
+                return .failure(error)
+            }
         }
-        return try decodeReply(outcome.standardOutput)
     }
 }

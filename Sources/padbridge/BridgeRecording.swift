@@ -12,31 +12,46 @@ import PadLinux
 /// Loop-confined.
 final class BridgeRecording {
     let path: String
-    private let sink: LineOutput
+    /// Written under a temporary name until the recording starts: a bridge that fails before (a grab refused) leaves
+    /// an earlier recording of that name as it was.
+    private let file: RecordingFile
     private var recorder: PadRecorder?
+    /// The physical pad's hidraw node, read by `prepare` before the bridge runs.
+    private var hidraw: (controller: Fingerprint, declaration: HidrawDeclaration?)?
     /// The physical pad's event nodes by path: their index in the recording.
     private var indexByPath: [String: Int] = [:]
 
     init(path: String) throws {
         self.path = path
-        sink = try RecordCommand.openForWriting(path)
+        file = try RecordingFile(path: path)
+        file.onWriteFailed = { LineOutput.standardError.write($0) }
+    }
+
+    /// Reads the pad's hidraw node (its descriptor and feature reports: a request to the pad each, up to seconds
+    /// unanswered over Bluetooth) before the bridge runs, so that starting the recording later does not stall it.
+    func prepare(_ controller: Controller, logger: Logger) {
+        hidraw = (controller.fingerprint, RecordCommand.hidrawDeclaration(of: controller, for: path, logger: logger))
     }
 
     /// Starts recording `controller` (read by its bridge) and the virtual pad's `virtualNodes`; once only.
     func start(controller: Controller, virtualNodes: [String], loop: DeviceEventLoop, logger: Logger) {
         guard recorder == nil else { return }
+        if hidraw?.controller != controller.fingerprint { prepare(controller, logger: logger) }
         let physicalNodes = controller.nodes.evdev
         let nodes =
             physicalNodes.map { PadRecorder.EvdevNode(path: $0.path, role: $0.role.rawValue, events: .supplied) }
             + virtualNodes.map { PadRecorder.EvdevNode(path: $0, role: "", side: .virtual) }
         do {
             recorder = try PadRecorder(
-                identity: RecordedPadIdentity(controller), evdevNodes: nodes, hidrawNode: controller.nodes.hidraw,
-                loop: loop, logger: logger, output: PadRecordingTextOutput(write: { [sink] in sink.writeRaw($0) }),
+                identity: RecordedPadIdentity(controller), evdevNodes: nodes, hidraw: hidraw?.declaration,
+                loop: loop, logger: logger, output: PadRecordingTextOutput(write: file.write),
                 onUnplugged: { [path] in
                     LineOutput.standardError.write("padbridge: \(path): the recording ends here (a pad went away)")
                 })
+            try file.commit()
         } catch {
+            recorder?.close()
+            recorder = nil
             LineOutput.standardError.write("padbridge: not recording to \(path): \(error)")
             return
         }
@@ -62,12 +77,13 @@ final class BridgeRecording {
         for event in feedback.events { recorder?.recordFeedback(line: FeedbackLines.line(for: event), side: .physical) }
     }
 
-    /// Records what the nodes still hold and closes the file. Idempotent.
+    /// Records what the nodes still hold and closes the file (a recording that never started leaves no file, and an
+    /// earlier one of its name as it was). Idempotent.
     func finish() {
-        guard let recorder else { return }
+        guard let recorder else { return file.close() }
         self.recorder = nil
         recorder.finish()
-        close(sink.descriptor)
+        file.close()
         LineOutput.standardError.write("padbridge: recorded \(recorder.entryCount) entries to \(path)")
     }
 }

@@ -20,7 +20,7 @@ struct ConnectCommand: ParsableCommand {
             --record FILE records the pad (its events as read here, its hidraw reports), the feedback the host relays \
             for it (`f ... virtual`: what a game sent the virtual pad there) and what of it reached the pad \
             (`f ... physical`), in padbridge's recording format; `padbridge replay FILE` brings the pad back.
-            Ends on end of input, SIGINT or SIGTERM.
+            Ends on SIGINT or SIGTERM (standard input is not read).
             """
     )
 
@@ -178,7 +178,7 @@ struct ConnectCommand: ParsableCommand {
         }
         defer { statisticsTimer?.cancel() }
         shutdown = { loop.stop() }
-        try loop.watchStandardInputLines({ _ in }, onEndOfFile: { loop.stop() })
+        // Standard input is not read (connect takes no input): /dev/null there, or a background job, keeps it running.
         try loop.run()
         if takenOver { throw ExitCode(1) }
     }

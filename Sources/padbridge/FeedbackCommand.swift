@@ -184,8 +184,10 @@ struct FeedbackCommand: ParsableCommand {
         logger.info("\(path): \(opened.summary); initial state \(opened.initialState.events)")
         var failure: DeviceAccessError?
         var padWentAway = false
+        // One-shot: a write the pad refused is reported (exit status 1); --stdin runs for a session and writes again.
         let runner = try FeedbackDrainRunner(
-            sink: opened.sink, restoring: opened.initialState, loop: loop, logger: logger
+            sink: opened.sink, restoring: opened.initialState, loop: loop, logger: logger,
+            onWriteError: fromStandardInput ? .retry : .end
         ) { error in
             failure = error
             padWentAway = error == nil
@@ -212,6 +214,12 @@ struct FeedbackCommand: ParsableCommand {
                     } catch {
                         LineOutput.standardError.write("padbridge: line \(lineNumber): \(error.message); line ignored")
                     }
+                },
+                onOverlongLine: {
+                    lineNumber += 1
+                    LineOutput.standardError.write(
+                        "padbridge: line \(lineNumber): longer than \(DeviceEventLoop.maximumLineBytes) bytes (no "
+                            + "newline?); line ignored")
                 },
                 onEndOfFile: {
                     logger.debug("end of input after \(lineNumber) lines")

@@ -47,7 +47,7 @@ struct ListCommand: ParsableCommand {
             } else if controllers.isEmpty {
                 LineOutput.standardError.write("padbridge: no pads found (is one connected? `padbridge doctor` checks access)")
             } else {
-                ControllerPresentation.table(controllers).forEach(output.write)
+                ControllerPresentation.table(controllers).forEach { output.write($0) }
             }
             return
         }
@@ -61,19 +61,23 @@ struct ListCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
-        let output = LineOutput.standardOutput
         var known: [Fingerprint: (controller: Controller, index: Int)] = [:]
+        var outputClosed = false
 
         func report(_ event: String, _ controller: Controller, index: Int) {
-            if json {
-                output.write(
-                    ControllerPresentation.json(
-                        WatchLine(event: event, controller: ControllerPresentation.Object(controller, index: index)),
-                        pretty: false))
-            } else {
-                output.write(
-                    "\(event.padding(toWidth: 8))\(index)  \(controller.fingerprint)  "
-                        + "\(ControllerPresentation.kindTitle(controller.kind))  \(controller.name)  \(controller.bus.rawValue)")
+            guard !outputClosed else { return }
+            let line =
+                json
+                ? ControllerPresentation.json(
+                    WatchLine(event: event, controller: ControllerPresentation.Object(controller, index: index)),
+                    pretty: false)
+                : "\(event.padding(toWidth: 8))\(index)  \(controller.fingerprint)  "
+                    + "\(ControllerPresentation.kindTitle(controller.kind))  \(controller.name)  \(controller.bus.rawValue)"
+            // Its reader went away (`list --watch | head -1`): nothing more to do.
+            if !LineOutput.standardOutput.write(line) {
+                outputClosed = true
+                LineOutput.standardError.write(LineOutput.readerWentAwayMessage("list ends"))
+                loop.stop()
             }
         }
 

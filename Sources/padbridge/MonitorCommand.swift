@@ -73,6 +73,11 @@ struct MonitorCommand: ParsableCommand {
 
         let session = try MonitorSession(
             controller: controller, output: raw ? .raw : json ? .json : .readable, grab: grab, loop: loop)
+        // A pipeline whose reader died (`monitor --json --grab 0 | padbridge virtual ...`): end, giving the grab back.
+        session.onOutputClosed = {
+            LineOutput.standardError.write(LineOutput.readerWentAwayMessage("monitor ends"))
+            loop.stop()
+        }
         var statisticsTimer: LoopDeadline?
         if stats {
             statisticsTimer = try loop.repeating(everyMilliseconds: 1000) { [session] in
@@ -107,7 +112,7 @@ struct MonitorCommand: ParsableCommand {
                     "\(controllers.count) pads are connected; name one (index, ID or device path):\n"
                         + table.joined(separator: "\n"))
             }
-            table.forEach(LineOutput.standardError.write)
+            table.forEach { LineOutput.standardError.write($0) }
             LineOutput.standardError.write("Which pad? Enter its # (0-\(controllers.count - 1)) or ID: ")
             guard let answer = readLineInterruptibly(), !answer.isEmpty else { throw ValidationError("No pad chosen.") }
             do {
@@ -150,6 +155,9 @@ final class MonitorSession {
     var onSnapshot: ((PadSnapshot) -> Void)?
     /// `.view`: why monitor ended, when the pad was unplugged.
     private(set) var unpluggedMessage: String?
+    /// Called once when standard output is gone (EPIPE: the reader went away).
+    var onOutputClosed: (() -> Void)?
+    private var outputClosed = false
     var snapshot: PadSnapshot { reader.snapshot }
 
     init(controller: Controller, output: MonitorOutput, grab: Bool, loop: DeviceEventLoop) throws {
@@ -167,13 +175,13 @@ final class MonitorSession {
                 headers += EvtestFormat.headerLines(info)
             }
             headers.append("Testing ... (interrupt to exit)")
-            LineOutput.standardOutput.write(headers.joined(separator: "\n"))
-            reader.onEvents = { node, readings in
+            print(headers.joined(separator: "\n"))
+            reader.onEvents = { [unowned self] node, readings in
                 let lines = readings.map { reading in
                     let line = EvtestFormat.eventLine(reading.event)
                     return multipleNodes ? "[\(node.path)] " + line : line
                 }
-                LineOutput.standardOutput.write(lines.joined(separator: "\n"))
+                self.print(lines.joined(separator: "\n"))
             }
         } else if output != .view {
             // What is already held when monitor starts is part of the pad's state: print it first, as one frame
@@ -183,7 +191,7 @@ final class MonitorSession {
                 lines.append(
                     output == .json ? PadEventLines.line(for: change) : "at start  " + MonitorText.describe(change))
             }
-            if !lines.isEmpty { LineOutput.standardOutput.write(lines.joined(separator: "\n")) }
+            if !lines.isEmpty { print(lines.joined(separator: "\n")) }
             printed = reader.snapshot
         }
         reader.onEvents = { [unowned self, previous = reader.onEvents] node, readings in
@@ -229,7 +237,16 @@ final class MonitorSession {
         }
         printed = snapshot
         // One write per frame: its lines reach a reader (`padbridge virtual`) in one read, as one frame.
-        if !lines.isEmpty { LineOutput.standardOutput.write(lines.joined(separator: "\n")) }
+        if !lines.isEmpty { print(lines.joined(separator: "\n")) }
+    }
+
+    /// Writes `text` as a line to standard output; when its reader is gone, says so once (`onOutputClosed`).
+    private func print(_ text: String) {
+        guard !outputClosed else { return }
+        if !LineOutput.standardOutput.write(text) {
+            outputClosed = true
+            onOutputClosed?()
+        }
     }
 
     /// The report rate over the window since the last call, and a new window.

@@ -16,7 +16,7 @@ struct Padbridge: ParsableCommand {
         subcommands: [
             ListCommand.self, MonitorCommand.self, DoctorCommand.self, VirtualCommand.self, FeedbackCommand.self,
             RemapCommand.self, ServeCommand.self, PairCommand.self, PairingWindowCommand.self, ConnectCommand.self,
-            RecordCommand.self, ReplayCommand.self, SDLProbeCommand.self,
+            RecordCommand.self, ReplayCommand.self, HideServiceCommand.self, SDLProbeCommand.self,
         ]
     )
 }

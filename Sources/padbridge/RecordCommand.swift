@@ -43,36 +43,42 @@ struct RecordCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds.") }
+        if let duration, !TimeOption.isSeconds(duration, positive: true) {
+            throw ValidationError("--duration must be a number of seconds above 0 and up to \(TimeOption.maximumSecondsText).")
+        }
         if from != nil {
             if !evemu { throw ValidationError("--from converts a recording to evemu's format: add --evemu.") }
             if pad != nil || duration != nil { throw ValidationError("--from converts a file: give no PAD or --duration with it.") }
         }
     }
 
-    /// Opens `path` for writing (created 0644, emptied), or says why not.
-    static func openForWriting(_ path: String) throws -> LineOutput {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw CommandFailure("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        return LineOutput(descriptor: descriptor)
-    }
-
-    /// A file written to, or standard output, and its name for messages.
-    typealias Destination = (name: String, sink: LineOutput)
-
     /// Where each event node's evemu file goes: standard output for a pad with one node and no -o.
-    static func evemuDestinations(output: String?, roles: [String]) throws -> [Destination] {
+    static func evemuDestinations(output: String?, roles: [String]) throws -> [RecordingFile] {
         guard let output else {
             guard roles.count <= 1 else {
                 throw ValidationError(
                     "--evemu writes one file per event node and this pad has \(roles.count) "
                         + "(\(roles.joined(separator: ", "))): name the first with -o FILE, the others go beside it.")
             }
-            return roles.map { _ in ("standard output", .standardOutput) }
+            return roles.map { _ in .standardOutput() }
         }
-        return try EvemuFormat.fileNames(base: output, roles: roles).map { ($0, try openForWriting($0)) }
+        return try EvemuFormat.fileNames(base: output, roles: roles).map(RecordingFile.init(path:))
+    }
+
+    /// The pad's hidraw node as the recording declares it, read now (before anything runs on the loop); nil when
+    /// the pad has none, or when it cannot be read (a generic pad whose hidraw node is not open to the user, as the
+    /// Xbox One pad over Bluetooth, the Switch Pro or 8BitDo pads are): then the event nodes are recorded alone,
+    /// which is said once, with what it means.
+    static func hidrawDeclaration(of controller: Controller, for name: String, logger: Logger) -> HidrawDeclaration? {
+        guard let path = controller.nodes.hidraw else { return nil }
+        do {
+            return try HidrawDeclaration.read(path: path, logger: logger)
+        } catch {
+            LineOutput.standardError.write(
+                "padbridge: \(name) holds the event nodes of \(controller.name) only, not its hidraw node (\(error)); "
+                    + "a replay brings the pad back through /dev/uinput, without its raw HID reports")
+            return nil
+        }
     }
 
     func run() throws {
@@ -84,32 +90,38 @@ struct RecordCommand: ParsableCommand {
         let controller = try MonitorCommand.choose(
             pad, from: try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper))
 
-        let destinations: [Destination]
-        let recordingOutput: any PadRecordingOutput
-        if evemu {
-            destinations = try Self.evemuDestinations(output: output, roles: controller.nodes.evdev.map(\.role.rawValue))
-            recordingOutput = EvemuRecordingOutput(
-                writers: Dictionary(uniqueKeysWithValues: destinations.enumerated().map { index, destination in
-                    (index, { destination.sink.writeRaw($0) })
-                }))
-        } else {
-            let sink = try output.map(Self.openForWriting) ?? .standardOutput
-            destinations = [(output ?? "standard output", sink)]
-            recordingOutput = PadRecordingTextOutput(write: { sink.writeRaw($0) })
+        // Written under temporary names until recording has begun: a pad that cannot be opened leaves an earlier
+        // recording of the same name as it was.
+        let destinations: [RecordingFile] =
+            evemu
+            ? try Self.evemuDestinations(output: output, roles: controller.nodes.evdev.map(\.role.rawValue))
+            : [try output.map(RecordingFile.init(path:)) ?? .standardOutput()]
+        defer { destinations.forEach { $0.close() } }
+        let recordingOutput: any PadRecordingOutput =
+            evemu
+            ? EvemuRecordingOutput(
+                writers: Dictionary(uniqueKeysWithValues: destinations.enumerated().map { ($0, $1.write) }))
+            : PadRecordingTextOutput(write: destinations[0].write)
+        var writeFailure: String?
+        for destination in destinations {
+            destination.onWriteFailed = { message in
+                if writeFailure == nil { writeFailure = message }
+                loop.stop()
+            }
         }
-        defer { if output != nil { destinations.forEach { close($0.sink.descriptor) } } }
 
         let identity = RecordedPadIdentity(controller)
         var unplugged = false
         let recorder = try PadRecorder(
             identity: identity, evdevNodes: controller.nodes.evdev.map { .init(path: $0.path, role: $0.role.rawValue) },
-            hidrawNode: controller.nodes.hidraw, loop: loop, logger: logger,
-            output: recordingOutput,
+            hidraw: evemu ? nil : Self.hidrawDeclaration(of: controller, for: destinations[0].name, logger: logger),
+            loop: loop, logger: logger, output: recordingOutput,
             onUnplugged: {
                 unplugged = true
                 loop.stop()
             })
         defer { recorder.close() }
+        for destination in destinations { try destination.commit() }
         var deadline: LoopDeadline?
         if let duration {
             deadline = try loop.deadline(afterMilliseconds: UInt64(duration * 1000)) { loop.stop() }
@@ -121,7 +133,8 @@ struct RecordCommand: ParsableCommand {
                 + "(\(controller.nodes.allPaths.joined(separator: ", "))); SIGINT or SIGTERM ends")
         try loop.run()
         deadline?.cancel()
-        recorder.finish()
+        if let writeFailure { LineOutput.standardError.write(writeFailure) } else { recorder.finish() }
+        recorder.close()
         let seconds = Double(MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1e9
         LineOutput.standardError.write(
             "padbridge: recorded \(recorder.entryCount) entries in \(NumberText.fixed(seconds, places: 1)) s"
@@ -137,9 +150,10 @@ struct RecordCommand: ParsableCommand {
         }
         let roles = nodes.map { $0.side == .physical ? $0.role : "\($0.side.rawValue)-\($0.role)" }
         let destinations = try Self.evemuDestinations(output: output, roles: roles)
-        defer { if output != nil { destinations.forEach { close($0.sink.descriptor) } } }
+        defer { destinations.forEach { $0.close() } }
         for (position, node) in nodes.enumerated() {
-            destinations[position].sink.writeRaw(EvemuFormat.text(of: recording, node: node.index) ?? "")
+            destinations[position].write(EvemuFormat.text(of: recording, node: node.index) ?? "")
+            try destinations[position].commit()
             let events = recording.entries.count { if case .evdev(_, node.index, _, _, _) = $0 { true } else { false } }
             LineOutput.standardError.write(
                 "padbridge: wrote \(destinations[position].name) (\(roles[position]), \(events) events)")
@@ -178,8 +192,13 @@ struct ReplayCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        if !(speed > 0) { throw ValidationError("--speed must be a positive number (1 is the recorded pace).") }
-        if !(delay >= 0) { throw ValidationError("--delay must be zero or more seconds.") }
+        if !(speed >= TimeOption.slowestSpeed && speed <= TimeOption.fastestSpeed) {
+            throw ValidationError(
+                "--speed must be a number from \(TimeOption.slowestSpeed) to \(Int(TimeOption.fastestSpeed)) (1 is the recorded pace).")
+        }
+        if !TimeOption.isSeconds(delay, positive: false) {
+            throw ValidationError("--delay must be a number of seconds from 0 up to \(TimeOption.maximumSecondsText).")
+        }
     }
 
     func run() throws {
@@ -188,8 +207,15 @@ struct ReplayCommand: ParsableCommand {
         let recording = try Self.readRecording(file)
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
-        let output = LineOutput.standardOutput
+        // Feedback lines are a by-product: when their reader goes away the replay goes on.
+        var printing = true
+        func print(_ line: String) {
+            guard printing, !LineOutput.standardOutput.write(line) else { return }
+            printing = false
+            LineOutput.standardError.write(LineOutput.readerWentAwayMessage("feedback is no longer printed"))
+        }
         let kind: VirtualPadKind = recording.identity.kind == .dualSense ? .dualSense : .xbox360
+        var lastStateShown: LoopDeadline?
         let replayer = try PadReplayer(
             recording: recording, speed: speed, delayMilliseconds: UInt64(delay * 1000), loop: loop, logger: logger
         ) { happening in
@@ -198,17 +224,24 @@ struct ReplayCommand: ParsableCommand {
                 LineOutput.standardError.write(
                     "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: nil, source: recording.identity.id))
             case .recordedFeedback(let line):
-                output.write("recorded \(line)")
+                print("recorded \(line)")
             case .outputReport(let report):
-                output.write("now \(ReplayCommand.describe(report))")
+                print("now \(ReplayCommand.describe(report))")
             case .feedback(let event):
-                output.write("now \(FeedbackLines.line(for: event))")
+                print("now \(FeedbackLines.line(for: event))")
             case .finished:
                 LineOutput.standardError.write(
                     "padbridge: replay finished (\(recording.entries.count) entries, "
                         + "\(NumberText.fixed(Double(recording.durationMicroseconds) / 1e6 / speed, places: 1)) s)"
                         + (hold ? "; holding the pad until SIGINT or SIGTERM" : ""))
-                if !hold { loop.stop() }
+                // The last state stays for the grace a bridge gives its release: a reader that has not read the
+                // last events yet would lose them with the node.
+                if !hold {
+                    lastStateShown = try? loop.deadline(afterMilliseconds: ReleaseThenStop.defaultGraceMilliseconds) {
+                        loop.stop()
+                    }
+                    if lastStateShown == nil { loop.stop() }
+                }
             }
         }
         defer { replayer.close() }
@@ -242,5 +275,20 @@ struct ReplayCommand: ParsableCommand {
             return decoded.events.map(FeedbackLines.line(for:)).joined(separator: " ")
         }
         return "output \(HexBytes.encode(report))"
+    }
+}
+
+/// The bounds of the time options (`--duration`, `--delay`, `--speed`): values outside them would not fit the
+/// timers' nanoseconds (infinite, 1e20 s, a speed that stretches a recording past 2^64 ns) and are refused by name.
+enum TimeOption {
+    /// A year.
+    static let maximumSeconds: Double = 365 * 24 * 3600
+    static let maximumSecondsText = "31536000 (a year)"
+    static let slowestSpeed = 0.01
+    static let fastestSpeed: Double = 1000
+
+    /// Whether `seconds` is a finite number of seconds up to a year (above 0 when `positive`, else 0 or more).
+    static func isSeconds(_ seconds: Double, positive: Bool) -> Bool {
+        (positive ? seconds > 0 : seconds >= 0) && seconds <= maximumSeconds
     }
 }

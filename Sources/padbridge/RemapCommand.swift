@@ -11,9 +11,12 @@ struct RemapCommand: ParsableCommand {
         commandName: "remap",
         abstract: "Bridge a physical pad to a virtual one: grabbed, remapped, with feedback going back.",
         discussion: """
-            Grabs every event node of the pad (games see only the virtual pad; released on exit), creates the \
+            Grabs every event node of the pad (its input reaches only padbridge; released on exit), creates the \
             virtual pad (--as; default: the same kind where padbridge can build it, a DualSense for DualSense \
-            pads, else an Xbox 360 pad), and forwards each frame. Feedback games send to the virtual pad (rumble, \
+            pads, else an Xbox 360 pad), and forwards each frame. With padbridge's hiding service running \
+            (systemd/padbridge-hide.socket), the pad's nodes, its hidraw node included, are hidden from other \
+            programs while remap holds them, so SDL, Steam and games see only the virtual pad; without it remap says \
+            once that they still see the pad, and how to install the service. Feedback games send to the virtual pad (rumble, \
             lightbar, player LEDs, mic LED, trigger effects) goes back to the physical pad; what it lacks is dropped.
             When the pad goes away the virtual pad is set to neutral at once and stays (games keep its player \
             slot); when the same pad (same ID) comes back, forwarding resumes. A virtual DualSense's identity \
@@ -27,7 +30,7 @@ struct RemapCommand: ParsableCommand {
             --record FILE records both sides of the bridge (padbridge's recording format, as `padbridge record` \
             writes it): the pad's events and reports, the virtual pad's events, the feedback games send the \
             virtual pad and what of it reached the pad. `padbridge replay FILE` brings the pad back.
-            Ends on end of input, SIGINT or SIGTERM: inputs released, virtual pads destroyed, grabs released, \
+            Ends on SIGINT or SIGTERM (standard input is not read): inputs released, virtual pads destroyed, grabs released, \
             physical pads quiet.
             """
     )
@@ -115,11 +118,17 @@ struct RemapCommand: ParsableCommand {
             all ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint } : [try MonitorCommand.choose(pad, from: controllers)]
         if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
 
+        // Given back after the bridges closed (defers run last to first): games see the pad again once its virtual
+        // pad is gone, not both at once.
+        let hiding = BridgeHiding(loop: loop, logger: logger)
+        defer { hiding.releaseAll() }
         var bridges: [RemapBridge] = []
         defer { bridges.forEach { $0.close() } }
         let recording = try record.map(BridgeRecording.init(path:))
         // Before the bridges close: what the virtual pad showed last (the release) is still there to read.
         defer { recording?.finish() }
+        // The pad's hidraw declarations are read now, before its bridge runs: reading them later would stall it.
+        if let recording, let controller = chosen.first { recording.prepare(controller, logger: logger) }
         for controller in chosen {
             let kind = virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)
             var made: RemapBridge?
@@ -138,6 +147,10 @@ struct RemapCommand: ParsableCommand {
             }
             made = bridge
             bridges.append(bridge)
+            // Grabbed now: the nodes are hidden from everyone else while the bridge holds them.
+            hiding.hide(controller)
+            bridge.onPadGone = { [fingerprint = controller.fingerprint] in hiding.release(fingerprint) }
+            bridge.onPadBack = { controller in hiding.hide(controller) }
         }
         reload = { [profile] in
             guard let profile else { return logger.info("SIGHUP: no --profile to reload") }
@@ -151,17 +164,63 @@ struct RemapCommand: ParsableCommand {
             }
         }
 
-        let settle = try HotplugSettle(loop: loop) {
+        // A pad that came back is taken once its listing is complete (every node it had, by role); the burst of
+        // uevents as its nodes appear brings the listings. One that stays incomplete is taken as it is after
+        // `incompleteGraceMilliseconds`. The listing runs SDL's helper only for generic pads, and then without
+        // stalling the loop, where the other bridges keep forwarding.
+        let incompleteGraceMilliseconds: UInt64 = 2000
+        var listing: ControllerCatalog.PendingDiscovery?
+        var relistAgain = false
+        var incompleteSince: [Fingerprint: MonotonicInstant] = [:]
+        var incompleteCheck: LoopDeadline?
+        func relist() {
             guard bridges.contains(where: \.isWaitingForItsPad) else { return }
-            do {
-                let present = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
-                for bridge in bridges { bridge.resume(from: present) }
-            } catch {
-                logger.warning("listing pads after a hotplug event failed: \(error)")
+            guard listing == nil else {
+                relistAgain = true  // events came during the listing: list once more when it is done
+                return
+            }
+            listing = ControllerCatalog.discover(
+                logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper, on: loop
+            ) { result in
+                listing = nil
+                switch result {
+                case .success(let present):
+                    let now = MonotonicInstant.now()
+                    for bridge in bridges where bridge.isWaitingForItsPad {
+                        let since = incompleteSince[bridge.fingerprint]
+                        let waitedLongEnough =
+                            since.map { now.nanoseconds - $0.nanoseconds >= incompleteGraceMilliseconds * 1_000_000 }
+                            ?? false
+                        switch bridge.resume(from: present, acceptingIncomplete: waitedLongEnough) {
+                        case .incomplete(let missing):
+                            if since == nil {
+                                incompleteSince[bridge.fingerprint] = now
+                                logger.info(
+                                    "\(bridge.fingerprint) is back without its \(missing.joined(separator: ", ")); waiting for them")
+                            }
+                            incompleteCheck = try? loop.deadline(afterMilliseconds: incompleteGraceMilliseconds) {
+                                relist()
+                            }
+                        case .resumed, .absent, .failed:
+                            incompleteSince[bridge.fingerprint] = nil
+                        }
+                    }
+                case .failure(let error):
+                    logger.warning("listing pads after a hotplug event failed: \(error)")
+                }
+                if relistAgain {
+                    relistAgain = false
+                    relist()
+                }
             }
         }
+        let settle = try HotplugSettle(loop: loop) { relist() }
         let hotplug = try loop.watch(monitor) { _ in settle.noteEvent() }
-        defer { hotplug.cancel() }
+        defer {
+            hotplug.cancel()
+            listing?.cancel()
+            incompleteCheck?.cancel()
+        }
 
         // A change to the profile file reloads it, as SIGHUP does (after the burst of writes an editor makes).
         var reloadSoon: LoopDeadline?
@@ -182,7 +241,8 @@ struct RemapCommand: ParsableCommand {
             return true
         }
         shutdown = ending.request
-        try loop.watchStandardInputLines({ _ in }, onEndOfFile: { shutdown?() })
+        // Standard input is not read: remap takes no input, and must keep running with /dev/null there (a service,
+        // nohup) or as a background job of a shell (reading the terminal would stop it with SIGTTIN).
         try loop.run()
     }
 }

@@ -61,8 +61,14 @@ struct VirtualCommand: ParsableCommand {
             if let shutdown { shutdown() } else { loop.stop() }
         }
 
-        let output = LineOutput.standardOutput
-        let onFeedback: (FeedbackEvent) -> Void = { event in output.write(FeedbackLines.line(for: event)) }
+        // Feedback lines are a by-product: when their reader goes away the pad stays (its input is what drives it).
+        var feedbackPrinted = true
+        let onFeedback: (FeedbackEvent) -> Void = { event in
+            guard feedbackPrinted, !LineOutput.standardOutput.write(FeedbackLines.line(for: event)) else { return }
+            feedbackPrinted = false
+            LineOutput.standardError.write(
+                LineOutput.readerWentAwayMessage("feedback is no longer printed; the pad stays"))
+        }
 
         // End of input before the kernel has made the pad's nodes would destroy a pad nobody could see:
         // finish once it is ready, within a bound (the probe takes well under a second even under emulation).
@@ -91,9 +97,11 @@ struct VirtualCommand: ParsableCommand {
         var snapshot = PadSnapshot.neutral
         var lineNumber = 0
 
-        // Shutting down: every input released first, the pad kept serving (force-feedback requests, the kernel) for a
+        // Shutting down: input stops being read (nothing presses again on top of the release, and its end is no
+        // second request), every input is released, the pad kept serving (force-feedback requests, the kernel) for a
         // grace period so readers see the release before the node goes, then the loop stops.
         let ending = ReleaseThenStop(loop: loop) {
+            loop.stopReadingStandardInput()
             snapshot = snapshot.released
             do {
                 try pad.apply(snapshot)
@@ -122,6 +130,12 @@ struct VirtualCommand: ParsableCommand {
                     LineOutput.standardError.write("padbridge: \(error)")
                     loop.stop()
                 }
+            },
+            onOverlongLine: {
+                lineNumber += 1
+                LineOutput.standardError.write(
+                    "padbridge: line \(lineNumber): longer than \(DeviceEventLoop.maximumLineBytes) bytes (no newline?); "
+                        + "line ignored")
             },
             onEndOfFile: {
                 logger.debug("end of input after \(lineNumber) lines")

@@ -178,6 +178,39 @@ private let info: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [
         #expect(assembler.snapshot.leftX == Int16.max)
     }
 
+    /// The kernel sends ABS_MT_SLOT only when the slot changes: a reader that starts while the node's current slot
+    /// is 1 (hid-playstation ends every report on slot 1) must put the next slot values on slot 1, not 0.
+    @Test func theTouchpadStartsAtTheNodesCurrentSlot() {
+        var seeded = info
+        seeded[.touchpad]![ABS_MT_SLOT] = EvdevAbsoluteInfo(value: 1, minimum: 0, maximum: 1)
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: seeded)
+        assembler.seed(.touchpad, pressedKeys: [])
+        for event in [abs(ABS_MT_TRACKING_ID, 7), abs(ABS_MT_POSITION_X, 1919), report] {
+            assembler.apply(event, from: .touchpad)
+        }
+        #expect(!assembler.snapshot.touches[0].active)
+        #expect(assembler.snapshot.touches[1] == TouchContact(trackingID: 7, active: true, x: 1, y: 0))
+    }
+
+    /// Contacts already down when reading starts (or when a pad comes back) are part of the first snapshot.
+    @Test func contactsDownAtTheStartAreSeeded() {
+        var seeded = info
+        seeded[.touchpad]![ABS_MT_SLOT] = EvdevAbsoluteInfo(value: 0, minimum: 0, maximum: 1)
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: seeded)
+        assembler.seed(
+            .touchpad, pressedKeys: [BTN_LEFT],
+            touchSlots: [EvdevTouchSlot(slot: 1, trackingID: 9, x: 0, y: 1079)])
+        #expect(!assembler.snapshot.touches[0].active)
+        #expect(assembler.snapshot.touches[1] == TouchContact(trackingID: 9, active: true, x: 0, y: 1))
+        #expect(assembler.snapshot[.touchpad])
+        // The seeding left the node's own current slot (0) in place: the next slot values without ABS_MT_SLOT go there.
+        for event in [abs(ABS_MT_TRACKING_ID, 10), abs(ABS_MT_POSITION_Y, 1079), report] {
+            assembler.apply(event, from: .touchpad)
+        }
+        #expect(assembler.snapshot.touches[0] == TouchContact(trackingID: 10, active: true, x: 0, y: 1))
+        #expect(assembler.snapshot.touches[1].active)
+    }
+
     @Test(arguments: [11, 12, 13] as [UInt64])
     func anyEventSequenceIsAccepted(seed: UInt64) {
         var generator = SplitMix64(seed: seed)

@@ -37,6 +37,56 @@ import Testing
         #expect(drain.written.rightTrigger == Self.weapon)
     }
 
+    // MARK: Failed writes
+
+    /// A write the pad refused without going away (a USB stall's EPIPE, a Bluetooth ETIMEDOUT) is not taken as done:
+    /// the drain believes the pad shows what it showed before, and the same fields are written again later.
+    @Test func aFailedWriteIsWrittenAgainAfterABackOff() throws {
+        var drain = FeedbackDrain(supported: .dualSense)
+        drain.submit(Feedback(rumble: Self.strong, lightbar: Self.red), now: Self.t0)
+        let first = drain.takeWrite(now: Self.t0)
+        #expect(first == Feedback(rumble: Self.strong, lightbar: Self.red))
+        drain.writeFailed(now: Self.t0)
+        #expect(drain.written == Feedback())
+        let retry = try #require(drain.nextDeadline)
+        #expect(retry == Self.t0 + Self.interval)
+        #expect(drain.takeWrite(now: retry - 1) == nil)
+        #expect(drain.takeWrite(now: retry) == first)
+        #expect(drain.written == Feedback(rumble: Self.strong, lightbar: Self.red))
+    }
+
+    /// Failures in a row wait twice as long each time, up to a second, so a pad that keeps refusing is not hammered;
+    /// a write that is not reported failed ends the streak.
+    @Test func failuresInARowBackOffUpToASecond() throws {
+        var drain = FeedbackDrain(supported: .dualSense)
+        drain.submit(Feedback(lightbar: Self.red), now: Self.t0)
+        var now = Self.t0
+        var waits: [UInt64] = []
+        for _ in 0..<12 {
+            #expect(drain.takeWrite(now: now) == Feedback(lightbar: Self.red))
+            drain.writeFailed(now: now)
+            let next = try #require(drain.nextDeadline)
+            waits.append(next - now)
+            now = next
+        }
+        #expect(waits.first == Self.interval)
+        #expect(waits == waits.sorted())
+        #expect(waits.last == FeedbackDrain.longestRetryNanoseconds)
+        #expect(drain.takeWrite(now: now) == Feedback(lightbar: Self.red))  // this one went through
+        drain.submit(Feedback(lightbar: Self.blue), now: now + 1)
+        #expect(drain.nextDeadline == now + Self.interval, "back to plain pacing")
+    }
+
+    /// A change requested while a failed write waits for its retry is written with it, latest value winning.
+    @Test func aChangeDuringTheBackOffJoinsTheRetry() {
+        var drain = FeedbackDrain(supported: .dualSense)
+        drain.submit(Feedback(rumble: Self.strong, lightbar: Self.red), now: Self.t0)
+        _ = drain.takeWrite(now: Self.t0)
+        drain.writeFailed(now: Self.t0)
+        drain.submit(Feedback(lightbar: Self.blue), now: Self.t0 + 1)
+        #expect(drain.takeWrite(now: Self.t0 + Self.interval) == Feedback(rumble: Self.strong, lightbar: Self.blue))
+    }
+
     // MARK: Pacing
 
     @Test func aBurstWithinOneIntervalIsOneWriteOfTheLatestValueAtTheIntervalsEnd() {

@@ -95,6 +95,24 @@ struct DeviceEventLoopTests {
         try body()
     }
 
+    /// Replaces fd 0 with a file holding `text` for the duration of `body`.
+    static func withStandardInputFile(_ text: [UInt8], _ body: () throws -> Void) throws {
+        var template = Array("/tmp/padbridge-stdin-XXXXXX".utf8CString)
+        let file = mkstemp(&template)
+        #expect(file >= 0)
+        unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        _ = text.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+        lseek(file, 0, SEEK_SET)
+        let saved = dup(0)
+        dup2(file, 0)
+        close(file)
+        defer {
+            dup2(saved, 0)
+            close(saved)
+        }
+        try body()
+    }
+
     @Test func standardInputLinesWithPartialLastLine() throws {
         var lines: [String] = []
         var ended = false
@@ -152,6 +170,59 @@ struct DeviceEventLoopTests {
         }
         #expect(lines == ["one"])
         #expect(timerFired)
+    }
+
+    /// A command shutting down stops reading its input: lines and end of input that come later are not delivered.
+    @Test func standardInputStopsBeingReadWhenAsked() throws {
+        var lines: [String] = []
+        var ended = false
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        let saved = dup(0)
+        dup2(fds[0], 0)
+        close(fds[0])
+        defer {
+            dup2(saved, 0)
+            close(saved)
+        }
+        let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop)
+        try loop.watchStandardInputLines(
+            { line in
+                lines.append(line)
+                loop.stopReadingStandardInput()
+                // More input and its end, after reading stopped: neither may be delivered.
+                _ = Array("two\n".utf8).withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+                close(fds[1])
+            }, onEndOfFile: { ended = true })
+        _ = Array("one\n".utf8).withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        let stopper = try loop.makeTimer { loop.stop() }
+        try stopper.schedule(at: MonotonicInstant.now().adding(milliseconds: 100))
+        try loop.run()
+        #expect(!watchdog.fired)
+        #expect(lines == ["one"])
+        #expect(!ended)
+    }
+
+    /// Input without a newline does not grow the buffer without bound: past the limit the line is dropped, said
+    /// once, and the lines after it are read as usual.
+    @Test func anOverlongLineIsSkippedAndReported() throws {
+        var lines: [String] = []
+        var overlong: [Int] = []
+        let long = [UInt8](repeating: UInt8(ascii: "x"), count: DeviceEventLoop.maximumLineBytes * 3 + 5)
+        // A file, not a pipe: the text is larger than a pipe holds before anyone reads it.
+        try Self.withStandardInputFile(Array("first\n".utf8) + long + Array("\nlast\n".utf8)) {
+            let loop = try DeviceEventLoop()
+            let watchdog = try LoopWatchdog(loop)
+            try loop.watchStandardInputLines(
+                { lines.append($0) }, onOverlongLine: { overlong.append(lines.count) },
+                onEndOfFile: { loop.stop() })
+            try loop.run()
+            #expect(!watchdog.fired)
+        }
+        #expect(lines == ["first", "last"])
+        #expect(overlong == [1], "reported once, in its place among the lines")
     }
 
     @Test func signalsArriveThroughTheLoop() throws {

@@ -2,6 +2,7 @@ import Glibc
 import Logging
 import PadCore
 @testable import PadLinux
+import PadLinuxTestSupport
 import Testing
 
 /// Records what the runner writes; can fail a write with a given error.
@@ -10,12 +11,15 @@ private final class RecordingSink: PhysicalFeedbackSink {
     var writes: [Feedback] = []
     var failure: DeviceAccessError?
     var closed = false
+    /// Called after each write that went through.
+    var onWrite: (() -> Void)?
 
     init(supported: FeedbackParts = .dualSense) { self.supported = supported }
 
     func write(_ feedback: Feedback) throws(DeviceAccessError) {
         if let failure { throw failure }
         writes.append(feedback)
+        onWrite?()
     }
 
     func close() { closed = true }
@@ -91,13 +95,35 @@ struct FeedbackRunnerTests {
         #expect(sink.writes.isEmpty)
     }
 
-    @Test func otherWriteErrorsAreReported() throws {
+    /// A write error that is not the pad going away (ETIMEDOUT over Bluetooth, EPIPE of a USB stall) does not end
+    /// the pad's feedback for the session: the same fields are written again once the pad takes writes again.
+    @Test func aTransientWriteErrorIsWrittenAgain() throws {
         let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop)
         let sink = RecordingSink()
         var ended: [DeviceAccessError?] = []
         let runner = try FeedbackDrainRunner(sink: sink, restoring: Feedback(), loop: loop, logger: logger) {
             ended.append($0)
         }
+        sink.failure = DeviceAccessError(code: .ioFailed, path: "/dev/hidraw9", operation: "write", cause: .timedOut)
+        runner.submit(Feedback(playerLeds: 3))
+        #expect(sink.writes.isEmpty)
+        sink.failure = nil
+        sink.onWrite = { loop.stop() }
+        try loop.run()
+        #expect(!watchdog.fired)
+        #expect(ended.isEmpty && !runner.hasEnded)
+        #expect(sink.writes == [Feedback(playerLeds: 3)])
+    }
+
+    /// A one-shot command (`padbridge feedback --lightbar ...`) ends on a write error with the error.
+    @Test func aRunnerThatEndsOnWriteErrorsReportsThem() throws {
+        let loop = try DeviceEventLoop()
+        let sink = RecordingSink()
+        var ended: [DeviceAccessError?] = []
+        let runner = try FeedbackDrainRunner(
+            sink: sink, restoring: Feedback(), loop: loop, logger: logger, onWriteError: .end
+        ) { ended.append($0) }
         let failure = DeviceAccessError(code: .ioFailed, path: "/dev/hidraw9", operation: "write")
         sink.failure = failure
         runner.submit(Feedback(playerLeds: 3))

@@ -4,6 +4,7 @@ import PadCore
 import PadLinux
 import PadSDL
 @testable import PadSessions
+import PadLinuxTestSupport
 import PadTestSupport
 import Testing
 
@@ -92,5 +93,55 @@ struct SDLProbeTests {
         let controllers = try SDLProbe.controllers(
             from: .helperProcess(executable: "/bin/sh", arguments: ["-c", script]), logger: logger)
         #expect(controllers.map(\.path) == ["/dev/input/event9"])
+    }
+}
+
+/// The hotplug path of the long-running commands (remap's resume) lists the pads on the device loop: SDL's helper
+/// (up to 10 s) must not stall the loop, where the other bridges' frames are forwarded.
+@Suite("SDL2's view asked from a running loop", .serialized)
+struct SDLProbeOnTheLoopTests {
+    private let logger = Logger(label: "test")
+
+    @Test func theLoopKeepsServingWhileTheHelperRuns() throws {
+        let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop)
+        var ticks = 0
+        let ticker = try loop.repeating(everyMilliseconds: 20) { ticks += 1 }
+        var ticksWhenDone: Int?
+        var listed: Result<[Controller], any Error>?
+        let reply = #"{"controllers":[]}"#
+        let discovery = ControllerCatalog.discover(
+            logger: logger, sdlView: .always,
+            sdlSource: .helperProcess(executable: "/bin/sh", arguments: ["-c", "sleep 0.4; printf '%s' '\(reply)'"]),
+            on: loop
+        ) { result in
+            listed = result
+            ticksWhenDone = ticks
+            loop.stop()
+        }
+        try loop.run()
+        ticker.cancel()
+        discovery.cancel()
+        #expect(!watchdog.fired)
+        #expect(try listed?.get() != nil)
+        #expect((ticksWhenDone ?? 0) >= 10, "the loop served \(ticksWhenDone ?? 0) ticks of 20 ms during a 400 ms helper")
+    }
+
+    @Test func aHelperPastItsDeadlineIsKilledWithoutStallingTheLoop() throws {
+        let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop)
+        var outcome: HelperProcess.Outcome?
+        let started = MonotonicInstant.now()
+        let helper = try LoopHelperProcess(
+            executable: "/bin/sh", arguments: ["-c", "sleep 30"], timeout: .milliseconds(200), loop: loop
+        ) { result in
+            outcome = try? result.get()
+            loop.stop()
+        }
+        try loop.run()
+        helper.cancel()
+        #expect(!watchdog.fired)
+        #expect(outcome?.termination == .timedOut)
+        #expect(MonotonicInstant.now().nanoseconds - started.nanoseconds < 2_000_000_000)
     }
 }

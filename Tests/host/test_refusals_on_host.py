@@ -56,3 +56,22 @@ def test_serve_names_the_line_of_a_paired_clients_file_it_cannot_read(tmp_path):
     finally:
         serve.terminate()
         serve.wait(30)
+
+
+def recording_file(tmp_path):
+    path = tmp_path / "pad.rec"
+    path.write_text("padbridge-recording 1\n"
+                    "pad id=0123456789ab kind=generic bus=usb vendor=046d product=c216 version=0110 name=pad\n")
+    return path
+
+
+def test_durations_and_speeds_that_are_no_number_of_seconds_are_refused(tmp_path):
+    """Values that would not fit the timers (infinite, astronomically large, vanishingly small) are refused by name
+    before anything runs, instead of trapping when converted to nanoseconds."""
+    for value in ("inf", "1e20", "nan"):
+        error = refused("record", "--duration", value)
+        assert "--duration" in error, (value, error)
+    recording = str(recording_file(tmp_path))
+    for option, value in (("--delay", "1e20"), ("--delay", "inf"), ("--speed", "1e-300"), ("--speed", "inf")):
+        error = refused("replay", recording, option, value)
+        assert option in error, (option, value, error)

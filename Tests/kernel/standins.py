@@ -51,7 +51,8 @@ assert len(USB_DESCRIPTOR) == 273 and len(BLUETOOTH_DESCRIPTOR) == 279
 # struct uhid_event (linux/uhid.h), packed; sizeof 4380.
 UHID_EVENT_SIZE = 4380
 UHID_DESTROY, UHID_START, UHID_STOP, UHID_OPEN, UHID_CLOSE, UHID_OUTPUT = 1, 2, 3, 4, 5, 6
-UHID_GET_REPORT, UHID_GET_REPORT_REPLY, UHID_CREATE2, UHID_SET_REPORT, UHID_SET_REPORT_REPLY = 9, 10, 11, 13, 14
+UHID_GET_REPORT, UHID_GET_REPORT_REPLY, UHID_CREATE2, UHID_INPUT2, UHID_SET_REPORT, UHID_SET_REPORT_REPLY = \
+    9, 10, 11, 12, 13, 14
 UHID_OUTPUT_REPORT = 1  # rtype
 BUS_USB, BUS_BLUETOOTH = 0x03, 0x05
 
@@ -127,6 +128,9 @@ class PhysicalDualSense:
         self.bad_reports: list[bytes] = []
         self.events: list[int] = []
         self.feature_requests: list[int] = []
+        # Seconds before each feature report is answered, as a pad over a slow or failing link (0: at once).
+        self.feature_delay = 0.0
+        self._input_sequence = 0
         self._cond = threading.Condition()
         self._stop = False
         self.fd = os.open("/dev/uhid", os.O_RDWR | os.O_CLOEXEC)
@@ -206,7 +210,10 @@ class PhysicalDualSense:
                                  len(data or b""))
                 if data:
                     reply[12:12 + len(data)] = data
-                self._write(bytes(reply))
+                if self.feature_delay > 0:
+                    threading.Timer(self.feature_delay, self._write, args=(bytes(reply),)).start()
+                else:
+                    self._write(bytes(reply))
             elif kind == UHID_SET_REPORT:
                 request_id = struct.unpack_from("<I", event, 4)[0]
                 reply = bytearray(UHID_EVENT_SIZE)
@@ -219,6 +226,22 @@ class PhysicalDualSense:
             with self._cond:
                 self.events.append(kind)
                 self._cond.notify_all()
+
+    def send_input(self, cross: bool = False):
+        """One USB input report (0x01, 64 bytes, hid-playstation's layout): sticks centred, no touch, the cross
+        button (BTN_SOUTH) as given."""
+        assert self.bus == BUS_USB, "input reports are sent on the USB bus only"
+        report = bytearray(64)
+        report[0] = 0x01
+        report[1:5] = b"\x80\x80\x80\x80"  # sticks centred
+        self._input_sequence = (self._input_sequence + 1) & 0xFF
+        report[7] = self._input_sequence
+        report[8] = 0x08 | (0x20 if cross else 0)  # hat released, cross
+        report[33] = report[37] = 0x80  # both touch points up
+        event = bytearray(UHID_EVENT_SIZE)
+        struct.pack_into("<IH", event, 0, UHID_INPUT2, len(report))
+        event[6:6 + len(report)] = report
+        self._write(bytes(event))
 
     def _record(self, data: bytes):
         report = OutputReport(raw=data, received=time.monotonic(), bus=self.bus)

@@ -181,3 +181,36 @@ def test_monitor_stats_reports_the_report_interval(padbridge):
         monitor.wait_stdout(lambda line, v=value: line.endswith(f"axis leftx {v}"), what=f"leftx {value} line")
     _, line = monitor.wait_stderr(lambda l: "reports/s" in l and "interval" in l, what="rate summary on stderr")
     assert re.search(r"interval min [\d.]+ ms avg [\d.]+ ms max [\d.]+ ms", line), line
+
+
+def test_monitor_ends_when_its_reader_goes_away_and_releases_the_grab(padbridge):
+    """`monitor --json --grab PAD | padbridge virtual ...` whose reader died: the next write finds the pipe closed
+    (EPIPE); monitor ends (status 0, saying why) and gives the grab back, instead of holding the pad forever."""
+    pad, ready, device = start_xbox(padbridge)
+    monitor = subprocess.Popen([padbridge_binary(), "monitor", device.path, "--json", "--grab"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    status_lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [status_lines.put(line) for line in iter(monitor.stderr.readline, "")],
+                     daemon=True).start()
+    try:
+        deadline = time.monotonic() + DEADLINE
+        while "monitoring" not in status_lines.get(timeout=max(0.0, deadline - time.monotonic())):
+            pass
+        monitor.stdout.close()  # the reader goes away
+        pad.button("x", True)  # monitor's next write finds no reader
+        try:
+            status = monitor.wait(DEADLINE)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("monitor still runs (and holds the grab) after its reader went away") from None
+        assert status == 0, status
+        said = []
+        while not status_lines.empty():
+            said.append(status_lines.get())
+        assert any("standard output" in line for line in said), said
+        # the grab is gone with it: an ungrabbed reader sees the pad again
+        pad.button("y", True)
+        expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_Y, 1)])
+    finally:
+        if monitor.poll() is None:
+            monitor.kill()
+            monitor.wait()

@@ -3,6 +3,8 @@ and read by python-evdev. A DualSense comes back through uhid (hid-playstation b
 descriptor and feature reports); an Xbox pad through uinput with its recorded capabilities."""
 import json
 import os
+import select
+import signal
 import subprocess
 import time
 
@@ -262,3 +264,167 @@ def test_a_broken_recording_names_its_line_and_creates_nothing(tmp_path):
         assert line in result.stderr and str(path) in result.stderr, f"{name}: {result.stderr}"
         assert "Traceback" not in result.stderr and "Fatal error" not in result.stderr, result.stderr
     assert set(os.listdir("/dev/input")) == before, "a broken recording created a device"
+
+
+F_SETPIPE_SZ = 1031  # fcntl.h; Python's fcntl module names it only from 3.10 on some builds
+
+
+def replay_and_hold(padbridge, path):
+    """Replays `path` with --hold until it is all played; returns (replay process, the replayed node)."""
+    replay = padbridge(str(path), "--hold", command="replay")
+    (node,) = replay.wait_ready()["eventNodes"]
+    replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
+    return replay, evdev.InputDevice(node)
+
+
+def test_a_release_the_kernel_dropped_is_recorded_and_replayed(padbridge, tmp_path):
+    """The recorder falls behind (its output is a pipe nobody reads for a while), the kernel drops its events
+    (SYN_DROPPED) and a release is among them: libevdev's catch-up, the pad's state after the gap, is recorded,
+    so the replay ends released (it kept the button held when the catch-up was left out)."""
+    import fcntl
+    import threading
+
+    stick = evdev.AbsInfo(value=0, min=-32768, max=32767, fuzz=0, flat=0, resolution=0)
+    pad = evdev.UInput({ecodes.EV_KEY: [ecodes.BTN_SOUTH, ecodes.BTN_EAST, ecodes.BTN_NORTH, ecodes.BTN_WEST],
+                        ecodes.EV_ABS: [(ecodes.ABS_X, stick), (ecodes.ABS_Y, stick)]},
+                       name="padbridge recorded while behind", vendor=0x1209, product=0x0b0b, version=1,
+                       bustype=ecodes.BUS_USB)
+    try:
+        read_end, write_end = os.pipe()
+        fcntl.fcntl(read_end, F_SETPIPE_SZ, 4096)  # the smallest pipe: the recorder blocks soon
+        recorder = subprocess.Popen([padbridge_binary(), "record", pad.device.path], stdout=write_end,
+                                    stderr=subprocess.PIPE, text=True)
+        os.close(write_end)
+        status = []
+        started = threading.Event()
+
+        def read_status():
+            for line in iter(recorder.stderr.readline, ""):
+                status.append(line)
+                if "padbridge: recording" in line:
+                    started.set()
+
+        threading.Thread(target=read_status, daemon=True).start()
+        collected = bytearray()
+        try:
+            assert started.wait(DEADLINE), f"no 'recording' line: {status}"
+
+            def frame(type_, code, value):
+                pad.write(type_, code, value)
+                pad.syn()
+
+            def flood(frames):
+                for n in range(frames):
+                    frame(ecodes.EV_ABS, ecodes.ABS_X, 1000 + n % 20000)
+
+            frame(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)
+            # Read the recording until the press is in it; from then on nobody reads it for a while.
+            press = f" {ecodes.EV_KEY} {ecodes.BTN_SOUTH} 1\n".encode()
+            deadline = time.monotonic() + DEADLINE
+            while not any(line.startswith(b"e ") and line.endswith(press.strip())
+                          for line in bytes(collected).splitlines()):
+                left = deadline - time.monotonic()
+                assert left > 0, f"the press never reached the recording: {bytes(collected)[-500:]!r}"
+                if select.select([read_end], [], [], left)[0]:
+                    collected.extend(os.read(read_end, 65536))
+            flood(2000)  # the recorder's output pipe fills and it stops reading; its evdev buffer overflows
+            frame(ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)  # dropped: thousands of events follow before it reads again
+            flood(2000)
+            frame(ecodes.EV_KEY, ecodes.BTN_EAST, 1)
+            # The recorder reads again once its output is read.
+            drainer = threading.Thread(target=lambda: collected.extend(iter_pipe(read_end)), daemon=True)
+            drainer.start()
+            recorder.send_signal(signal.SIGINT)
+            assert recorder.wait(DEADLINE) == 0, status
+            drainer.join(DEADLINE)
+        finally:
+            if recorder.poll() is None:
+                recorder.kill()
+                recorder.wait()
+    finally:
+        pad.close()
+    path = tmp_path / "behind.rec"
+    path.write_bytes(bytes(collected))
+    values = [v for v, _ in recorded_key_times(path, "pad", ecodes.BTN_SOUTH)]
+    assert values and values[0] == 1, f"{values}: {path.read_text()[:1500]}"
+    assert values[-1] == 0, f"the release is missing from the recording: BTN_SOUTH values {values}"
+    assert any(f[3:5] == [str(ecodes.EV_SYN), str(ecodes.SYN_DROPPED)] for f in recorded_lines(path, "e")), \
+        "the recorder never fell behind: the test did not test anything"
+    replay, copy = replay_and_hold(padbridge, path)
+    keys = copy.active_keys()
+    assert ecodes.BTN_SOUTH not in keys and ecodes.BTN_EAST in keys, f"replayed pad ends with keys {keys}"
+    assert replay.stop() == 0
+
+
+def iter_pipe(descriptor):
+    while True:
+        chunk = os.read(descriptor, 65536)
+        if not chunk:
+            os.close(descriptor)
+            return
+        yield from chunk
+
+
+def test_what_is_held_when_recording_starts_is_recorded_and_replayed(padbridge, tmp_path):
+    """A button and a stick already held when `record` starts are part of the pad's state: the recording holds
+    them and the replay shows them (the replay created each axis at 0 and never pressed the button)."""
+    pad, ready, device = start_xbox(padbridge, "--name", "held at start")
+    pad.send_frame({"type": "button", "button": "a", "pressed": True},
+                   {"type": "axis", "axis": "leftx", "value": 20000},
+                   {"type": "axis", "axis": "righttrigger", "value": 32767})
+    expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_ABS, ecodes.ABS_X, 20000),
+                           (ecodes.EV_ABS, ecodes.ABS_RZ, 255)])
+    path = tmp_path / "held.rec"
+    recorder = padbridge(device.path, "-o", str(path), command="record")
+    recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    pad.button("b", True)
+    expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_EAST, 1)])
+    assert recorder.stop() == 0
+    pad.stop()
+    replay, copy = replay_and_hold(padbridge, path)
+    keys = copy.active_keys()
+    assert ecodes.BTN_SOUTH in keys and ecodes.BTN_EAST in keys, f"replayed pad ends with keys {keys}"
+    assert copy.absinfo(ecodes.ABS_X).value == 20000 and copy.absinfo(ecodes.ABS_RZ).value == 255, \
+        (copy.absinfo(ecodes.ABS_X), copy.absinfo(ecodes.ABS_RZ))
+    assert replay.stop() == 0
+
+
+def test_a_pad_that_cannot_be_opened_leaves_an_earlier_recording_as_it_was(padbridge, tmp_path):
+    """`record -o FILE` of a pad whose node cannot be opened fails without emptying FILE."""
+    pad, ready, nodes = start_dualsense(padbridge, "--seed", "record-unopenable")
+    path = tmp_path / "earlier.rec"
+    path.write_text("an earlier recording\n")
+    motion = nodes["motion"].path
+    hidden = motion + ".padbridge-test"
+    os.rename(motion, hidden)  # the node is listed (sysfs) but cannot be opened
+    try:
+        result = subprocess.run([padbridge_binary(), "record", ready["hidraw"], "-o", str(path)],
+                                capture_output=True, text=True, timeout=DEADLINE)
+    finally:
+        os.rename(hidden, motion)
+    assert result.returncode != 0 and motion in result.stderr, result.stderr
+    assert path.read_text() == "an earlier recording\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier.rec"], "no temporary file may stay behind"
+
+
+def test_a_hidraw_node_the_user_cannot_open_is_left_out_and_said(padbridge, tmp_path):
+    """A pad whose hidraw node cannot be opened (a generic HID pad without a udev rule for it: Xbox One over
+    Bluetooth, Switch Pro, 8BitDo) is recorded from its event nodes alone, and record says so."""
+    pad, ready, nodes = start_dualsense(padbridge, "--seed", "record-no-hidraw")
+    hidraw = ready["hidraw"]
+    hidden = hidraw + ".padbridge-test"
+    os.rename(hidraw, hidden)
+    try:
+        path = tmp_path / "evdev-only.rec"
+        recorder = padbridge(ready["eventNodes"][0], "-o", str(path), command="record")
+        recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    finally:
+        os.rename(hidden, hidraw)
+    drain(nodes["gamepad"])
+    pad.button("a", True)
+    expect_events(nodes["gamepad"], [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
+    assert recorder.stop() == 0
+    said = "\n".join(line for _, line in recorder.stderr)
+    assert hidraw in said and "event nodes" in said and "/dev/uinput" in said, said
+    assert recorded_lines(path, "hidraw") == [], "no hidraw node in the recording"
+    assert [v for v, _ in recorded_key_times(path, "pad", ecodes.BTN_SOUTH)] == [1], path.read_text()[-1500:]

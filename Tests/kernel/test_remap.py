@@ -106,6 +106,21 @@ def test_exit_while_the_pad_keeps_reporting_leaves_nothing_held(padbridge):
                                          (ecodes.EV_ABS, ecodes.ABS_X)])
 
 
+def test_remap_reads_no_input_and_keeps_running_without_any(padbridge):
+    """remap takes no input: with standard input at its end from the start (/dev/null, as under a systemd unit or
+    nohup), it keeps bridging (it used to end 100 ms after start)."""
+    physical, _, device = start_xbox(padbridge, "--name", "remap without input")
+    remap = padbridge(device.path, "--as", "xbox360", command="remap")
+    remap.close_stdin()
+    ready = remap.wait_ready()
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    physical.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
+    physical.button("a", False)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 0)])
+    assert remap.proc.poll() is None, f"remap ended by itself\n{remap.describe()}"
+
+
 def test_xbox_pad_shown_as_a_dualsense(padbridge):
     physical, physical_ready, device = start_xbox(padbridge, "--name", "remap physical xbox")
     remap, ready = start_remap(padbridge, device.path, "--as", "dualsense")
@@ -423,3 +438,54 @@ def test_record_captures_both_sides_of_the_bridge_and_replay_brings_the_pad_back
                        what="the recorded rumble that reached the pad")
     replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
     assert replay.wait_exit() == 0
+
+
+def test_record_does_not_stall_the_running_bridge_reading_the_pads_feature_reports(padbridge, tmp_path):
+    """`remap --record` reads every feature report the pad declares (about 20 on a DualSense, each a request to the
+    pad: over Bluetooth a round trip, seconds when unanswered). They are read before the bridge runs: a press made
+    as soon as the pad is bridged reaches the virtual pad at once, not after the reads (here 0.3 s each)."""
+    import re
+
+    from standins import PhysicalDualSense
+
+    pad = PhysicalDualSense("usb")
+    try:
+        hidraw = pad.wait_bound()
+        pad.feature_delay = 0.3  # the probe is done: from now on every feature report takes 0.3 s
+        remap = padbridge(hidraw, "--as", "xbox360", "--record", str(tmp_path / "slow.rec"), command="remap")
+        _, created = remap.wait_stderr(lambda line: "created virtual Xbox 360 pad" in line,
+                                       what="the virtual pad's node", timeout=DEADLINE * 2)
+        virtual = evdev.InputDevice(re.search(r"nodes=(/dev/input/event\d+)", created).group(1))
+        remap.wait_stderr(lambda line: "bridging" in line, what="'bridging' line: the pad is grabbed and read")
+        requests = len(pad.feature_requests)
+        pad.send_input(cross=True)
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 1)], timeout=3)
+        remap.wait_ready()
+        assert len(pad.feature_requests) == requests, \
+            f"feature reports were read while the bridge ran: {pad.feature_requests[requests:]}"
+        pad.send_input(cross=False)
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 0)])
+        remap.stop()
+        recorded = [line.split()[2] for line in (tmp_path / "slow.rec").read_text().splitlines()
+                    if line.startswith("hidraw-feature ")]
+        assert {"5", "9", "32"} <= set(recorded), f"the recording lacks the feature reports: {recorded}"
+    finally:
+        pad.close()
+
+
+def test_a_refused_grab_leaves_an_earlier_recording_as_it_was(padbridge, tmp_path):
+    """`remap --record FILE` that cannot grab the pad (another program holds it) fails without touching FILE: the
+    recording is written under another name and takes FILE's name only once it has begun."""
+    physical, physical_ready, nodes = start_dualsense(padbridge, "--seed", "remap-refused-grab")
+    path = tmp_path / "earlier.rec"
+    path.write_text("an earlier recording\n")
+    nodes["gamepad"].grab()
+    try:
+        remap = padbridge(physical_ready["hidraw"], "--as", "xbox360", "--record", str(path), command="remap")
+        status = remap.wait_exit()
+        assert status != 0, remap.describe()
+        assert any("EVIOCGRAB" in line or "busy" in line for _, line in remap.stderr), remap.describe()
+    finally:
+        nodes["gamepad"].ungrab()
+    assert path.read_text() == "an earlier recording\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier.rec"], "no temporary file may stay behind"

@@ -4,6 +4,7 @@ import os
 import re
 import select
 import signal
+import threading
 import subprocess
 import time
 
@@ -207,6 +208,95 @@ def test_held_inputs_are_released_before_the_pad_goes(padbridge, how):
     missing = {k: v for k, v in released.items() if final.get(k) != v}
     assert not missing, f"before the node vanished the reader saw only: {describe_events(events)}"
     assert pad.wait_exit() == 0
+
+
+def final_values(events) -> dict:
+    """The last value of each key and axis among `events`."""
+    final = {}
+    for event in events:
+        if event.type in (e.EV_KEY, e.EV_ABS):
+            final[(event.type, event.code)] = event.value
+    return final
+
+
+def read_until_gone_timed(device) -> tuple[list, float]:
+    """Every event read until the node goes, and when (CLOCK_REALTIME, as the events' stamps) its going was seen."""
+    from conftest import DeviceGone, read_available
+
+    seen = []
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{device.path} still exists {DEADLINE:.0f} s later"
+        try:
+            seen.extend(read_available(device, left))
+        except DeviceGone:
+            return seen, time.time()
+
+
+def test_end_of_input_right_after_the_signal_keeps_the_release(padbridge):
+    """Ctrl-C on `padbridge monitor --json 0 | padbridge virtual`: both get SIGINT, monitor ends and `virtual` sees
+    end of input a moment after its signal. That is not a second request to stop: the release is shown for its
+    whole grace period (100 ms), so a game reading once a frame sees it before the node goes."""
+    pad, _, device = start_xbox(padbridge)
+    pad.send_frame({"type": "button", "button": "a", "pressed": True},
+                   {"type": "axis", "axis": "lefttrigger", "value": 32767},
+                   {"type": "axis", "axis": "leftx", "value": 20000})
+    expect_events(device, [(e.EV_KEY, e.BTN_A, 1), (e.EV_ABS, e.ABS_Z, 255), (e.EV_ABS, e.ABS_X, 20000)])
+    pad.proc.send_signal(signal.SIGINT)
+    pad.close_stdin()
+    events, gone_at = read_until_gone_timed(device)
+    final = final_values(events)
+    released = {(e.EV_KEY, e.BTN_A): 0, (e.EV_ABS, e.ABS_Z): 0, (e.EV_ABS, e.ABS_X): 0}
+    assert all(final.get(k) == v for k, v in released.items()), \
+        f"before the node vanished the reader saw only: {describe_events(events)}"
+    released_at = next(event.timestamp() for event in events
+                       if (event.type, event.code, event.value) == (e.EV_KEY, e.BTN_A, 0))
+    shown = gone_at - released_at
+    # The grace is 100 ms; the reader notices the node going after it went, never before.
+    assert shown >= 0.095, f"the released pad was there for {shown * 1000:.0f} ms only: the grace was skipped"
+    assert pad.wait_exit() == 0
+
+
+def test_input_after_the_signal_presses_nothing_again(padbridge):
+    """`kill` of `virtual` while its input still streams presses: input stops being read when shutting down
+    starts, so nothing is pressed again on top of the release before the pad goes."""
+    pad, _, device = start_xbox(padbridge)
+    pad.send_frame({"type": "button", "button": "a", "pressed": True},
+                   {"type": "axis", "axis": "righttrigger", "value": 32767})
+    expect_events(device, [(e.EV_KEY, e.BTN_A, 1), (e.EV_ABS, e.ABS_RZ, 255)])
+    stop = threading.Event()
+    frames = 0
+
+    def keep_pressing():
+        nonlocal frames
+        while not stop.is_set():
+            try:
+                pad.send_frame({"type": "button", "button": "a", "pressed": True},
+                               {"type": "axis", "axis": "righttrigger", "value": 32767 - frames % 2},
+                               {"type": "axis", "axis": "leftx", "value": 10000 + 100 * (frames % 2)})
+            except (BrokenPipeError, ValueError):
+                return
+            frames += 1
+            stop.wait(0.002)
+
+    writer = threading.Thread(target=keep_pressing, daemon=True)
+    writer.start()
+    try:
+        pad.proc.send_signal(signal.SIGTERM)
+        events = read_until_gone(device)
+        assert pad.wait_exit() == 0
+    finally:
+        stop.set()
+        writer.join(5)
+    released_at = next((i for i, event in enumerate(events)
+                        if (event.type, event.code, event.value) == (e.EV_KEY, e.BTN_A, 0)), None)
+    assert released_at is not None, f"no release before the node went: {describe_events(events[-40:])}"
+    pressed_again = [event for event in events[released_at:]
+                     if (event.type, event.code) in ((e.EV_KEY, e.BTN_A), (e.EV_ABS, e.ABS_RZ), (e.EV_ABS, e.ABS_X))
+                     and event.value != 0]
+    assert not pressed_again, \
+        f"pressed again after the release ({frames} frames sent): {describe_events(pressed_again)}"
 
 
 def test_lines_written_together_are_one_frame(padbridge):

@@ -119,6 +119,25 @@ int CPadLinux_openKernelUeventSocket(void);
 // /run/udev/control outlives udevd as a file, so its existence alone does not say udevd runs.
 int CPadLinux_unixSocketIsListening(const char *path);
 
+// MARK: - unix stream sockets and device-node permissions (the hiding service and its clients)
+
+/// A listening AF_UNIX SOCK_STREAM socket at `path` (a socket file left there is replaced), non-blocking and
+/// close-on-exec, its file given `mode`. Returns the fd, or -errno.
+int CPadLinux_unixStreamListen(const char *path, unsigned int mode);
+/// A non-blocking, close-on-exec AF_UNIX SOCK_STREAM socket connected to `path`. Returns the fd, or -errno.
+int CPadLinux_unixStreamConnect(const char *path);
+/// accept4(2) of one connection, non-blocking and close-on-exec. Returns the fd, or -errno (-EAGAIN: none waiting).
+int CPadLinux_acceptConnection(int fd);
+/// SO_PEERCRED: the connecting process's pid, uid and gid as the kernel recorded them. Returns 0, or -errno.
+int CPadLinux_peerCredentials(int fd, int *pid, unsigned int *uid, unsigned int *gid);
+/// The "system.posix_acl_access" extended attribute of `path` (its access ACL, in the kernel's xattr form): the
+/// length read, or -errno (-ENODATA: the node has no ACL beyond its mode bits).
+long CPadLinux_getAccessACL(const char *path, void *buffer, unsigned long size);
+/// Sets it (0 or -errno).
+int CPadLinux_setAccessACL(const char *path, const void *data, unsigned long size);
+/// Removes it (0 or -errno; -ENODATA when there was none).
+int CPadLinux_removeAccessACL(const char *path);
+
 // MARK: - helper processes
 
 /// Starts `path` with `argv` (NULL-terminated) and the caller's environment: standard input from /dev/null,

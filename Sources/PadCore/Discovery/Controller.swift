@@ -114,6 +114,18 @@ public struct ControllerNodes: Sendable, Hashable {
     /// Every path, event nodes first.
     public var allPaths: [String] { evdev.map(\.path) + (hidraw.map { [$0] } ?? []) }
     public func evdev(_ role: EvdevNodeRole) -> EvdevNode? { evdev.first { $0.role == role } }
+
+    /// What `earlier` had that these nodes lack ("touchpad event node", "hidraw node"), by role, not by path: a pad
+    /// that comes back gets other node numbers, and its nodes appear one by one.
+    public func missing(comparedTo earlier: ControllerNodes) -> [String] {
+        var missing: [String] = []
+        for role in [EvdevNodeRole.pad, .motion, .touchpad, .other] {
+            let lacking = earlier.evdev.count { $0.role == role } - evdev.count { $0.role == role }
+            if lacking > 0 { missing += Array(repeating: "\(role.rawValue) event node", count: lacking) }
+        }
+        if earlier.hidraw != nil && hidraw == nil { missing.append("hidraw node") }
+        return missing
+    }
 }
 
 /// SDL2's view of a controller, joined to udev's by device path.

@@ -47,10 +47,23 @@ public struct EvdevSnapshotAssembler: Sendable {
     }
 
     /// Sets the starting state from a node's current kernel state (pressed keys and the absolute values in its
-    /// absinfo), so a button already held when reading starts is not missed.
-    public mutating func seed(_ role: EvdevNodeRole, pressedKeys: some Sequence<UInt16>) {
+    /// absinfo; for a touchpad, the contacts in `touchSlots` and the node's current slot, the value of its
+    /// ABS_MT_SLOT), so a button held or a finger down when reading starts (or when a pad comes back) is not missed,
+    /// and slot values the kernel sends without an ABS_MT_SLOT land on the slot it means.
+    public mutating func seed(
+        _ role: EvdevNodeRole, pressedKeys: some Sequence<UInt16>, touchSlots: [EvdevTouchSlot] = []
+    ) {
         for code in pressedKeys {
             apply(EvdevEvent(type: EvdevCode.evKey, code: code, value: 1), from: role)
+        }
+        if role == .touchpad {
+            for contact in touchSlots where contact.trackingID >= 0 && (0..<TouchContacts.count).contains(contact.slot) {
+                touchSlot = contact.slot
+                applyTouch(code: EvdevCode.absMTTrackingID, value: contact.trackingID)
+                applyTouch(code: EvdevCode.absMTPositionX, value: contact.x)
+                applyTouch(code: EvdevCode.absMTPositionY, value: contact.y)
+            }
+            touchSlot = Int(touchpadAxes[EvdevCode.absMTSlot]?.value ?? 0)
         }
         let axes: [UInt16: EvdevAbsoluteInfo] =
             switch role {
@@ -253,5 +266,22 @@ public struct EvdevSnapshotAssembler: Sendable {
         guard let info, info.maximum > info.minimum else { return 0 }
         let fraction = Double(Int64(value) - Int64(info.minimum)) / Double(Int64(info.maximum) - Int64(info.minimum))
         return min(max(fraction, 0), 1)
+    }
+}
+
+/// One multitouch slot of a touchpad node as the kernel holds it (EVIOCGMTSLOTS): where a contact down when reading
+/// starts is.
+public struct EvdevTouchSlot: Sendable, Hashable {
+    public var slot: Int
+    /// -1: no contact in the slot.
+    public var trackingID: Int32
+    public var x: Int32
+    public var y: Int32
+
+    public init(slot: Int, trackingID: Int32, x: Int32, y: Int32) {
+        self.slot = slot
+        self.trackingID = trackingID
+        self.x = x
+        self.y = y
     }
 }

@@ -35,6 +35,12 @@ public struct FeedbackDrain: Sendable {
     public private(set) var written = Feedback()
     /// When the last write was handed out; nil before the first.
     private var lastWriteAt: UInt64?
+    /// What `written` was before the last write was handed out: what the pad shows if that write failed.
+    private var writtenBeforeLastWrite = Feedback()
+    /// Writes reported failed in a row (`writeFailed`), and the earliest time of the next try after them.
+    private var failuresInARow = 0
+    private var lastWriteFailed = false
+    private var retryAt: UInt64?
     /// When the wanted rumble stops, if it was requested with a duration.
     private var rumbleExpiry: UInt64?
     /// A non-off rumble was written at some point.
@@ -81,6 +87,11 @@ public struct FeedbackDrain: Sendable {
         applyDueExpiry(now: now)
         let changes = wanted.changes(from: written)
         guard !changes.isEmpty, now >= earliestWrite else { return nil }
+        // The previous write was not reported failed: it went through, and a streak of failures is over.
+        if !lastWriteFailed { failuresInARow = 0 }
+        lastWriteFailed = false
+        retryAt = nil
+        writtenBeforeLastWrite = written
         written.merge(changes)
         lastWriteAt = now
         if let rumble = changes.rumble, !rumble.isOff { rumbleWasWritten = true }
@@ -97,6 +108,23 @@ public struct FeedbackDrain: Sendable {
         case let (pacing?, expiry?): return min(pacing, expiry)
         case let (pacing, expiry): return pacing ?? expiry
         }
+    }
+
+    /// The longest wait before writing again after failed writes: a second.
+    public static let longestRetryNanoseconds: UInt64 = 1_000_000_000
+
+    /// The write last handed out by `takeWrite` did not reach the pad (a write error that is not the pad going away:
+    /// a USB stall, a Bluetooth timeout). The pad is taken to show what it showed before, so the same fields are
+    /// written again (with any change made meanwhile), after the pacing interval, doubled for each failure in a row
+    /// up to `longestRetryNanoseconds`.
+    public mutating func writeFailed(now: UInt64) {
+        guard !isClosed, !lastWriteFailed, lastWriteAt != nil else { return }
+        lastWriteFailed = true
+        failuresInARow += 1
+        written = writtenBeforeLastWrite
+        let doublings = UInt64(min(failuresInARow - 1, 16))
+        let wait = min(max(pacingIntervalNanoseconds, 1) << doublings, max(Self.longestRetryNanoseconds, pacingIntervalNanoseconds))
+        retryAt = FeedbackDrain.add(now, wait)
     }
 
     /// The write that leaves the pad quiet when the drain closes (exit, signal, unplug of the virtual side): rumble
@@ -131,9 +159,10 @@ public struct FeedbackDrain: Sendable {
 
     // MARK: Internals
 
-    /// The first time at which pacing allows a write.
+    /// The first time at which pacing (or the back-off after a failed write) allows a write.
     private var earliestWrite: UInt64 {
-        lastWriteAt.map { FeedbackDrain.add($0, pacingIntervalNanoseconds) } ?? 0
+        let paced = lastWriteAt.map { FeedbackDrain.add($0, pacingIntervalNanoseconds) } ?? 0
+        return max(paced, retryAt ?? 0)
     }
 
     private mutating func applyDueExpiry(now: UInt64) {

@@ -4,8 +4,8 @@ public import PadCore
 /// `PadSnapshot` (pad, motion and touchpad nodes alike), a frame at a time. What `monitor` prints and `remap`
 /// forwards. Loop-confined.
 ///
-/// The first snapshot is the controller's state when reading starts (held buttons included), so nothing that
-/// happened before is missed. Unplugging any of its nodes ends the reader: `onUnplugged` is called once and every
+/// The first snapshot is the controller's state when reading starts (held buttons, sticks and touch contacts
+/// included, the touchpad at its node's current slot), so nothing that happened before is missed. Unplugging any of its nodes ends the reader: `onUnplugged` is called once and every
 /// node is closed (grabs end with them).
 public final class ControllerReader {
     public let controller: Controller
@@ -39,6 +39,7 @@ public final class ControllerReader {
         assembler = EvdevSnapshotAssembler(layout: .linuxGamepadConvention, absoluteInfo: [:])
         var absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [:]
         var held: [EvdevNodeRole: [UInt16]] = [:]
+        var touchSlots: [EvdevNodeRole: [EvdevTouchSlot]] = [:]
         do throws(DeviceAccessError) {
             for (index, node) in controller.nodes.evdev.enumerated() {
                 let device = try EvdevDevice(path: node.path)
@@ -47,6 +48,7 @@ public final class ControllerReader {
                 nodeInfo.append(info)
                 absoluteInfo[node.role] = info.absoluteInfo
                 held[node.role] = device.pressedKeys() ?? []
+                touchSlots[node.role] = device.touchSlots()
                 // Events are handled only once the loop runs, after the assembler below is in place.
                 // unowned(unsafe): no reference counting per read. Sound because every watch ends in close(),
                 // which deinit calls.
@@ -61,7 +63,9 @@ public final class ControllerReader {
         }
         let padInfo = zip(controller.nodes.evdev, nodeInfo).first { $0.0.role == .pad }?.1
         assembler = EvdevSnapshotAssembler(layout: layout(padInfo), absoluteInfo: absoluteInfo)
-        for node in controller.nodes.evdev { assembler.seed(node.role, pressedKeys: held[node.role] ?? []) }
+        for node in controller.nodes.evdev {
+            assembler.seed(node.role, pressedKeys: held[node.role] ?? [], touchSlots: touchSlots[node.role] ?? [])
+        }
     }
 
     /// The node comes as its index in `controller.nodes.evdev` and its role: no strings are passed (and counted)

@@ -305,38 +305,71 @@ public struct EvdevDevice: ~Copyable {
         default:
             throw .reading(path, Errno(rawValue: -status))
         }
+        for event in state(restIncluded: true) {
+            var stamped = event
+            stamped.seconds = dropped.seconds
+            stamped.microseconds = dropped.microseconds
+            readings.append(EvdevReading(stamped, isResync: true))
+        }
+        return .events(readings)
+    }
+
+    /// The multitouch slots as libevdev read them when the device was opened (EVIOCGMTSLOTS): each slot's tracking
+    /// id (-1: no contact) and position. Empty for a device without slots.
+    public func touchSlots() -> [EvdevTouchSlot] {
+        let slots = libevdev_get_num_slots(handle)
+        guard slots > 0 else { return [] }
+        return (0..<slots).map { slot in
+            EvdevTouchSlot(
+                slot: Int(slot),
+                trackingID: libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_TRACKING_ID)),
+                x: libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_POSITION_X)),
+                y: libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_POSITION_Y)))
+        }
+    }
+
+    /// The device's state in libevdev's view (as read when the device was opened, or at the last catch-up) as
+    /// events ending with SYN_REPORT, unstamped: every key, every absolute axis and every multitouch slot, or with
+    /// `restIncluded` false only what differs from rest (keys held, axes away from 0, contacts down; nothing at all,
+    /// not even the SYN_REPORT, for a pad at rest), the frame that brings a pad made afresh (values 0) to this state.
+    public func state(restIncluded: Bool) -> [EvdevEvent] {
+        var events: [EvdevEvent] = []
         func append(_ type: UInt16, _ code: UInt16, _ value: Int32) {
-            readings.append(
-                EvdevReading(
-                    EvdevEvent(
-                        seconds: dropped.seconds, microseconds: dropped.microseconds, type: type, code: code,
-                        value: value),
-                    isResync: true))
+            events.append(EvdevEvent(type: type, code: code, value: value))
         }
         for code in 0...UInt16(KEY_MAX) where libevdev_has_event_code(handle, UInt32(EV_KEY), UInt32(code)) != 0 {
-            append(EvdevCode.evKey, code, libevdev_get_event_value(handle, UInt32(EV_KEY), UInt32(code)))
+            let value = libevdev_get_event_value(handle, UInt32(EV_KEY), UInt32(code))
+            if restIncluded || value != 0 { append(EvdevCode.evKey, code, value) }
         }
         let firstSlotCode = UInt16(ABS_MT_SLOT), lastSlotCode = UInt16(ABS_MT_TOOL_Y)
         for code in 0...UInt16(ABS_MAX) where !(firstSlotCode...lastSlotCode).contains(code)
             && libevdev_has_event_code(handle, UInt32(EV_ABS), UInt32(code)) != 0
         {
-            append(EvdevCode.evAbs, code, libevdev_get_event_value(handle, UInt32(EV_ABS), UInt32(code)))
+            let value = libevdev_get_event_value(handle, UInt32(EV_ABS), UInt32(code))
+            if restIncluded || value != 0 { append(EvdevCode.evAbs, code, value) }
         }
         let slots = libevdev_get_num_slots(handle)
         if slots > 0 {
             let slotCodes = (firstSlotCode + 1...lastSlotCode).filter {
                 libevdev_has_event_code(handle, UInt32(EV_ABS), UInt32($0)) != 0
             }
+            let trackingCode = UInt16(ABS_MT_TRACKING_ID)
+            var lastSlot: Int32 = 0
             for slot in 0..<slots {
+                let down = libevdev_get_slot_value(handle, UInt32(slot), UInt32(trackingCode)) >= 0
+                guard restIncluded || down else { continue }
                 append(EvdevCode.evAbs, firstSlotCode, slot)
+                lastSlot = slot
                 for code in slotCodes {
-                    append(EvdevCode.evAbs, code, libevdev_get_slot_value(handle, UInt32(slot), UInt32(code)))
+                    let value = libevdev_get_slot_value(handle, UInt32(slot), UInt32(code))
+                    if restIncluded || value != 0 || code == trackingCode { append(EvdevCode.evAbs, code, value) }
                 }
             }
-            append(EvdevCode.evAbs, firstSlotCode, libevdev_get_current_slot(handle))
+            let current = libevdev_get_current_slot(handle)
+            if restIncluded || current != lastSlot { append(EvdevCode.evAbs, firstSlotCode, current) }
         }
-        append(EvdevCode.evSyn, EvdevCode.synReport, 0)
-        return .events(readings)
+        if restIncluded || !events.isEmpty { append(EvdevCode.evSyn, EvdevCode.synReport, 0) }
+        return events
     }
 }
 

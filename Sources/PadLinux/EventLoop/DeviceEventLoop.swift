@@ -43,6 +43,7 @@ public final class DeviceEventLoop {
         weak var timer: LoopTimer?
     }
     private var standardInputReader: StandardInputLineReader?
+    private var standardInputWatch: WatchToken?
 
     public init() throws(DeviceAccessError) {
         epoll = try EpollInstance()
@@ -103,30 +104,32 @@ public final class DeviceEventLoop {
     ///
     /// `onBatchEnd` runs after the lines of one read(2) have been delivered: lines a writer sent together (one
     /// frame of a pad) can then be shown to readers together.
+    ///
+    /// A line longer than `maximumLineBytes` is not kept: its bytes are dropped as they come and `onOverlongLine` is
+    /// called once, in its place among the lines, so the buffer never grows without bound.
     public func watchStandardInputLines(
         _ onLine: @escaping (String) -> Void, onBatchEnd: @escaping () -> Void = {},
-        onEndOfFile: @escaping () -> Void
+        onOverlongLine: @escaping () -> Void = {}, onEndOfFile: @escaping () -> Void
     ) throws(DeviceAccessError) {
         precondition(standardInputReader == nil, "watchStandardInputLines called twice")
-        let reader = StandardInputLineReader(onLine: onLine, onBatchEnd: onBatchEnd, onEndOfFile: onEndOfFile)
+        let reader = StandardInputLineReader(
+            onLine: onLine, onBatchEnd: onBatchEnd, onOverlongLine: onOverlongLine, onEndOfFile: onEndOfFile)
         standardInputReader = reader
         let input = FileDescriptor.standardInput
         let token = WatchToken(rawValue: watches.reserveToken())
         switch epoll.add(input, events: CPadLinux_EPOLLIN, token: token.rawValue) {
         case .success:
+            standardInputWatch = token
             watches.store(
                 Watch(descriptor: input) { [unowned self] _ throws(DeviceAccessError) in
-                    if reader.readOnce() == .endOfFile {
-                        self.removeWatch(token)
-                        self.standardInputReader = nil
-                    }
+                    if reader.readOnce() == .endOfFile { self.stopReadingStandardInput() }
                 }, for: token.rawValue)
         case .failure(.notPermitted):
             watches.remove(token.rawValue)
             // Regular files and /dev/null never block: read them a chunk per loop turn.
             func readChunk() {
                 if reader.readOnce() == .endOfFile {
-                    standardInputReader = nil
+                    if standardInputReader === reader { standardInputReader = nil }
                 } else {
                     deferWork(readChunk)
                 }
@@ -136,6 +139,18 @@ public final class DeviceEventLoop {
             watches.remove(token.rawValue)
             throw .controlling("standard input", operation: "epoll_ctl(ADD fd 0)", failure)
         }
+    }
+
+    /// The longest line `watchStandardInputLines` delivers (64 KiB; a pad event's line is under 200 bytes).
+    public static let maximumLineBytes = 65536
+
+    /// Stops reading fd 0: nothing more is delivered, not even its end (a command that is shutting down must not
+    /// act on input that comes after). Safe to call when it is not read.
+    public func stopReadingStandardInput() {
+        standardInputReader?.stop()
+        standardInputReader = nil
+        if let standardInputWatch { removeWatch(standardInputWatch) }
+        standardInputWatch = nil
     }
 
     /// Blocks `signals` for the process and delivers them to `handler` on the loop thread through a signalfd.
@@ -175,7 +190,7 @@ public final class DeviceEventLoop {
     }
 
     /// Runs `work` on the loop thread after the current batch of events (or as soon as `run()` starts).
-    func deferWork(_ work: @escaping () throws(DeviceAccessError) -> Void) {
+    public func deferWork(_ work: @escaping () throws(DeviceAccessError) -> Void) {
         deferredWork.append(work)
         if deferredWork.count == 1 { wake.signal() }
     }
@@ -309,15 +324,25 @@ private final class StandardInputLineReader {
 
     private let onLine: (String) -> Void
     private let onBatchEnd: () -> Void
+    private let onOverlongLine: () -> Void
     private let onEndOfFile: () -> Void
     private var pending: [UInt8] = []
+    /// Inside a line longer than the limit: its bytes are dropped up to its newline.
+    private var skipping = false
     private var finished = false
 
-    init(onLine: @escaping (String) -> Void, onBatchEnd: @escaping () -> Void, onEndOfFile: @escaping () -> Void) {
+    init(
+        onLine: @escaping (String) -> Void, onBatchEnd: @escaping () -> Void, onOverlongLine: @escaping () -> Void,
+        onEndOfFile: @escaping () -> Void
+    ) {
         self.onLine = onLine
         self.onBatchEnd = onBatchEnd
+        self.onOverlongLine = onOverlongLine
         self.onEndOfFile = onEndOfFile
     }
+
+    /// Nothing more is read or delivered.
+    func stop() { finished = true }
 
     /// One read(2); delivers the complete lines it finished.
     func readOnce() -> Outcome {
@@ -326,15 +351,17 @@ private final class StandardInputLineReader {
         let result = chunk.withUnsafeMutableBytes { FileDescriptor.standardInput.readResult(into: $0) }
         switch result {
         case let .success(count) where count > 0:
-            pending.append(contentsOf: chunk[0..<count])
-            deliverCompleteLines()
-            return .more
+            deliverCompleteLines(chunk[0..<count])
+            return finished ? .endOfFile : .more
         case .failure(.resourceTemporarilyUnavailable):
             return .more
         case .success, .failure:
             // End of file, or an error that ends input just the same (EIO on a closed terminal).
             finished = true
-            if !pending.isEmpty {
+            if skipping {
+                onOverlongLine()
+                onBatchEnd()
+            } else if !pending.isEmpty {
                 onLine(String(decoding: pending, as: UTF8.self))
                 onBatchEnd()
             }
@@ -344,14 +371,34 @@ private final class StandardInputLineReader {
         }
     }
 
-    private func deliverCompleteLines() {
-        var start = 0
-        while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            onLine(String(decoding: pending[start..<newline], as: UTF8.self))
-            start = newline + 1
+    private func deliverCompleteLines(_ chunk: ArraySlice<UInt8>) {
+        var delivered = false
+        var rest = chunk
+        while let newline = rest.firstIndex(of: UInt8(ascii: "\n")) {
+            if skipping {
+                skipping = false
+                onOverlongLine()
+            } else {
+                pending.append(contentsOf: rest[..<newline])
+                if pending.count > DeviceEventLoop.maximumLineBytes {
+                    onOverlongLine()
+                } else {
+                    onLine(String(decoding: pending, as: UTF8.self))
+                }
+                pending.removeAll(keepingCapacity: true)
+            }
+            delivered = true
+            rest = rest[(newline + 1)...]
+            if finished { return }  // a line's handler stopped reading
         }
-        pending.removeFirst(start)
-        if start > 0 { onBatchEnd() }
+        if !skipping {
+            pending.append(contentsOf: rest)
+            if pending.count > DeviceEventLoop.maximumLineBytes {
+                skipping = true
+                pending = []
+            }
+        }
+        if delivered { onBatchEnd() }
     }
 }
 

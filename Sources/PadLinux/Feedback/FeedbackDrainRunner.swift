@@ -4,15 +4,28 @@ public import PadCore
 /// Runs a `FeedbackDrain` against a physical pad on the device loop: submits requests, writes what the drain says
 /// is due, and arms one timer at the drain's next deadline (pacing, rumble durations). Loop-confined.
 ///
-/// A `.gone` error from the sink ends the drain cleanly (an info line, `onEnded(nil)`); any other write error ends it
-/// with `onEnded(error)`. After the end, submissions are ignored.
+/// A `.gone` error from the sink ends the drain cleanly (an info line, `onEnded(nil)`). Any other write error (a
+/// USB stall's EPIPE, a Bluetooth ETIMEDOUT: the pad is still there) is, by default, said once per streak and the
+/// same fields are written again after a back-off (`FeedbackDrain.writeFailed`); with `onWriteError: .end` (a one-shot
+/// command) it ends the drain with `onEnded(error)`. After the end, submissions are ignored.
 public final class FeedbackDrainRunner {
+    /// What a write error that is not the pad going away does.
+    public enum WriteErrorPolicy: Sendable {
+        /// Write the same fields again later (a pad's feedback for a whole session).
+        case retry
+        /// End the drain with the error (a one-shot command that reports it).
+        case end
+    }
+
     private var drain: FeedbackDrain
     private let sink: any PhysicalFeedbackSink
     private let logger: Logger
     private var timer: LoopTimer?
     private var ended = false
     private let onEnded: (DeviceAccessError?) -> Void
+    private let writeErrorPolicy: WriteErrorPolicy
+    /// Failed writes since the last one that went through (the first of a streak is logged, and its end).
+    private var failedWrites = 0
 
     /// Called after every write pass that leaves the drain with nothing scheduled (no pacing, no rumble running
     /// out): the moment a one-shot command may exit.
@@ -24,11 +37,12 @@ public final class FeedbackDrainRunner {
     public init(
         sink: any PhysicalFeedbackSink, restoring initial: Feedback, loop: DeviceEventLoop, logger: Logger,
         pacingIntervalNanoseconds: UInt64 = FeedbackDrain.defaultPacingIntervalNanoseconds,
-        onEnded: @escaping (DeviceAccessError?) -> Void
+        onWriteError: WriteErrorPolicy = .retry, onEnded: @escaping (DeviceAccessError?) -> Void
     ) throws(DeviceAccessError) {
         self.sink = sink
         self.logger = logger
         self.onEnded = onEnded
+        writeErrorPolicy = onWriteError
         drain = FeedbackDrain(
             supported: sink.supported, pacingIntervalNanoseconds: pacingIntervalNanoseconds, restoring: initial)
         timer = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in self?.pump() }
@@ -73,7 +87,7 @@ public final class FeedbackDrainRunner {
         var now = MonotonicInstant.now().nanoseconds
         // A deadline already due means "take again now" (bounded: the drain's deadlines move forward as it writes).
         for _ in 0..<4 {
-            if let feedback = drain.takeWrite(now: now) { write(feedback) }
+            if let feedback = drain.takeWrite(now: now) { write(feedback, failing: { drain.writeFailed(now: now) }) }
             guard !ended else { return }
             guard let deadline = drain.nextDeadline, deadline <= now else { break }
             now = MonotonicInstant.now().nanoseconds
@@ -92,13 +106,22 @@ public final class FeedbackDrainRunner {
         }
     }
 
-    private func write(_ feedback: Feedback) {
+    /// Writes `feedback`; a write error that is not the pad going away calls `failing` (under `.retry`).
+    private func write(_ feedback: Feedback, failing: () -> Void = {}) {
         do {
             logger.trace("writing feedback \(feedback.events)")
             try sink.write(feedback)
+            if failedWrites > 0 {
+                logger.notice("feedback reaches the pad again (after \(failedWrites) failed write(s))")
+                failedWrites = 0
+            }
             onWritten?(feedback)
-        } catch {
+        } catch where error.code == .gone || writeErrorPolicy == .end {
             end(error)
+        } catch {
+            failedWrites += 1
+            if failedWrites == 1 { logger.warning("a feedback write failed; writing it again shortly: \(error)") }
+            failing()
         }
     }
 

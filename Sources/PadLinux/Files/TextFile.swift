@@ -1,6 +1,8 @@
+import Glibc
 public import SystemPackage
 
-/// A whole UTF-8 text file read into a string (profiles): one owner of the descriptor, closed before returning.
+/// A whole UTF-8 text file read into a string (profiles), or written: one owner of the descriptor, closed before
+/// returning.
 public enum TextFile {
     /// Why a text file could not be read; the description names the file and the cause.
     public enum ReadError: Error, CustomStringConvertible, Equatable {
@@ -42,5 +44,15 @@ public enum TextFile {
             throw .unreadable(path: path, cause: error as? Errno ?? .ioError)
         }
         return bytes
+    }
+
+    /// Writes `text` to `path` (created 0644 or emptied) in one write(2): sysfs attributes, the hiding service's
+    /// small files. Returns false (errno set) when it could not.
+    static func write(_ text: String, to path: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) } == bytes.count
     }
 }

@@ -83,8 +83,9 @@ struct HidrawDevice: ~Copyable {
     /// For registering with the event loop only.
     var descriptorForPolling: FileDescriptor { descriptor }
 
-    /// Writes one output report (byte 0 = report ID) in one write(2). ENODEV and EIO mean the pad went away:
-    /// `.gone`.
+    /// Writes one output report (byte 0 = report ID) in one write(2). ENODEV and ESHUTDOWN mean the pad went away
+    /// (`.gone`); anything else is a write that failed with the pad still there (`.ioFailed`: a USB endpoint's stall
+    /// is EPIPE, a Bluetooth link that did not answer ETIMEDOUT, a link in the middle of going EIO), worth another try.
     func write(_ report: [UInt8]) throws(DeviceAccessError) {
         let result = report.withUnsafeBytes { descriptor.writeResult($0) }
         switch result {
@@ -92,7 +93,7 @@ struct HidrawDevice: ~Copyable {
             guard written == report.count else { throw .shortWrite(path, wrote: written, of: report.count) }
         case let .failure(failure):
             var error = DeviceAccessError.writing(path, failure)
-            if failure == .ioError || failure == .noDevice { error.code = .gone }
+            error.code = failure == .noDevice || failure == .socketShutdown ? .gone : .ioFailed
             throw error
         }
     }

@@ -3,6 +3,33 @@ import Glibc
 public import Logging
 public import PadCore
 
+/// A hidraw node as a recording declares it: its HID report descriptor and the feature reports it answered (what a
+/// replay needs for the driver's probe). Read once, before recording starts: each feature report is a request to the
+/// pad (over Bluetooth a round trip, seconds when unanswered), which must not stall a running loop.
+public struct HidrawDeclaration: Sendable, Hashable {
+    public var path: String
+    public var reportDescriptor: [UInt8]
+    /// Report ID → the bytes the pad returned (byte 0 = the ID).
+    public var featureReports: [UInt8: [UInt8]]
+
+    /// Opens `path` and reads its descriptor and every feature report the descriptor declares (blocking; those the
+    /// pad does not answer are left out). Fails when the node cannot be opened or has no readable descriptor.
+    public static func read(path: String, logger: Logger) throws(DeviceAccessError) -> HidrawDeclaration {
+        let device = try HidrawDevice(path: path)
+        let descriptor = try device.reportDescriptor()
+        var features: [UInt8: [UInt8]] = [:]
+        for (id, length) in HIDReportDescriptorSummary(descriptor).featureReportLengths.sorted(by: { $0.key < $1.key })
+        where id != 0 {
+            do {
+                features[id] = try device.featureReport(id, length: min(length, PadRecordingFormat.maximumReportBytes))
+            } catch {
+                logger.debug("feature report not readable", metadata: ["report": "\(id)", "error": "\(error)"])
+            }
+        }
+        return HidrawDeclaration(path: path, reportDescriptor: descriptor, featureReports: features)
+    }
+}
+
 /// Where a recorder's header and entries go, in some format (`PadRecordingTextOutput`, `EvemuRecordingOutput`).
 public protocol PadRecordingOutput: AnyObject {
     /// The pad and its nodes; called once, first.
@@ -13,9 +40,15 @@ public protocol PadRecordingOutput: AnyObject {
     func flush()
 }
 
-/// Records a pad: reads each node's declarations and the hidraw node's report descriptor and feature reports once,
-/// then streams every evdev event and hidraw input report, on one clock (CLOCK_MONOTONIC; evdev events carry the
-/// kernel's stamp, hidraw reports the time they were read), to a `PadRecordingOutput`.
+/// Records a pad: reads each node's declarations once (the hidraw node's report descriptor and feature reports are
+/// read beforehand: `HidrawDeclaration`), then streams every evdev event and hidraw input report, on one clock
+/// (CLOCK_MONOTONIC; evdev events carry the kernel's stamp, hidraw reports the time they were read), to a
+/// `PadRecordingOutput`.
+///
+/// What the pad holds when recording starts (keys down, axes away from 0, touch contacts) is the recording's first
+/// frame, at time 0, so a replay (or evemu-play) starts from the pad's state. When the kernel dropped events because
+/// the recorder fell behind, libevdev's catch-up is recorded as it is handed on (the SYN_DROPPED event, then the
+/// device's whole state, then SYN_REPORT): a release that was dropped is in the recording as that state.
 ///
 /// The recorder reads a node itself without taking it from others (no grab), unless the node's events are
 /// `.supplied` by its owner (a bridge that grabbed it: a grabbed node's events reach only the grabbing handle).
@@ -62,9 +95,11 @@ public final class PadRecorder {
     /// Closed: nothing more is recorded, supplied or not.
     public private(set) var isClosed = false
 
-    /// Opens every node and gives `output` the header. `onUnplugged` runs once when a node it reads goes away.
+    /// Opens every node, gives `output` the header, then the pad's state now as the first frame. `hidraw`, read
+    /// beforehand (its feature reports can take seconds: not on a running loop), is opened again to read its input
+    /// reports. `onUnplugged` runs once when a node it reads goes away.
     public init(
-        identity: RecordedPadIdentity, evdevNodes: [EvdevNode], hidrawNode: String?,
+        identity: RecordedPadIdentity, evdevNodes: [EvdevNode], hidraw: HidrawDeclaration?,
         loop: DeviceEventLoop, logger: Logger,
         output: any PadRecordingOutput, onUnplugged: @escaping () -> Void
     ) throws(DeviceAccessError) {
@@ -76,10 +111,12 @@ public final class PadRecorder {
         let relay = Relay()
         var readers: [(node: Int, reader: WatchedEvdevDevice)] = []
         var recordedEvdev: [RecordedEvdevNode] = []
+        var startingState: [(node: Int, events: [EvdevEvent])] = []
         for (index, node) in evdevNodes.enumerated() {
             let device = try EvdevDevice(path: node.path)
             try device.useMonotonicClock()
             let info = device.info()
+            startingState.append((index, device.state(restIncluded: false)))
             let role = node.role.isEmpty ? Self.role(codes: info.codes, properties: device.properties) : node.role
             recordedEvdev.append(
                 RecordedEvdevNode(
@@ -104,30 +141,29 @@ public final class PadRecorder {
         evdevReaders = readers
         hidrawIndex = evdevNodes.count
         var recordedHidraw: [RecordedHidrawNode] = []
-        if let hidrawNode {
-            let device = try HidrawDevice(path: hidrawNode)
-            let descriptor = try device.reportDescriptor()
-            var features: [UInt8: [UInt8]] = [:]
-            for (id, length) in HIDReportDescriptorSummary(descriptor).featureReportLengths.sorted(by: { $0.key < $1.key })
-            where id != 0 {
-                do {
-                    features[id] = try device.featureReport(id, length: min(length, PadRecordingFormat.maximumReportBytes))
-                } catch {
-                    logger.debug("feature report not readable", metadata: ["report": "\(id)", "error": "\(error)"])
-                }
-            }
+        if let hidraw {
+            let device = try HidrawDevice(path: hidraw.path)
             recordedHidraw.append(
                 RecordedHidrawNode(
-                    index: hidrawIndex, side: .physical, path: hidrawNode, reportDescriptor: descriptor,
-                    featureReports: features))
-            hidrawWatch = try loop.watch(device.descriptorForPolling, path: hidrawNode) { _ throws(DeviceAccessError) in
+                    index: hidrawIndex, side: .physical, path: hidraw.path, reportDescriptor: hidraw.reportDescriptor,
+                    featureReports: hidraw.featureReports))
+            hidrawWatch = try loop.watch(device.descriptorForPolling, path: hidraw.path) { _ throws(DeviceAccessError) in
                 try relay.recorder?.readReports()
             }
-            hidraw = consume device
+            self.hidraw = consume device
         }
         header = PadRecording(identity: identity, evdevNodes: recordedEvdev, hidrawNodes: recordedHidraw)
         relay.recorder = self
         output.begin(header)
+        let now = Self.nowMicroseconds()
+        for (node, events) in startingState where !events.isEmpty {
+            for event in events {
+                entryCount += 1
+                output.append(
+                    .evdev(microseconds: elapsed(now, now: now), node: node, type: event.type, code: event.code, value: event.value))
+            }
+        }
+        flush()
     }
 
     /// What a node carries, judged from its declarations as discovery judges it.
@@ -178,7 +214,9 @@ public final class PadRecorder {
             clock_gettime(CLOCK_REALTIME, &realtime)
             offset = Int64(realtime.tv_sec) * 1_000_000 + Int64(realtime.tv_nsec) / 1000 - now
         }
-        for reading in readings where !reading.isResync {
+        // libevdev's catch-up after SYN_DROPPED included: the state after the gap (a release the kernel dropped is
+        // there), which a replay through uinput plays as it is (repeated values are ignored there).
+        for reading in readings {
             let event = reading.event
             entryCount += 1
             output.append(

@@ -9,7 +9,8 @@ public import PadCore
 ///   binds it as it bound the real pad (its probe's feature requests are answered from the recording) and makes
 ///   the evdev nodes itself; the recorded input reports are played.
 /// - Otherwise each recorded evdev node is made again through uinput with its recorded capabilities and ranges,
-///   and its events are played.
+///   each axis where it stood when recording started (`evdev-abs ... value=`), and its events are played (the first
+///   frame, at time 0, holds what was held then; a catch-up after dropped events is played as the state it is).
 ///
 /// Only the physical side of a recording is replayed. What games send the replayed pad is reported: output reports
 /// through uhid, force feedback (played as ff-memless would) through uinput. Confined to the loop's thread.
@@ -220,9 +221,10 @@ public final class PadReplayer {
                     try device.enableEventType(EV_ABS)
                     for code in codes {
                         let info = node.absoluteInfo[code] ?? EvdevAbsoluteInfo(minimum: 0, maximum: 0)
+                        // Where the axis stood when recording started (a stick held then is held from the start).
                         try device.enableAxis(
                             Int32(code), minimum: info.minimum, maximum: info.maximum, fuzz: info.fuzz, flat: info.flat,
-                            resolution: info.resolution)
+                            resolution: info.resolution, value: info.value)
                     }
                 case EV_FF:
                     // What the pad declared and padbridge can play (rumble, periodic, gain); the rest is refused.
@@ -281,8 +283,14 @@ public final class PadReplayer {
         }
     }
 
+    /// When the entry at `microseconds` is due. Saturating: a speed that stretches the recording past the clock's
+    /// range plays it at the end of time, it does not trap (the command refuses such speeds anyway).
     private func dueInstant(_ microseconds: Int64) -> MonotonicInstant {
-        MonotonicInstant(nanoseconds: startedAt.nanoseconds + UInt64(Double(max(0, microseconds)) * 1000 / speed))
+        let offset = Double(max(0, microseconds)) * 1000 / speed
+        let limit = Double(UInt64.max / 2)
+        let nanoseconds = offset.isFinite && offset < limit ? UInt64(offset) : UInt64.max / 2
+        let (due, overflow) = startedAt.nanoseconds.addingReportingOverflow(nanoseconds)
+        return MonotonicInstant(nanoseconds: overflow ? UInt64.max / 2 : due)
     }
 
     private func playDue() throws(DeviceAccessError) {

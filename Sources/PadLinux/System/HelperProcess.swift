@@ -95,3 +95,124 @@ public enum HelperProcess {
         return copies.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }
+
+/// A `HelperProcess` run from a `DeviceEventLoop` without blocking it: its standard output is read as the loop
+/// reports it readable, its deadline is a loop timer, and `completion` runs on the loop with the outcome. For the
+/// long-running commands, whose loop forwards pads while a helper (SDL's scan, up to 10 s) runs. Loop-confined.
+public final class LoopHelperProcess {
+    private let loop: DeviceEventLoop
+    private let pid: pid_t
+    private var output: FileDescriptor?
+    private var watch: DeviceEventLoop.WatchToken?
+    private var deadline: LoopDeadline?
+    private var reapRetry: LoopDeadline?
+    private var collected: [UInt8] = []
+    private let outputLimitBytes: Int
+    private var completion: ((Result<HelperProcess.Outcome, any Error>) -> Void)?
+    private var timedOut = false
+
+    /// Starts `executable` with `arguments`; past `timeout` it is killed (`.timedOut`).
+    public init(
+        executable: String, arguments: [String], timeout: Duration, outputLimitBytes: Int = 1 << 20,
+        loop: DeviceEventLoop, completion: @escaping (Result<HelperProcess.Outcome, any Error>) -> Void
+    ) throws {
+        self.loop = loop
+        self.outputLimitBytes = outputLimitBytes
+        self.completion = completion
+        let (pid, output) = try HelperProcess.spawnReadingOutput(executable: executable, arguments: arguments)
+        self.pid = pid
+        self.output = output
+        let (seconds, attoseconds) = timeout.components
+        let milliseconds = UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
+        do throws(DeviceAccessError) {
+            watch = try loop.watch(output, path: "helper \(executable)") { [weak self] _ in self?.readOutput() }
+            deadline = try loop.deadline(afterMilliseconds: milliseconds) { [weak self] in self?.expire() }
+        } catch {
+            kill(pid, SIGKILL)
+            finish(.failure(error.cause ?? .ioError))
+            throw error.cause ?? .ioError
+        }
+    }
+
+    private func readOutput() {
+        guard let output else { return }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let result = buffer.withUnsafeMutableBytes { output.readResult(into: $0) }
+            switch result {
+            case .success(0):
+                return closeOutputAndReap()
+            case .success(let count):
+                collected.append(contentsOf: buffer.prefix(min(count, max(0, outputLimitBytes - collected.count))))
+            case .failure(.resourceTemporarilyUnavailable), .failure(.interrupted):
+                return
+            case .failure:
+                return closeOutputAndReap()
+            }
+        }
+    }
+
+    private func expire() {
+        timedOut = true
+        kill(pid, SIGKILL)
+        closeOutputAndReap()
+    }
+
+    private func closeOutputAndReap() {
+        if let watch { loop.removeWatch(watch) }
+        watch = nil
+        try? output?.close()
+        output = nil
+        reap()
+    }
+
+    /// The child closed its output as it exits: it is reaped as soon as it has (checked every 5 ms, never blocking);
+    /// past the deadline it is killed and reaped.
+    private func reap() {
+        var status: Int32 = 0
+        let reaped = waitpid(pid, &status, WNOHANG)
+        if reaped == 0 {
+            reapRetry = try? loop.deadline(afterMilliseconds: 5) { [weak self] in self?.reap() }
+            if reapRetry == nil {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+            } else {
+                return
+            }
+        } else if reaped < 0 {
+            return finish(.failure(Errno(rawValue: errno)))
+        }
+        let termination: HelperProcess.Termination =
+            if timedOut { .timedOut }
+            else if CPadLinux_WIFSIGNALED(status) != 0 { .killedBySignal(CPadLinux_WTERMSIG(status)) }
+            else { .exited(code: CPadLinux_WEXITSTATUS(status)) }
+        finish(.success(HelperProcess.Outcome(termination: termination, standardOutput: collected)))
+    }
+
+    private func finish(_ result: Result<HelperProcess.Outcome, any Error>) {
+        deadline?.cancel()
+        deadline = nil
+        reapRetry = nil
+        guard let completion else { return }
+        self.completion = nil
+        completion(result)
+    }
+
+    /// Stops waiting: the child is killed and reaped, and `completion` is not called. Idempotent.
+    public func cancel() {
+        guard completion != nil || output != nil else { return }
+        completion = nil
+        if let watch { loop.removeWatch(watch) }
+        watch = nil
+        try? output?.close()
+        output = nil
+        deadline?.cancel()
+        deadline = nil
+        reapRetry = nil
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+
+    deinit { cancel() }
+}

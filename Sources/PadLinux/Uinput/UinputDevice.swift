@@ -38,14 +38,16 @@ struct UinputDevice: ~Copyable {
     }
 
     /// Declares an absolute axis with its range, fuzz and flat (UI_SET_ABSBIT + UI_ABS_SETUP).
-    func enableAxis(_ code: Int32, minimum: Int32, maximum: Int32, fuzz: Int32 = 0, flat: Int32 = 0, resolution: Int32 = 0)
-        throws(DeviceAccessError)
-    {
+    /// `value`: where the axis stands when the device is created (readers' EVIOCGABS shows it from the start).
+    func enableAxis(
+        _ code: Int32, minimum: Int32, maximum: Int32, fuzz: Int32 = 0, flat: Int32 = 0, resolution: Int32 = 0,
+        value: Int32 = 0
+    ) throws(DeviceAccessError) {
         try control(.uinputSetAbsBit, value: UInt(code))
         var setup = uinput_abs_setup()
         setup.code = UInt16(code)
         setup.absinfo = input_absinfo(
-            value: 0, minimum: minimum, maximum: maximum, fuzz: fuzz, flat: flat, resolution: resolution)
+            value: value, minimum: minimum, maximum: maximum, fuzz: fuzz, flat: flat, resolution: resolution)
         try withUnsafeMutableBytes(of: &setup) { (buffer) throws(DeviceAccessError) in
             try control(.uinputAbsSetup, buffer.baseAddress)
         }

@@ -1,0 +1,73 @@
+import Logging
+import PadCore
+import PadLinux
+import PadSessions
+
+/// remap's part in hiding the pads it bridges from other programs (README, "Hiding the pad from games"): for each
+/// bridged pad a lease from the hiding service on its event and hidraw nodes while remap holds them, given back when
+/// the pad goes away or remap ends (the service also gives them back when remap is killed). Without the service, it
+/// says once what is not hidden, why, and how to install it. Loop-confined.
+final class BridgeHiding {
+    private let loop: DeviceEventLoop
+    private let logger: Logger
+    private var leases: [Fingerprint: NodeHidingLease] = [:]
+    private var saidUnavailable = false
+
+    init(loop: DeviceEventLoop, logger: Logger) {
+        self.loop = loop
+        self.logger = logger
+    }
+
+    /// Asks the service to hide `controller`'s nodes (remap has grabbed them).
+    func hide(_ controller: Controller) {
+        release(controller.fingerprint)
+        let name = "\(controller.name) [\(controller.fingerprint)]"
+        do {
+            leases[controller.fingerprint] = try NodeHidingLease(
+                hiding: controller.nodes.allPaths, loop: loop,
+                onAnswer: { answer in
+                    if !answer.hidden.isEmpty {
+                        LineOutput.standardError.write(
+                            "padbridge: \(name) is hidden from other programs while remap runs (\(answer.hidden.joined(separator: ", "))): "
+                                + "SDL, Steam and games see only its virtual pad")
+                    }
+                    for (path, reason) in answer.refused.sorted(by: { $0.key < $1.key }) {
+                        LineOutput.standardError.write(
+                            "padbridge: \(path) of \(name) stays visible to other programs: the hiding service refused it "
+                                + "(\(reason))")
+                    }
+                },
+                onServiceGone: {
+                    LineOutput.standardError.write(
+                        "padbridge: the hiding service went away: \(name) is visible to other programs again "
+                            + "(a game may see it twice)")
+                })
+        } catch {
+            sayUnavailable(controller, error)
+        }
+    }
+
+    /// Gives `fingerprint`'s nodes back (the pad went away: its nodes are gone, or about to be).
+    func release(_ fingerprint: Fingerprint) {
+        leases.removeValue(forKey: fingerprint)?.close()
+    }
+
+    func releaseAll() {
+        for lease in leases.values { lease.close() }
+        leases = [:]
+    }
+
+    private func sayUnavailable(_ controller: Controller, _ error: DeviceAccessError) {
+        guard !saidUnavailable else { return }
+        saidUnavailable = true
+        let cause = error.code == .missingDevice ? "nothing listens at \(NodeHiding.socketPath)" : "\(error)"
+        let hidraw = controller.nodes.hidraw.map { ", and read it through \($0) (SDL's HIDAPI drivers, Steam)" } ?? ""
+        LineOutput.standardError.write(
+            "padbridge: \(controller.name) [\(controller.fingerprint)] is not hidden from other programs: padbridge's "
+                + "hiding service is not running (\(cause)). Its event nodes are grabbed, so their input reaches only "
+                + "padbridge, but SDL and Steam still list the pad\(hidraw): a game may see two pads. To hide the "
+                + "pads remap bridges, install the service (as root): install -m644 systemd/padbridge-hide.socket "
+                + "systemd/padbridge-hide.service /etc/systemd/system/ && systemctl daemon-reload && systemctl enable "
+                + "--now padbridge-hide.socket (README, \"Hiding the pad from games\")")
+    }
+}
