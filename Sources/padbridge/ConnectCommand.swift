@@ -20,7 +20,8 @@ struct ConnectCommand: ParsableCommand {
             --record FILE records the pad (its events as read here, its hidraw reports), the feedback the host relays \
             for it (`f ... virtual`: what a game sent the virtual pad there) and what of it reached the pad \
             (`f ... physical`), in padbridge's recording format; `padbridge replay FILE` brings the pad back.
-            Ends on end of input, SIGINT or SIGTERM.
+            --all also forwards every pad plugged in later, and starts (and stays, quietly) with no pad plugged in.
+            Ends on SIGINT or SIGTERM (standard input is not read).
             """
     )
 
@@ -97,7 +98,8 @@ struct ConnectCommand: ParsableCommand {
             : pads.isEmpty
                 ? [try MonitorCommand.choose(nil, from: controllers)]
                 : try pads.map { try MonitorCommand.choose($0, from: controllers) }
-        if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
+        // --all waits for pads (the connect unit runs with none plugged in); named pads must be there.
+        if chosen.isEmpty && !all { throw ValidationError(PadSelectionError.noControllers.description) }
 
         let anyLocal = try SocketAddress.resolve(target.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
         let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
@@ -178,7 +180,6 @@ struct ConnectCommand: ParsableCommand {
         }
         defer { statisticsTimer?.cancel() }
         shutdown = { loop.stop() }
-        try loop.watchStandardInputLines({ _ in }, onEndOfFile: { loop.stop() })
         try loop.run()
         if takenOver { throw ExitCode(1) }
     }
