@@ -37,7 +37,9 @@ struct ConnectCommand: ParsableCommand {
     @Option(name: .customLong("as"), help: "The virtual pad to ask the host for: xbox360 or dualsense.")
     var virtualKind: VirtualPadKind?
 
-    @Option(name: .long, help: "A TOML remap profile run here before sending (see README, \"Remap profiles\").")
+    @Option(
+        name: .long, help: "A TOML remap profile run here before sending (see README, \"Remap profiles\").",
+        completion: .file(extensions: ["toml"]))
     var profile: String?
 
     @Flag(inversion: .prefixedNo, help: "Grab the pads so local programs do not see them too.")
@@ -49,7 +51,9 @@ struct ConnectCommand: ParsableCommand {
     @Option(name: .long, help: "Record the pad and the feedback the host relays for it to this file (one PAD).")
     var record: String?
 
-    @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
+    @Option(
+        name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).",
+        completion: .directory)
     var configDirectory: String?
 
     @OptionGroup var global: GlobalOptions

@@ -50,12 +50,14 @@ struct RemapCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "One TOML remap profile for every pad (see README, \"Remap profiles\"). Saving it or SIGHUP reloads it.")
+        help: "One TOML remap profile for every pad (see README, \"Remap profiles\"). Saving it or SIGHUP reloads it.",
+        completion: .file(extensions: ["toml"]))
     var profile: String?
 
     @Option(
         name: .customLong("profiles"),
-        help: "The profiles directory (default: $XDG_CONFIG_HOME/padbridge/profiles): ID.toml, else KIND.toml, else default.toml.")
+        help: "The profiles directory (default: $XDG_CONFIG_HOME/padbridge/profiles): ID.toml, else KIND.toml, else default.toml.",
+        completion: .directory)
     var profilesDirectory: String?
 
     @Option(name: .long, help: "Record the pad, its virtual pad and the feedback between them to this file.")
