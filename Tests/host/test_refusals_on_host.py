@@ -56,3 +56,8 @@ def test_serve_names_the_line_of_a_paired_clients_file_it_cannot_read(tmp_path):
     finally:
         serve.terminate()
         serve.wait(30)
+
+
+def test_remap_takes_one_profile_or_a_profiles_directory_not_both(tmp_path):
+    error = refused("remap", "--all", "--profile", str(tmp_path / "one.toml"), "--profiles", str(tmp_path))
+    assert "use one" in error, error
