@@ -34,11 +34,11 @@ struct ConnectCommand: ParsableCommand {
     @Flag(name: .long, help: "Forward every connected pad, and every pad plugged in later.")
     var all = false
 
-    @Option(name: .customLong("as"), help: "The virtual pad to ask the host for: xbox360 or dualsense.")
+    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad to ask the host for: xbox360 or dualsense.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
     @Option(
-        name: .long, help: "A TOML remap profile run here before sending (see README, \"Remap profiles\").",
+        name: .long, help: ArgumentHelp("A TOML remap profile run here before sending (see README, \"Remap profiles\").", valueName: "file"),
         completion: .file(extensions: ["toml"]))
     var profile: String?
 
@@ -48,11 +48,11 @@ struct ConnectCommand: ParsableCommand {
     @Flag(name: .long, help: "Print a line per second: frames sent, loss both ways, round trip.")
     var stats = false
 
-    @Option(name: .long, help: "Record the pad and the feedback the host relays for it to this file (one PAD).")
+    @Option(name: .long, help: ArgumentHelp("Record the pad and the feedback the host relays for it to this file (one PAD).", valueName: "file"))
     var record: String?
 
     @Option(
-        name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).",
+        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
         completion: .directory)
     var configDirectory: String?
 

@@ -43,7 +43,7 @@ struct MonitorCommand: ParsableCommand {
     var view = false
 
     @Option(
-        name: .long, help: "With --view: show this remap profile's stick deadzones and what it makes of each stick.",
+        name: .long, help: ArgumentHelp("With --view: show this remap profile's stick deadzones and what it makes of each stick.", valueName: "file"),
         completion: .file(extensions: ["toml"]))
     var profile: String?
 

@@ -33,7 +33,7 @@ struct PairCommand: ParsableCommand {
     var name: String?
 
     @Option(
-        name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).",
+        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
         completion: .directory)
     var configDirectory: String?
 
@@ -141,7 +141,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "The name clients will know this host by (default: its host name).")
     var name: String?
 
-    @Option(name: .customLong("as"), help: "Every virtual pad of this kind, whatever clients ask: xbox360 or dualsense.")
+    @Option(name: .customLong("as"), help: ArgumentHelp("Every virtual pad of this kind, whatever clients ask: xbox360 or dualsense.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
     @Option(name: .customLong("max-pads"), help: "At most this many virtual pads at once.")
@@ -151,7 +151,7 @@ struct ServeCommand: ParsableCommand {
     var linger: UInt64 = 60
 
     @Option(
-        name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).",
+        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
         completion: .directory)
     var configDirectory: String?
 
@@ -269,7 +269,7 @@ struct PairingWindowCommand: ParsableCommand {
 
     @Option(
         name: .customLong("config-dir"),
-        help: "The serving host's config directory (default: $XDG_CONFIG_HOME/padbridge).", completion: .directory)
+        help: ArgumentHelp("The serving host's config directory (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"), completion: .directory)
     var configDirectory: String?
 
     func run() throws {

@@ -42,7 +42,7 @@ struct RemapCommand: ParsableCommand {
     @Argument(help: "The pad: index, ID or ID prefix, or device path (see `padbridge list`).")
     var pad: String?
 
-    @Option(name: .customLong("as"), help: "The virtual pad: xbox360 or dualsense.")
+    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad: xbox360 or dualsense.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
     @Flag(name: .long, help: "Bridge every connected pad (in ID order) and every pad plugged in later.")
@@ -50,17 +50,17 @@ struct RemapCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "One TOML remap profile for every pad (see README, \"Remap profiles\"). Saving it or SIGHUP reloads it.",
+        help: ArgumentHelp("One TOML remap profile for every pad (see README, \"Remap profiles\"). Saving it or SIGHUP reloads it.", valueName: "file"),
         completion: .file(extensions: ["toml"]))
     var profile: String?
 
     @Option(
         name: .customLong("profiles"),
-        help: "The profiles directory (default: $XDG_CONFIG_HOME/padbridge/profiles): ID.toml, else KIND.toml, else default.toml.",
+        help: ArgumentHelp("The profiles directory (default: $XDG_CONFIG_HOME/padbridge/profiles): ID.toml, else KIND.toml, else default.toml.", valueName: "dir"),
         completion: .directory)
     var profilesDirectory: String?
 
-    @Option(name: .long, help: "Record the pad, its virtual pad and the feedback between them to this file.")
+    @Option(name: .long, help: ArgumentHelp("Record the pad, its virtual pad and the feedback between them to this file.", valueName: "file"))
     var record: String?
 
     @OptionGroup var global: GlobalOptions
