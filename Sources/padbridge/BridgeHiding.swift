@@ -66,8 +66,7 @@ final class BridgeHiding {
             "padbridge: \(controller.name) [\(controller.fingerprint)] is not hidden from other programs: padbridge's "
                 + "hiding service is not running (\(cause)). Its event nodes are grabbed, so their input reaches only "
                 + "padbridge, but SDL and Steam still list the pad\(hidraw): a game may see two pads. To hide the "
-                + "pads remap bridges, install the service (as root): install -m644 systemd/padbridge-hide.socket "
-                + "systemd/padbridge-hide.service /etc/systemd/system/ && systemctl daemon-reload && systemctl enable "
-                + "--now padbridge-hide.socket (README, \"Hiding the pad from games\")")
+                + "pads remap bridges, enable the service padbridge's package installs: sudo systemctl enable --now "
+                + "padbridge-hide.socket (README, \"Hiding the pad from games\")")
     }
 }

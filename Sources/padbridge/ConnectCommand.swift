@@ -20,6 +20,7 @@ struct ConnectCommand: ParsableCommand {
             --record FILE records the pad (its events as read here, its hidraw reports), the feedback the host relays \
             for it (`f ... virtual`: what a game sent the virtual pad there) and what of it reached the pad \
             (`f ... physical`), in padbridge's recording format; `padbridge replay FILE` brings the pad back.
+            --all also forwards every pad plugged in later, and starts (and stays, quietly) with no pad plugged in.
             Ends on SIGINT or SIGTERM (standard input is not read).
             """
     )
@@ -33,10 +34,12 @@ struct ConnectCommand: ParsableCommand {
     @Flag(name: .long, help: "Forward every connected pad, and every pad plugged in later.")
     var all = false
 
-    @Option(name: .customLong("as"), help: "The virtual pad to ask the host for: xbox360 or dualsense.")
+    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad to ask the host for: xbox360 or dualsense.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
-    @Option(name: .long, help: "A TOML remap profile run here before sending (see README, \"Remap profiles\").")
+    @Option(
+        name: .long, help: ArgumentHelp("A TOML remap profile run here before sending (see README, \"Remap profiles\").", valueName: "file"),
+        completion: .file(extensions: ["toml"]))
     var profile: String?
 
     @Flag(inversion: .prefixedNo, help: "Grab the pads so local programs do not see them too.")
@@ -45,10 +48,12 @@ struct ConnectCommand: ParsableCommand {
     @Flag(name: .long, help: "Print a line per second: frames sent, loss both ways, round trip.")
     var stats = false
 
-    @Option(name: .long, help: "Record the pad and the feedback the host relays for it to this file (one PAD).")
+    @Option(name: .long, help: ArgumentHelp("Record the pad and the feedback the host relays for it to this file (one PAD).", valueName: "file"))
     var record: String?
 
-    @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
+    @Option(
+        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
+        completion: .directory)
     var configDirectory: String?
 
     @OptionGroup var global: GlobalOptions
@@ -97,7 +102,8 @@ struct ConnectCommand: ParsableCommand {
             : pads.isEmpty
                 ? [try MonitorCommand.choose(nil, from: controllers)]
                 : try pads.map { try MonitorCommand.choose($0, from: controllers) }
-        if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
+        // --all waits for pads (the connect unit runs with none plugged in); named pads must be there.
+        if chosen.isEmpty && !all { throw ValidationError(PadSelectionError.noControllers.description) }
 
         let anyLocal = try SocketAddress.resolve(target.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
         let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)

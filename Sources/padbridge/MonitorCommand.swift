@@ -42,7 +42,9 @@ struct MonitorCommand: ParsableCommand {
     @Flag(name: .long, help: "Show the whole pad full-screen, live (sticks, triggers, buttons, touchpad, motion, battery, report rate); q quits.")
     var view = false
 
-    @Option(name: .long, help: "With --view: show this remap profile's stick deadzones and what it makes of each stick.")
+    @Option(
+        name: .long, help: ArgumentHelp("With --view: show this remap profile's stick deadzones and what it makes of each stick.", valueName: "file"),
+        completion: .file(extensions: ["toml"]))
     var profile: String?
 
     @OptionGroup var global: GlobalOptions

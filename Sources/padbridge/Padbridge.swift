@@ -5,18 +5,37 @@ public import Logging
 struct Padbridge: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "padbridge",
-        abstract: "A Linux gamepad bridge with controller feedback.",
+        abstract: "A Linux gamepad bridge with controller feedback: forward pads, remap them, see what they do.",
         discussion: """
-            Virtual pads: an Xbox 360 pad through /dev/uinput and a DualSense through /dev/uhid that the \
-            kernel's hid-playstation driver binds. Pad events go in as JSON lines, feedback comes out as JSON lines.
-            Feedback to physical pads: rumble, lightbar, player LEDs, mic LED and adaptive triggers, over hidraw \
-            (DualSense, DualShock 4) or evdev force feedback.
-            Diagnostics: `list` shows the connected pads, `monitor` what one does, `doctor` what to fix.
+            Forwarding: a pad plugged into this machine shows up as a virtual pad on another, the one running the \
+            games, and rumble, lightbar, LEDs and trigger effects come back to it. On the host, once: \
+            `padbridge serve --pair` (it shows a pairing code); here, once: `padbridge pair gaming-pc CODE`; then \
+            every time: `padbridge connect gaming-pc --all`.
+
+            Remapping: a pad is grabbed and shown to games as a virtual Xbox 360 pad or DualSense, through a \
+            profile (buttons, sticks, triggers, turbo, layers, gyro), feedback going back to it. For example \
+            `padbridge remap --all`: every pad, each with its own profile from ~/.config/padbridge/profiles/.
+
+            Diagnostics: `list` shows the connected pads, `monitor` what one does, `doctor` what to fix (device \
+            access, modules, udev rules), `record` and `replay` capture a pad and bring it back. For example \
+            `padbridge monitor 0 --view`: the first pad, live and full-screen.
+
+            Each command has its own help (`padbridge help remap`) and manual page (`man padbridge-remap`). The \
+            services (padbridge-serve, padbridge-connect@HOST, padbridge-remap) are in README, "Install".
             """,
-        subcommands: [
-            ListCommand.self, MonitorCommand.self, DoctorCommand.self, VirtualCommand.self, FeedbackCommand.self,
-            RemapCommand.self, ServeCommand.self, PairCommand.self, PairingWindowCommand.self, ConnectCommand.self,
-            RecordCommand.self, ReplayCommand.self, HideServiceCommand.self, SDLProbeCommand.self,
+        version: padbridgeVersion,
+        subcommands: [SDLProbeCommand.self, HideServiceCommand.self],
+        groupedSubcommands: [
+            CommandGroup(
+                name: "Forwarding",
+                subcommands: [ConnectCommand.self, ServeCommand.self, PairCommand.self, PairingWindowCommand.self]),
+            CommandGroup(name: "Remapping", subcommands: [RemapCommand.self]),
+            CommandGroup(
+                name: "Diagnostics",
+                subcommands: [
+                    ListCommand.self, MonitorCommand.self, DoctorCommand.self, RecordCommand.self, ReplayCommand.self,
+                ]),
+            CommandGroup(name: "Virtual pads and feedback", subcommands: [VirtualCommand.self, FeedbackCommand.self]),
         ]
     )
 }

@@ -32,7 +32,9 @@ struct PairCommand: ParsableCommand {
     @Option(name: .long, help: "The name the host will know this machine by (default: its host name).")
     var name: String?
 
-    @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
+    @Option(
+        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
+        completion: .directory)
     var configDirectory: String?
 
     @OptionGroup var global: GlobalOptions
@@ -139,7 +141,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "The name clients will know this host by (default: its host name).")
     var name: String?
 
-    @Option(name: .customLong("as"), help: "Every virtual pad of this kind, whatever clients ask: xbox360 or dualsense.")
+    @Option(name: .customLong("as"), help: ArgumentHelp("Every virtual pad of this kind, whatever clients ask: xbox360 or dualsense.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
     @Option(name: .customLong("max-pads"), help: "At most this many virtual pads at once.")
@@ -148,7 +150,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds a lost client's virtual pads stay (neutral) before they go.")
     var linger: UInt64 = 60
 
-    @Option(name: .customLong("config-dir"), help: "Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).")
+    @Option(
+        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
+        completion: .directory)
     var configDirectory: String?
 
     @OptionGroup var global: GlobalOptions
@@ -263,7 +267,9 @@ struct PairingWindowCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .customLong("config-dir"), help: "The serving host's config directory (default: $XDG_CONFIG_HOME/padbridge).")
+    @Option(
+        name: .customLong("config-dir"),
+        help: ArgumentHelp("The serving host's config directory (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"), completion: .directory)
     var configDirectory: String?
 
     func run() throws {

@@ -28,7 +28,7 @@ struct RecordCommand: ParsableCommand {
     @Argument(help: "The pad: index, ID or ID prefix, or device path (see `padbridge list`).")
     var pad: String?
 
-    @Option(name: .shortAndLong, help: "The file to write (default: standard output).")
+    @Option(name: .shortAndLong, help: ArgumentHelp("The file to write (default: standard output).", valueName: "file"))
     var output: String?
 
     @Option(name: .long, help: "Stop after this many seconds.")
@@ -37,7 +37,7 @@ struct RecordCommand: ParsableCommand {
     @Flag(name: .long, help: "Write evemu's format: one file per event node (the pad node to -o FILE, the others beside it).")
     var evemu = false
 
-    @Option(name: .long, help: "With --evemu: convert this padbridge recording instead of recording a pad.")
+    @Option(name: .long, help: ArgumentHelp("With --evemu: convert this padbridge recording instead of recording a pad.", valueName: "recording"))
     var from: String?
 
     @OptionGroup var global: GlobalOptions

@@ -22,34 +22,48 @@ struct RemapCommand: ParsableCommand {
             slot); when the same pad (same ID) comes back, forwarding resumes. A virtual DualSense's identity \
             (MAC) derives from the physical pad's ID, so it is the same virtual pad across runs.
             --all bridges every connected pad, each to its own virtual pad, created in the order of their IDs \
-            (the same pads get the same virtual slots every run).
+            (the same pads get the same virtual slots every run), and every pad plugged in later; never a virtual \
+            pad a padbridge bridge shows (remap's own or serve's), so two bridges never bridge each other's pads.
             For each virtual pad, one line "padbridge: ready {...}" goes to standard error once it exists.
-            --profile FILE remaps through a TOML profile, checked completely before any device is opened; a change \
-            to the file, or SIGHUP, reloads it without touching the virtual pad (a broken new profile is reported \
-            and the old one stays).
+            Without --profile each pad gets its own profile from the profiles directory \
+            ($XDG_CONFIG_HOME/padbridge/profiles, or ~/.config/padbridge/profiles; --profiles DIR): the file named \
+            by the pad's ID as `padbridge list` shows it (b43f9de35e24.toml), else by its kind (dualsense.toml, \
+            dualsenseedge.toml, dualshock4.toml, xbox360.toml, xboxone.toml, switchpro.toml, generic.toml), else \
+            default.toml; none: the pad passes through unchanged. A line on standard error says which file each pad \
+            got. A broken file is reported and its pad passes through unchanged; the other pads are not affected.
+            --profile FILE remaps every pad through one TOML profile instead, checked completely before any device \
+            is opened. A change to the profile (or to the directory), or SIGHUP, reloads it without touching the \
+            virtual pads (a broken new profile is reported and the pad keeps the one it had).
             --record FILE records both sides of the bridge (padbridge's recording format, as `padbridge record` \
             writes it): the pad's events and reports, the virtual pad's events, the feedback games send the \
             virtual pad and what of it reached the pad. `padbridge replay FILE` brings the pad back.
-            Ends on SIGINT or SIGTERM (standard input is not read): inputs released, virtual pads destroyed, grabs released, \
-            physical pads quiet.
+            Ends on SIGINT or SIGTERM (standard input is not read): inputs released, virtual pads destroyed, grabs \
+            released, physical pads quiet.
             """
     )
 
     @Argument(help: "The pad: index, ID or ID prefix, or device path (see `padbridge list`).")
     var pad: String?
 
-    @Option(name: .customLong("as"), help: "The virtual pad: xbox360 or dualsense.")
+    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad: xbox360 or dualsense.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
-    @Flag(name: .long, help: "Bridge every connected pad, each to its own virtual pad (in ID order).")
+    @Flag(name: .long, help: "Bridge every connected pad (in ID order) and every pad plugged in later.")
     var all = false
 
     @Option(
         name: .long,
-        help: "A TOML remap profile (see README, \"Remap profiles\"). Saving the file or SIGHUP reloads it.")
+        help: ArgumentHelp("One TOML remap profile for every pad (see README, \"Remap profiles\"). Saving it or SIGHUP reloads it.", valueName: "file"),
+        completion: .file(extensions: ["toml"]))
     var profile: String?
 
-    @Option(name: .long, help: "Record the pad, its virtual pad and the feedback between them to this file.")
+    @Option(
+        name: .customLong("profiles"),
+        help: ArgumentHelp("The profiles directory (default: $XDG_CONFIG_HOME/padbridge/profiles): ID.toml, else KIND.toml, else default.toml.", valueName: "dir"),
+        completion: .directory)
+    var profilesDirectory: String?
+
+    @Option(name: .long, help: ArgumentHelp("Record the pad, its virtual pad and the feedback between them to this file.", valueName: "file"))
     var record: String?
 
     @OptionGroup var global: GlobalOptions
@@ -57,6 +71,9 @@ struct RemapCommand: ParsableCommand {
     func validate() throws {
         if all && pad != nil { throw ValidationError("--all bridges every pad: give no PAD with it.") }
         if all && record != nil { throw ValidationError("--record records one bridge: name its PAD instead of --all.") }
+        if profile != nil && profilesDirectory != nil {
+            throw ValidationError("--profile gives every pad one profile, --profiles a directory of them: use one.")
+        }
     }
 
     /// The profile for a virtual pad of `kind`, parsed and validated: a mistake names the file, key and line.
@@ -83,8 +100,8 @@ struct RemapCommand: ParsableCommand {
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.remap")
         signal(SIGPIPE, SIG_IGN)
-        // The profile is checked before any device is opened: its syntax and keys now, against the virtual pad
-        // type (known once the pad is) before that pad's virtual pad is made. Read and parsed once per type.
+        // --profile is checked before any device is opened: its syntax and keys now, against the virtual pad type
+        // (known once the pad is) before that pad's virtual pad is made. Read and parsed once per type.
         var profiles: [VirtualPadKind: RemapProfile] = [:]
         func startingProfile(for kind: VirtualPadKind) throws -> RemapProfile {
             if let known = profiles[kind] { return known }
@@ -97,6 +114,11 @@ struct RemapCommand: ParsableCommand {
         } else if profile != nil {
             _ = try startingProfile(for: .dualSense)  // the wider type: only the target check waits
         }
+        // Without --profile, each pad's own from the profiles directory.
+        let directory: RemapProfileDirectory? =
+            profile != nil ? nil : (profilesDirectory ?? RemapProfileDirectory.defaultPath()).map(RemapProfileDirectory.init(path:))
+        let status = LineOutput.standardError
+
         let loop = try DeviceEventLoop()
         var shutdown: (() -> Void)?
         var reload: (() -> Void)?
@@ -113,10 +135,10 @@ struct RemapCommand: ParsableCommand {
         let monitor = try UdevMonitor(context: UdevContext())
         let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
         // --all: in fingerprint order, so the same pads get the same virtual slots every run, whatever order they
-        // were plugged in.
+        // were plugged in. Never a bridge's own virtual pad.
         let chosen: [Controller] =
             all ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint } : [try MonitorCommand.choose(pad, from: controllers)]
-        if chosen.isEmpty { throw ValidationError(PadSelectionError.noControllers.description) }
+        if chosen.isEmpty { status.write("padbridge: no pad yet; each one plugged in will be bridged") }
 
         // Given back after the bridges closed (defers run last to first): games see the pad again once its virtual
         // pad is gone, not both at once.
@@ -129,11 +151,23 @@ struct RemapCommand: ParsableCommand {
         defer { recording?.finish() }
         // The pad's hidraw declarations are read now, before its bridge runs: reading them later would stall it.
         if let recording, let controller = chosen.first { recording.prepare(controller, logger: logger) }
-        for controller in chosen {
+
+        /// The profile `controller` starts with: --profile's (a mistake in it ends the command), else the directory's
+        /// (a mistake there is reported and the pad passes through).
+        func profileToStart(for controller: Controller, as kind: VirtualPadKind) throws -> RemapProfile {
+            if profile != nil { return try startingProfile(for: kind) }
+            guard let directory else { return .identity }
+            let outcome = directory.outcome(for: controller, as: kind)
+            status.write(directory.describe(outcome, for: controller))
+            if case let .profile(chosen, _) = outcome { return chosen }
+            return .identity
+        }
+
+        func startBridge(_ controller: Controller) throws {
             let kind = virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)
             var made: RemapBridge?
             let bridge = try RemapBridge(
-                controller: controller, as: kind, profile: try startingProfile(for: kind), loop: loop,
+                controller: controller, as: kind, profile: try profileToStart(for: controller, as: kind), loop: loop,
                 logger: logger
             ) { [fingerprint = controller.fingerprint] nodes, mac in
                 if let recording, let made, let controller = made.controller {
@@ -142,7 +176,7 @@ struct RemapCommand: ParsableCommand {
                     made.onVirtualFeedback = recording.gameFeedback
                     made.onPhysicalFeedbackWritten = recording.reachedPad
                 }
-                LineOutput.standardError.write(
+                status.write(
                     "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue))
             }
             made = bridge
@@ -152,29 +186,60 @@ struct RemapCommand: ParsableCommand {
             bridge.onPadGone = { [fingerprint = controller.fingerprint] in hiding.release(fingerprint) }
             bridge.onPadBack = { controller in hiding.hide(controller) }
         }
+
+        for controller in chosen {
+            if all {
+                // One pad that cannot be bridged (grabbed by another program, no access) leaves the others bridged;
+                // it is tried again when pads next come or go.
+                do { try startBridge(controller) } catch {
+                    status.write("padbridge: cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)")
+                }
+            } else {
+                try startBridge(controller)
+            }
+        }
+
         reload = { [profile] in
-            guard let profile else { return logger.info("SIGHUP: no --profile to reload") }
             for bridge in bridges {
-                do {
-                    try bridge.use(try Self.loadProfile(profile, for: bridge.kind))
-                    logger.notice("reloaded \(profile) for \(bridge.fingerprint)")
-                } catch {
-                    LineOutput.standardError.write("padbridge: \(error); keeping the previous profile")
+                if let profile {
+                    do {
+                        try bridge.use(try Self.loadProfile(profile, for: bridge.kind))
+                        logger.notice("reloaded \(profile) for \(bridge.fingerprint)")
+                    } catch {
+                        status.write("padbridge: \(error); keeping the previous profile")
+                    }
+                } else if let directory, let controller = bridge.controller {
+                    let outcome = directory.outcome(for: controller, as: bridge.kind)
+                    switch outcome {
+                    case let .profile(chosen, _):
+                        do {
+                            try bridge.use(chosen)
+                            status.write(directory.describe(outcome, for: controller))
+                        } catch {
+                            status.write("padbridge: \(error); keeping the previous profile")
+                        }
+                    case .noProfile:
+                        try? bridge.use(.identity)
+                        status.write(directory.describe(outcome, for: controller))
+                    case let .broken(_, problem):
+                        status.write("padbridge: \(problem); \(controller.name) [\(controller.fingerprint)] keeps its profile")
+                    }
                 }
             }
         }
 
-        // A pad that came back is taken once its listing is complete (every node it had, by role); the burst of
-        // uevents as its nodes appear brings the listings. One that stays incomplete is taken as it is after
-        // `incompleteGraceMilliseconds`. The listing runs SDL's helper only for generic pads, and then without
-        // stalling the loop, where the other bridges keep forwarding.
+        // After each hotplug burst: a pad that came back is taken once its listing is complete (every node it had, by
+        // role); one that stays incomplete is taken as it is after `incompleteGraceMilliseconds`. With --all, pads
+        // plugged in since are bridged too, in ID order; never a bridge's own virtual pad, never one bridged. The
+        // listing runs SDL's helper only for generic pads, and then without stalling the loop, where the other
+        // bridges keep forwarding.
         let incompleteGraceMilliseconds: UInt64 = 2000
         var listing: ControllerCatalog.PendingDiscovery?
         var relistAgain = false
         var incompleteSince: [Fingerprint: MonotonicInstant] = [:]
         var incompleteCheck: LoopDeadline?
         func relist() {
-            guard bridges.contains(where: \.isWaitingForItsPad) else { return }
+            guard all || bridges.contains(where: \.isWaitingForItsPad) else { return }
             guard listing == nil else {
                 relistAgain = true  // events came during the listing: list once more when it is done
                 return
@@ -205,6 +270,18 @@ struct RemapCommand: ParsableCommand {
                             incompleteSince[bridge.fingerprint] = nil
                         }
                     }
+                    if all {
+                        let bridged = Set(bridges.map(\.fingerprint))
+                        for controller in present.sorted(by: { $0.fingerprint < $1.fingerprint })
+                        where !controller.isBridgeOutput && !bridged.contains(controller.fingerprint) {
+                            do {
+                                try startBridge(controller)
+                                status.write("padbridge: bridging \(controller.name) [\(controller.fingerprint)] too (plugged in)")
+                            } catch {
+                                status.write("padbridge: cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)")
+                            }
+                        }
+                    }
                 case .failure(let error):
                     logger.warning("listing pads after a hotplug event failed: \(error)")
                 }
@@ -222,16 +299,25 @@ struct RemapCommand: ParsableCommand {
             incompleteCheck?.cancel()
         }
 
-        // A change to the profile file reloads it, as SIGHUP does (after the burst of writes an editor makes).
+        // A change to the profile file (or to a .toml file in the profiles directory) reloads, as SIGHUP does
+        // (after the burst of writes an editor makes).
         var reloadSoon: LoopDeadline?
-        let profileWatch = try profile.map { path in
-            try FileChangeWatch(path: path, loop: loop) {
-                reloadSoon?.cancel()
-                reloadSoon = try? loop.deadline(afterMilliseconds: 100) {
-                    reloadSoon = nil
-                    reload?()
-                }
+        func reloadAfterTheBurst() {
+            reloadSoon?.cancel()
+            reloadSoon = try? loop.deadline(afterMilliseconds: 100) {
+                reloadSoon = nil
+                reload?()
             }
+        }
+        let profileWatch: FileChangeWatch?
+        if let profile {
+            profileWatch = try FileChangeWatch(path: profile, loop: loop, onChange: reloadAfterTheBurst)
+        } else if let directory {
+            // A directory made later is read at the next SIGHUP (`systemctl --user reload padbridge-remap`).
+            profileWatch = try? FileChangeWatch(
+                directory: directory.path, loop: loop, names: { $0.hasSuffix(".toml") }, onChange: reloadAfterTheBurst)
+        } else {
+            profileWatch = nil
         }
         defer { profileWatch?.cancel() }
 

@@ -75,3 +75,8 @@ def test_durations_and_speeds_that_are_no_number_of_seconds_are_refused(tmp_path
     for option, value in (("--delay", "1e20"), ("--delay", "inf"), ("--speed", "1e-300"), ("--speed", "inf")):
         error = refused("replay", recording, option, value)
         assert option in error, (option, value, error)
+
+
+def test_remap_takes_one_profile_or_a_profiles_directory_not_both(tmp_path):
+    error = refused("remap", "--all", "--profile", str(tmp_path / "one.toml"), "--profiles", str(tmp_path))
+    assert "use one" in error, error

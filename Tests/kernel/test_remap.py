@@ -432,8 +432,11 @@ def test_record_captures_both_sides_of_the_bridge_and_replay_brings_the_pad_back
     replayed = replay.wait_ready()
     gamepad = next(evdev.InputDevice(node) for node in replayed["eventNodes"]
                    if evdev.InputDevice(node).name == "padbridge bridged DualSense")
-    expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
-    expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)])
+    # One wait for both: replayed at the recorded pace, the release can come in the same read as the press, and the
+    # pad is gone once the replay ends (two waits failed with DeviceGone when a slow reader got both at once).
+    events = expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)])
+    south = [event.value for event in events if event.type == ecodes.EV_KEY and event.code == ecodes.BTN_SOUTH]
+    assert south[:2] == [1, 0], south
     replay.wait_stdout(lambda line: line.startswith("recorded {") and is_rumble(0.5, 0.25)(json.loads(line[9:])),
                        what="the recorded rumble that reached the pad")
     replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
@@ -489,3 +492,59 @@ def test_a_refused_grab_leaves_an_earlier_recording_as_it_was(padbridge, tmp_pat
         nodes["gamepad"].ungrab()
     assert path.read_text() == "an earlier recording\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier.rec"], "no temporary file may stay behind"
+
+
+def test_all_follows_hotplug_with_each_pads_profile_from_the_directory(padbridge, tmp_path):
+    """`remap --all` as its user unit runs it: started with no pad, it bridges pads as they are plugged in, each with
+    the profile the directory holds for it (its ID's file, else its kind's, else default.toml), never its own virtual
+    pads; a broken file leaves only its pad passing through unchanged; a file added later applies at once."""
+    from test_discovery import list_json
+
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "default.toml").write_text('[map]\na = "y"\n')
+    (profiles / "dualsense.toml").write_text('[map]\na = "paddle1"\n')  # a DualSense has no paddles: broken
+    assert list_json() == [], "no pad may be left from an earlier test"
+    remap = padbridge("--all", "--profiles", str(profiles), command="remap")
+    remap.wait_stderr(lambda line: "no pad yet" in line, what="remap --all starting with no pad")
+
+    xbox, _, _ = start_xbox(padbridge, "--name", "remap hotplug xbox")
+    _, xbox_ready = remap.wait_stderr(lambda line: line.startswith("padbridge: ready "), what="the Xbox pad bridged")
+    xbox_virtual = json.loads(xbox_ready[len("padbridge: ready "):])
+    xbox_id = xbox_virtual["source"]
+    assert any(f"[{xbox_id}] remapped by {profiles}/default.toml" in line for _, line in remap.stderr), remap.stderr
+    virtual = evdev.InputDevice(xbox_virtual["eventNodes"][0])
+    xbox.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_Y, 1)])
+    xbox.button("a", False)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_Y, 0)])
+
+    mark = len(remap.stderr)
+    dualsense, _, _ = start_dualsense(padbridge, "--seed", "remap-hotplug-dualsense")
+    _, reported = remap.wait_stderr(lambda line: "dualsense.toml" in line, since=mark, what="the broken profile reported")
+    assert "paddle1" in reported and "passes through unchanged" in reported, reported
+    _, ds_ready = remap.wait_stderr(lambda line: line.startswith("padbridge: ready "), since=mark,
+                                    what="the DualSense bridged")
+    ds_virtual = json.loads(ds_ready[len("padbridge: ready "):])
+    assert ds_virtual["kind"] == "dualsense" and ds_virtual["source"] != xbox_id, ds_virtual
+    gamepad = next(evdev.InputDevice(path) for path in ds_virtual["eventNodes"]
+                   if ecodes.BTN_SOUTH in evdev.InputDevice(path).capabilities().get(ecodes.EV_KEY, []))
+    dualsense.button("a", True)
+    expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
+    # the other pad keeps its profile
+    xbox.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_Y, 1)])
+    xbox.button("a", False)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_Y, 0)])
+
+    # the Xbox pad's own file, saved while remap runs, wins over default.toml
+    mark = len(remap.stderr)
+    (profiles / f"{xbox_id}.toml").write_text('[map]\na = "x"\n')
+    remap.wait_stderr(lambda line: f"[{xbox_id}] remapped by {profiles}/{xbox_id}.toml" in line, since=mark,
+                      what="the pad's own profile applied after it was saved")
+    xbox.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_X, 1)])
+
+    with remap._cond:
+        readies = [line for _, line in remap.stderr if line.startswith("padbridge: ready ")]
+    assert len(readies) == 2, f"only the two plugged-in pads are bridged, never remap's own virtual pads: {readies}"

@@ -170,7 +170,10 @@ struct NodeGroup {
             vendorID: identity.vendorID, productID: identity.productID, version: identity.version,
             serial: serial, portPath: portPath, capabilities: capabilities, nodes: nodes,
             groupSyspath: syspath, driver: driver)
+        // A uinput pad carries its phys on its input device; hid-playstation leaves its input devices' phys empty, so
+        // a uhid pad (a bridge's virtual DualSense) carries it on the HID device only.
         let phys = nonEmpty(unquoted(pad.input.properties["PHYS"])) ?? nonEmpty(pad.input.attributes["phys"])
+            ?? nonEmpty(hid?.properties["HID_PHYS"])
         controller.isBridgeOutput = phys?.hasPrefix(VirtualPadKind.bridgeOutputPhysicalPathPrefix) ?? false
         return controller
     }

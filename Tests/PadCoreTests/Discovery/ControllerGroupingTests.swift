@@ -71,6 +71,19 @@ import Testing
         }
     }
 
+    /// hid-playstation leaves its input devices' phys empty: a bridge's virtual DualSense (uhid) carries its mark in
+    /// the HID device's HID_PHYS only. Without looking there, `remap --all` bridged its own virtual DualSense again.
+    @Test func aBridgesOwnVirtualDualSenseIsMarkedByItsHIDPhys() throws {
+        let output = try #require(ControllerGrouping.controllers(
+            from: UdevFixtures.bluetoothDualSense(hidPhys: VirtualPadKind.dualSense.bridgeOutputPhysicalPath)).first)
+        #expect(output.isBridgeOutput)
+        // `padbridge virtual`'s DualSense (a test stand-in) and a real one are not.
+        for hidPhys in ["padbridge/0e:ec:77:d9:19:e9", "", "00:1a:7d:da:71:13"] {
+            let pad = try #require(ControllerGrouping.controllers(from: UdevFixtures.bluetoothDualSense(hidPhys: hidPhys)).first)
+            #expect(!pad.isBridgeOutput, "HID_PHYS \(hidPhys)")
+        }
+    }
+
     @Test func bluetoothDualSenseIsOneControllerWithFourNodes() throws {
         let controllers = ControllerGrouping.controllers(from: UdevFixtures.bluetoothDualSense())
         try #require(controllers.count == 1)

@@ -41,7 +41,7 @@ enum UdevFixtures {
     /// DualSense under `hidParent` (uhid for Bluetooth, a USB interface for USB).
     static func dualSense(
         hidParent: [UdevAncestorRecord], bus: UInt16, hidInstance: Int, firstInput: Int, firstEvent: Int,
-        hidraw: Int, mac: String, version: String = "8100", product: String = "ce6"
+        hidraw: Int, mac: String, version: String = "8100", product: String = "ce6", hidPhys: String = ""
     ) -> [UdevDeviceRecord] {
         let busHex = hex(bus, width: 4)
         let hidName = "\(busHex):054C:0\(product.uppercased()).\(hex(hidInstance, width: 4).uppercased())"
@@ -51,6 +51,7 @@ enum UdevFixtures {
             properties: [
                 "HID_ID": "\(busHex):0000054C:00000\(product.uppercased())", "HID_NAME": dualSenseName,
                 "HID_UNIQ": bus == 5 ? mac : "", "MODALIAS": "hid:b\(busHex)g0000v0000054Cp00000\(product.uppercased())",
+                "HID_PHYS": hidPhys,
             ])
         func input(_ offset: Int, name: String, _ bitmaps: [String: String]) -> UdevAncestorRecord {
             ancestor(
@@ -82,11 +83,11 @@ enum UdevFixtures {
     /// plugin): `/sys/devices/virtual/misc/uhid/0005:054C:0CE6.0019/input/input12/event3` and siblings.
     static func bluetoothDualSense(
         hidInstance: Int = 0x19, firstInput: Int = 12, firstEvent: Int = 3, hidraw: Int = 0,
-        mac: String = "0E:EC:77:D9:19:E9"
+        mac: String = "0E:EC:77:D9:19:E9", hidPhys: String = ""
     ) -> [UdevDeviceRecord] {
         dualSense(
             hidParent: uhid, bus: 5, hidInstance: hidInstance, firstInput: firstInput, firstEvent: firstEvent,
-            hidraw: hidraw, mac: mac)
+            hidraw: hidraw, mac: mac, hidPhys: hidPhys)
     }
 
     static func usbChain(port: String) -> [UdevAncestorRecord] {

@@ -1,0 +1,67 @@
+import Glibc
+import PadCore
+import PadLinux
+import PadProfiles
+
+/// `remap`'s profiles directory (`$XDG_CONFIG_HOME/padbridge/profiles/`, or `--profiles DIR`): each pad is remapped
+/// by the file named by its ID, else by its kind, else `default.toml` (`ProfileDirectoryMatch`), parsed against the
+/// virtual pad it gets. A broken file is reported and leaves its pad passing through unchanged.
+struct RemapProfileDirectory {
+    let path: String
+
+    /// `$XDG_CONFIG_HOME/padbridge/profiles`, else `$HOME/.config/padbridge/profiles` (as the keys' directory is found).
+    static func defaultPath() -> String? {
+        if let xdg = getenv("XDG_CONFIG_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
+            return xdg + "/padbridge/profiles"
+        }
+        if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty { return home + "/.config/padbridge/profiles" }
+        return nil
+    }
+
+    /// What the directory holds for one pad.
+    enum Outcome {
+        /// The file that applies, parsed.
+        case profile(RemapProfile, file: String)
+        /// No file applies (or no directory): the pad passes through.
+        case noProfile(directoryMissing: Bool)
+        /// The file that applies cannot be read or is not a valid profile for this virtual pad.
+        case broken(file: String, problem: String)
+    }
+
+    func outcome(for controller: Controller, as kind: VirtualPadKind) -> Outcome {
+        let names: Set<String>
+        do {
+            names = try DirectoryListing.names(in: path)
+        } catch .noSuchFileOrDirectory {
+            return .noProfile(directoryMissing: true)
+        } catch {
+            return .broken(file: path, problem: "cannot read the profiles directory: \(error)")
+        }
+        guard let name = ProfileDirectoryMatch.choose(among: names, for: controller.fingerprint, kind: controller.kind)
+        else { return .noProfile(directoryMissing: false) }
+        let file = path + "/" + name
+        do {
+            let text = try TextFile.contents(atPath: file)
+            return .profile(try RemapProfileFile.parse(text, for: kind.capabilities), file: file)
+        } catch let error as TextFile.ReadError {
+            return .broken(file: file, problem: error.description)
+        } catch {
+            return .broken(file: file, problem: "\(file): \(error)")
+        }
+    }
+
+    /// The status line for `outcome` (standard error, one per pad, at start and at each reload).
+    func describe(_ outcome: Outcome, for controller: Controller) -> String {
+        let pad = "\(controller.name) [\(controller.fingerprint)]"
+        switch outcome {
+        case let .profile(_, file):
+            return "padbridge: \(pad) remapped by \(file)"
+        case let .noProfile(directoryMissing):
+            let names = ProfileDirectoryMatch.candidates(for: controller.fingerprint, kind: controller.kind)
+            let place = directoryMissing ? "\(path) does not exist" : "none in \(path)"
+            return "padbridge: \(pad) passes through unchanged: no profile (\(names.joined(separator: ", ")); \(place))"
+        case let .broken(_, problem):
+            return "padbridge: \(problem); \(pad) passes through unchanged until the profile is fixed"
+        }
+    }
+}

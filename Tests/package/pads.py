@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Stand-in pads for scripts/test-package, inside the booted VM (Debian's python3-evdev).
+
+  pads.py id                   plugs the stand-in in, prints its ID as `padbridge list --json` shows it, unplugs it
+  pads.py forward KEY          plugs the stand-in in, waits for the virtual pad a padbridge bridge makes of it (a new
+                               node whose phys starts with padbridge-output/), taps A on the stand-in and waits for KEY
+                               (BTN_A, BTN_B, ...) pressed on that virtual pad; prints what it saw and unplugs it
+
+The stand-in is a uinput pad with xpad's ids, keys and axes (what the kernel shows for a wired Xbox 360 pad); its phys
+is its own, so padbridge takes it for a physical pad. Exit status 0 when it saw what it waited for.
+"""
+
+import json
+import select
+import subprocess
+import sys
+import time
+
+import evdev
+from evdev import AbsInfo, UInput, ecodes as e
+
+NAME = "padbridge package-test stand-in"
+DEADLINE_SECONDS = 120
+
+
+def stand_in() -> UInput:
+    stick = AbsInfo(value=0, min=-32768, max=32767, fuzz=16, flat=128, resolution=0)
+    trigger = AbsInfo(value=0, min=0, max=255, fuzz=0, flat=0, resolution=0)
+    hat = AbsInfo(value=0, min=-1, max=1, fuzz=0, flat=0, resolution=0)
+    capabilities = {
+        e.EV_KEY: [e.BTN_A, e.BTN_B, e.BTN_X, e.BTN_Y, e.BTN_TL, e.BTN_TR, e.BTN_SELECT, e.BTN_START, e.BTN_MODE,
+                   e.BTN_THUMBL, e.BTN_THUMBR],
+        e.EV_ABS: [(e.ABS_X, stick), (e.ABS_Y, stick), (e.ABS_RX, stick), (e.ABS_RY, stick), (e.ABS_Z, trigger),
+                   (e.ABS_RZ, trigger), (e.ABS_HAT0X, hat), (e.ABS_HAT0Y, hat)],
+    }
+    return UInput(capabilities, name=NAME, vendor=0x045E, product=0x028E, version=0x0114, bustype=e.BUS_USB,
+                  phys="padbridge-package-test/input0")
+
+
+def fail(message: str) -> None:
+    print(f"pads.py: {message}", flush=True)
+    sys.exit(1)
+
+
+def print_id() -> None:
+    with stand_in():
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while time.monotonic() < deadline:
+            listed = json.loads(subprocess.run(["padbridge", "list", "--json"], check=True, capture_output=True,
+                                               text=True).stdout)
+            ids = [pad["id"] for pad in listed if pad["name"] == NAME]
+            if ids:
+                print(ids[0], flush=True)
+                return
+            time.sleep(0.2)
+        fail("the stand-in never showed in `padbridge list --json`")
+
+
+def forward(key_name: str) -> None:
+    key = e.ecodes[key_name]
+    before = set(evdev.list_devices())
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    with stand_in() as pad:
+        target = None
+        while target is None:
+            for path in sorted(set(evdev.list_devices()) - before):
+                try:
+                    device = evdev.InputDevice(path)
+                except OSError:
+                    continue
+                if (device.phys or "").startswith("padbridge-output/"):
+                    target = device
+            if target is None:
+                if time.monotonic() > deadline:
+                    fail("no padbridge virtual pad appeared for the stand-in")
+                time.sleep(0.1)
+        print(f"pads.py: virtual pad {target.path} ({target.name}, phys {target.phys})", flush=True)
+        while time.monotonic() < deadline:
+            pad.write(e.EV_KEY, e.BTN_A, 1)
+            pad.syn()
+            tap_deadline = time.monotonic() + 2
+            while time.monotonic() < tap_deadline:
+                ready, _, _ = select.select([target.fd], [], [], 0.2)
+                if not ready:
+                    continue
+                for event in target.read():
+                    if event.type == e.EV_KEY and event.value == 1:
+                        name = e.BTN.get(event.code, e.KEY.get(event.code, event.code))
+                        print(f"pads.py: A on the stand-in came out as {name}", flush=True)
+                        pad.write(e.EV_KEY, e.BTN_A, 0)
+                        pad.syn()
+                        if event.code == key:
+                            return
+                        fail(f"expected {key_name}")
+            pad.write(e.EV_KEY, e.BTN_A, 0)
+            pad.syn()
+        fail(f"no key press on {target.path} within {DEADLINE_SECONDS} s of tapping A")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["id"]:
+        print_id()
+    elif len(sys.argv) == 3 and sys.argv[1] == "forward":
+        forward(sys.argv[2])
+    else:
+        fail(__doc__)
