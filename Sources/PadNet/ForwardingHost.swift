@@ -123,6 +123,8 @@ public final class ForwardingHost {
     /// Sessions (current, previous and pending) by their index, each pointing at its client.
     private var sessions: [UInt32: LinkPublicKey] = [:]
     private var timer: (any LinkWakeTimer)?
+    /// What an initiation must pass before the host does any public-key work for it.
+    private var initiationGate: LinkInitiationGate
     private var refusals = RateLimitedCount(intervalMicroseconds: 1_000_000)
     private var handshakeRefusals = RateLimitedCount(intervalMicroseconds: 10_000_000)
     /// Whether a pad went or began to linger since unforwarded pads were last tried.
@@ -159,6 +161,7 @@ public final class ForwardingHost {
         self.timer = timer
         self.clocks = clocks
         self.identity = identity
+        initiationGate = LinkInitiationGate(hostKey: LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!)
         self.store = store
         self.options = options
         self.logger = logger
@@ -217,7 +220,10 @@ public final class ForwardingHost {
         }
         switch datagram {
         case .initiation:
-            handshake(datagram, along: path)
+            switch initiationGate.check(Array(bytes), from: path.remote, atMicroseconds: now) {
+            case .answer: handshake(datagram, along: path)
+            case let .drop(reason): drop(reason)
+            }
         case let .transport(index, counter, ciphertext):
             transport(index: index, counter: counter, ciphertext: ciphertext, along: path)
         case .response:

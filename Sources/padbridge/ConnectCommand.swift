@@ -136,7 +136,8 @@ struct ConnectCommand: ParsableCommand {
                     "padbridge: no answer from \(address.canonical) (\(target)) yet; still trying. Is `padbridge serve` "
                         + "running there, and UDP port \(target.port) open in its firewall? If the host was reinstalled, its key "
                         + "changed and it cannot read this machine's handshake: delete its line in \(store.pairedHostsPath) "
-                        + "and pair again (`padbridge pair \(host) CODE`)")
+                        + "and pair again (`padbridge pair \(host) CODE`). Both machines also need versions of padbridge that "
+                        + "speak the same link (`padbridge --version` on each)")
             }
         }
         defer { client.close() }

@@ -28,7 +28,8 @@ public func linkFuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     }
     // The same bytes as the handshake part of an initiation, and of a response addressed to a waiting client.
     precondition(LinkHostHandshake.respond(
-        to: .initiation(senderIndex: 1, handshake: bytes), identity: hostIdentity, accepts: { _, _ in true }) == nil,
+        to: .initiation(senderIndex: 1, handshake: bytes, mac1: [], mac2: []), identity: hostIdentity,
+        accepts: { _, _ in true }) == nil,
         "a host answered a fuzzed initiation")
     var client = try! LinkClientHandshake(identity: clientIdentity, hostKey: hostKey, wallClockMicroseconds: 1)
     precondition(client.complete(with: .response(senderIndex: 1, receiverIndex: client.localIndex, handshake: bytes)) == nil,
