@@ -108,6 +108,9 @@ public final class ForwardingClient {
     private var renewal: (handshake: LinkClientHandshake, sentMicroseconds: UInt64)?
     /// The clock of the last initiation sent: never sent smaller, whatever the wall clock does meanwhile.
     private var lastInitiationClock: UInt64 = 0
+    /// The cookie a host under load gave this client for its address, and when: later initiations carry it while
+    /// the host still honours it.
+    private var cookie: (bytes: [UInt8], receivedMicroseconds: UInt64)?
     private var liveness: LinkLiveness
     private var backoff = ReconnectBackoff()
     private var nextAttemptMicroseconds: UInt64 = 0
@@ -263,7 +266,17 @@ public final class ForwardingClient {
     private func makeHandshake() -> LinkClientHandshake? {
         let clock = max(clocks.wallClockMicroseconds(), lastInitiationClock &+ 1)
         lastInitiationClock = clock
-        return try? LinkClientHandshake(identity: identity, hostKey: hostKey, wallClockMicroseconds: clock)
+        let fresh = cookie.flatMap { now < $0.receivedMicroseconds + AddressCookies.secretLifetimeMicroseconds ? $0.bytes : nil }
+        return try? LinkClientHandshake(identity: identity, hostKey: hostKey, wallClockMicroseconds: clock, cookie: fresh)
+    }
+
+    /// A host under load asked the initiation in flight for a cookie: it goes again at once, carrying it.
+    private func resend(withCookieFrom datagram: LinkDatagram, _ handshake: inout LinkClientHandshake) -> Bool {
+        guard handshake.takeCookie(from: datagram), let bytes = handshake.cookie else { return false }
+        cookie = (bytes, now)
+        sender.send(handshake.initiation, along: hostPath)
+        statistics.datagramsSent &+= 1
+        return true
     }
 
     private func connect() {
@@ -339,6 +352,13 @@ public final class ForwardingClient {
     public func receive(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
         guard path.remote == host, let datagram = LinkDatagram(bytes) else { return }
         switch (state, datagram) {
+        case (.handshaking(var handshake), .cookieReply):
+            if resend(withCookieFrom: datagram, &handshake) { state = .handshaking(handshake) }
+            return
+        case (.established, .cookieReply):
+            guard var renewing = renewal, resend(withCookieFrom: datagram, &renewing.handshake) else { return }
+            renewal = renewing
+            return
         case (.handshaking(var handshake), .response):
             guard let keys = handshake.complete(with: datagram) else { return }
             established(keys)

@@ -45,6 +45,9 @@ public final class ForwardingHost {
         /// paired-clients cannot be read: what is wrong (file and line); every client is refused until it is fixed.
         case pairedClientsUnreadable(String)
         case dropped(count: Int, reason: String)
+        /// More handshakes than usual came (a flood?): `cookieReplies` of them were asked to prove their address
+        /// before any public-key work (paired clients do so by themselves).
+        case underLoad(cookieReplies: Int)
     }
 
     private final class HostedPad {
@@ -126,6 +129,7 @@ public final class ForwardingHost {
     /// What an initiation must pass before the host does any public-key work for it.
     private var initiationGate: LinkInitiationGate
     private var refusals = RateLimitedCount(intervalMicroseconds: 1_000_000)
+    private var cookieReplies = RateLimitedCount(intervalMicroseconds: 10_000_000)
     private var handshakeRefusals = RateLimitedCount(intervalMicroseconds: 10_000_000)
     /// Whether a pad went or began to linger since unforwarded pads were last tried.
     private var roomMayHaveChanged = false
@@ -161,7 +165,9 @@ public final class ForwardingHost {
         self.timer = timer
         self.clocks = clocks
         self.identity = identity
-        initiationGate = LinkInitiationGate(hostKey: LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!)
+        initiationGate = LinkInitiationGate(
+            hostKey: LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!,
+            atMicroseconds: clocks.monotonicMicroseconds())
         self.store = store
         self.options = options
         self.logger = logger
@@ -220,14 +226,24 @@ public final class ForwardingHost {
         }
         switch datagram {
         case .initiation:
-            switch initiationGate.check(Array(bytes), from: path.remote, atMicroseconds: now) {
-            case .answer: handshake(datagram, along: path)
-            case let .drop(reason): drop(reason)
+            let initiation = Array(bytes)
+            let time = now
+            switch initiationGate.check(initiation, from: path.remote, atMicroseconds: time) {
+            case .answer:
+                let answer = handshake(datagram, along: path)
+                initiationGate.remember(initiation, from: path.remote, answer: answer, atMicroseconds: time)
+            case let .answerAgain(answer):
+                sender.send(answer, along: path)
+            case let .askForCookie(reply):
+                sender.send(reply, along: path)
+                if let count = cookieReplies.note(atMicroseconds: time) { onEvent(.underLoad(cookieReplies: count)) }
+            case let .drop(reason):
+                drop(reason)
             }
         case let .transport(index, counter, ciphertext):
             transport(index: index, counter: counter, ciphertext: ciphertext, along: path)
-        case .response:
-            drop("a response sent to the host")
+        case .response, .cookieReply:
+            drop("an answer sent to the host")
         }
         armTimer()
     }
@@ -269,7 +285,8 @@ public final class ForwardingHost {
         handle(message, from: client)
     }
 
-    private func handshake(_ datagram: LinkDatagram, along path: DatagramPath) {
+    /// Answers a paired client's initiation (public-key work); returns the answer sent, nil when refused.
+    private func handshake(_ datagram: LinkDatagram, along path: DatagramPath) -> [UInt8]? {
         var clock: UInt64 = 0
         var refusal: (key: LinkPublicKey, reason: String)?
         let time = now
@@ -297,7 +314,8 @@ public final class ForwardingHost {
             if let refusal, handshakeRefusals.note(atMicroseconds: time) != nil {
                 onEvent(.handshakeRefused(client: paired[refusal.key] ?? refusal.key.fingerprint, reason: refusal.reason))
             }
-            return drop("handshake from an unpaired client, replayed, or forged")
+            drop("handshake from an unpaired client, or replayed")
+            return nil
         }
         sender.send(response, along: path)
         let client: HostedClient
@@ -310,6 +328,7 @@ public final class ForwardingHost {
         if let earlier = client.pending { sessions[earlier.keys.localIndex] = nil }
         client.pending = HostSession(keys: keys, initiationClock: clock, startedMicroseconds: time, path: path)
         sessions[keys.localIndex] = key
+        return response
     }
 
     /// The first datagram of a session answered earlier: it becomes the session in use. The session it replaces

@@ -137,6 +137,7 @@ import Testing
         for datagram: PairingDatagram in [
             .refused(.noWindow), .refused(.wrongCode), .response([UInt8](repeating: 7, count: 150)),
             .paired([UInt8](repeating: 7, count: 32)),
+            .cookieReply(digest: [UInt8](repeating: 7, count: 16), cookie: [UInt8](repeating: 7, count: 32)),
         ] {
             #expect(closed.handle(datagram, from: Self.address(1), atMicroseconds: 1, accept: { _ in }).reply == nil)
             #expect(open.handle(datagram, from: Self.address(1), atMicroseconds: 1, accept: { _ in }).reply == nil)
