@@ -9,7 +9,8 @@ public import PadNoise
 /// message or confirmation, never to a response, a confirmation of pairing or a refusal, so two hosts never bounce
 /// datagrams between them); make it send more than it received (a first message must be padded to
 /// `PairingDatagram.minimumInitiationSize`, larger than any answer); evict a person's exchange in progress (a full
-/// table turns new first messages away instead, and one source holds at most `pendingPerSource` exchanges); keep a person from pairing or stall the host with a flood of first messages (public-key work
+/// table turns new first messages away instead, and one source holds at most `pendingPerSource` exchanges, a new
+/// one replacing its own oldest); keep a person from pairing or stall the host with a flood of first messages (public-key work
 /// only within `limits`: beyond a burst and a steady rate the host is under load, and a first message gets an
 /// exchange only if its mac2 proves its sender's address with the cookie the host gave it, at a few a second per
 /// source; random bytes fail the first message's own check, which needs no public-key work, and get nothing);
@@ -38,7 +39,8 @@ public struct PairingResponder {
     private var wrongTriesBySource: [[UInt8]: Int] = [:]
     /// At most this many exchanges at once; a first message beyond it is turned away (no exchange is evicted).
     static let pendingLimit = 64
-    /// At most this many from one source (an IPv4 address, an IPv6 /64); more are turned away too.
+    /// At most this many from one source (an IPv4 address, an IPv6 /64): a new one replaces the source's oldest
+    /// (a person who runs `pair` again; a flooder churns only its own).
     static let pendingPerSource = 2
     /// New exchanges (each a key generation and two agreements): a burst of 8 and 2 a second from anyone, then
     /// 3 and 1 a second per source that proved its address.
@@ -111,12 +113,16 @@ public struct PairingResponder {
         guard var handshake = try? PairingHandshake.responder(code: window.code, identity: identity),
             (try? handshake.readMessage(handshakeMessage)) != nil
         else { return (nil, nil) }
-        // (An earlier exchange of this client's, with another first message, gives way to this one.)
-        let others = pending.filter { $0.address != address }
+        // An earlier exchange of this client's (another first message) gives way to this one, and so does the
+        // oldest of its source's when the source holds its share: a source never evicts another's exchange.
+        var others = pending.filter { $0.address != address }
         let source = address.rateLimitedSource
-        guard others.count < Self.pendingLimit,
-            others.count(where: { $0.address.rateLimitedSource == source }) < Self.pendingPerSource
-        else {
+        if let oldest = others.firstIndex(where: { $0.address.rateLimitedSource == source }),
+            others.count(where: { $0.address.rateLimitedSource == source }) >= Self.pendingPerSource
+        {
+            others.remove(at: oldest)
+        }
+        guard others.count < Self.pendingLimit else {
             return (nil, nil)  // busy: the exchanges under way go on; this client sends again
         }
         if !admission.admitsWithoutCookie(atMicroseconds: now) {

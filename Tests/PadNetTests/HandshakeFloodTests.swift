@@ -243,13 +243,20 @@ import Testing
     }
 
     /// One machine on the LAN sending first messages from 1,000 ports over a second, answering whatever the host
-    /// asks of it before an exchange (it receives at its address) but never confirming: it holds two exchanges at
-    /// most (6 public-key operations), the rest are turned away unanswered, and a person still pairs.
-    @Test func oneSourceFloodingFromManyPortsHoldsTwoExchangesAtMost() throws {
+    /// asks of it before an exchange (it receives at its address) but never confirming: its public-key work stays
+    /// within the host's budget (a burst of 8 and 2 a second, then its own 3 and 1 a second once it proved its
+    /// address), its exchanges only replace its own, and a person's exchange begun before the flood completes.
+    @Test func oneSourceFloodingFromManyPortsGetsItsShareAndEvictsNoOnesExchange() throws {
         let host = Curve25519.KeyAgreement.PrivateKey()
+        let hostKey = LinkPublicKey(bytes: host.publicKey.rawRepresentation)!
         var responder = PairingResponder(identity: host, hostName: "pc")
         responder.open(Self.code, atMicroseconds: 0)
+        var person = try PairingInitiator(code: Self.code, identity: .init(), clientName: "deck")
+        let personAddress = Self.address("192.0.2.20:6000")
+        let answer = try #require(
+            responder.handle(PairingDatagram(try person.start())!, from: personAddress, atMicroseconds: 1, accept: { _ in }).reply)
         let operations = NoisePublicKeyOperations()
+        var responses = 0
         for port in 0..<1_000 {
             let from = Self.address("198.51.100.9:\(20_000 + port)")
             let now = 10 + UInt64(port) * 1_000
@@ -260,15 +267,40 @@ import Testing
                     responder.handle(PairingDatagram(outgoing)!, from: from, atMicroseconds: now, accept: { _ in })
                 }
                 // Asked for a cookie: it has one now, and sends its first message again; a response ends its try.
-                guard let reply, let datagram = PairingDatagram(reply), case let .send(again) = attacker.receive(datagram),
-                    !attacker.awaitingConfirmation
-                else { break }
+                guard let reply, let datagram = PairingDatagram(reply) else { break }
+                if case .response = datagram { responses += 1 }
+                guard case let .send(again) = attacker.receive(datagram), !attacker.awaitingConfirmation else { break }
                 outgoing = again
             }
         }
-        #expect(operations.performed == 3 * 2, "\(operations.performed) public-key operations (a key, ee, es each)")
+        // 3 operations an exchange (a key, ee, es): 7 from the host's burst and steady rate (the person had one),
+        // 4 from the source's own share.
+        #expect(responses >= 4 && responses <= 7 + 4 + 1, "\(responses) exchanges for the flooder")
+        #expect(operations.performed == 3 * responses)
+        guard case let .send(confirmation) = person.receive(PairingDatagram(answer)!) else {
+            Issue.record("no confirmation")
+            return
+        }
+        let (paired, _) = responder.handle(
+            PairingDatagram(confirmation)!, from: personAddress, atMicroseconds: 1_000_100, accept: { _ in })
+        #expect(person.receive(PairingDatagram(try #require(paired))!) == .paired(hostKey, hostName: "pc"))
+    }
+
+    /// A person who runs `pair` again from the same machine (a new port) while its earlier exchanges wait: the new
+    /// one replaces its source's oldest, so the third try pairs at once.
+    @Test func aPersonsNewTryReplacesItsOwnOldestExchange() throws {
+        let host = Curve25519.KeyAgreement.PrivateKey()
+        var responder = PairingResponder(identity: host, hostName: "pc")
+        responder.open(Self.code, atMicroseconds: 0)
+        for port in 0..<2 {
+            var abandoned = try PairingInitiator(code: Self.code, identity: .init(), clientName: "deck")
+            let reply = responder.handle(
+                PairingDatagram(try abandoned.start())!, from: Self.address("192.0.2.20:\(6000 + port)"),
+                atMicroseconds: 1 + UInt64(port), accept: { _ in }).reply
+            #expect(reply.flatMap { PairingDatagram($0) }.map { if case .response = $0 { true } else { false } } == true)
+        }
         var person = try PairingInitiator(code: Self.code, identity: .init(), clientName: "deck")
-        let outcome = try Self.pair(&person, with: &responder, from: Self.address("192.0.2.20:6000"), at: 1_000_100)
+        let outcome = try Self.pair(&person, with: &responder, from: Self.address("192.0.2.20:6002"), at: 10)
         #expect(outcome == .paired(LinkPublicKey(bytes: host.publicKey.rawRepresentation)!, hostName: "pc"))
     }
 }
