@@ -1,6 +1,6 @@
 /*
- * A flood of UDP datagrams at a host, for the flood test (Tests/kernel/test_flood.py) and the forwarding
- * benchmark's flood scenario (Benchmarks/forward-latency/driver.py): what someone on the LAN can send.
+ * A flood of UDP datagrams at a host, for the flood test (Tests/kernel/test_flood.py, which also measures the
+ * highest rate it reaches): what someone on the LAN can send.
  *
  *   datagram-flood HOST PORT RATE SECONDS SOURCES KIND...
  *     RATE      datagrams a second (0: as fast as it can), on an absolute CLOCK_MONOTONIC schedule in 1 ms ticks
@@ -11,7 +11,7 @@
  *               several KINDs take turns.
  *
  * Prints "flooding HOST:PORT" once its sockets are ready, and at the end "sent N datagrams in S s: R/s" (datagrams
- * the kernel refused, ENOBUFS or EAGAIN, are not counted). Built with gcc by the test and by scripts/bench-forward:
+ * the kernel refused, ENOBUFS or EAGAIN, are not counted). Built with gcc by the test:
  *   gcc -O2 -Wall -Wextra -o datagram-flood datagram_flood.c
  * Exit status: 0 when it ran, 1 on an error (message on stderr), 2 on bad usage.
  */
