@@ -150,7 +150,7 @@ public final class ForwardingClient {
         let timer = try LoopWakeTimer(loop: loop, logger: logger) { tick?() }
         try self.init(
             controllers: controllers, host: host, hostKey: hostKey, identity: identity, sender: socket, timer: timer,
-            clocks: .system, options: options, logger: logger, onEvent: onEvent,
+            clocks: .following(loop), options: options, logger: logger, onEvent: onEvent,
             makeSource: { controller, output in
                 let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
                 return try PhysicalPadSession(

@@ -155,7 +155,7 @@ public final class ForwardingHost {
         var tick: (() -> Void)?
         let timer = try LoopWakeTimer(loop: loop, logger: logger) { tick?() }
         self.init(
-            sender: socket, timer: timer, clocks: .system, identity: identity, store: store, options: options,
+            sender: socket, timer: timer, clocks: .following(loop), identity: identity, store: store, options: options,
             logger: logger, onEvent: onEvent,
             makePad: { kind, seed, onFeedback, onReady in
                 try VirtualPadSession(

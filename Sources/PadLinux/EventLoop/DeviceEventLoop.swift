@@ -42,6 +42,11 @@ public final class DeviceEventLoop {
     fileprivate struct WeakTimer {
         weak var timer: LoopTimer?
     }
+    /// When the loop last woke (`CLOCK_MONOTONIC`, read once per wake, before any handler of the batch runs): the
+    /// "now" of everything handled in that batch, so a handler reads no clock of its own (in an emulated guest,
+    /// where the vDSO falls back to a system call, the link read the clock 9 times per forwarded frame). Timers
+    /// fire against it too: one that came due while a batch was handled fires at most that batch's duration late.
+    public private(set) var now: MonotonicInstant = .now()
     private var standardInputReader: StandardInputLineReader?
     private var standardInputWatch: WatchToken?
 
@@ -62,6 +67,7 @@ public final class DeviceEventLoop {
         let capacity = 32
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
+        now = .now()
         while !stopRequested {
             try runDeferredWork()
             if stopRequested { break }
@@ -71,10 +77,11 @@ public final class DeviceEventLoop {
             if !deferredWork.isEmpty {
                 timeout = 0
             } else if let next = nextTimerDeadlineNanoseconds {
-                let now = MonotonicInstant.now().nanoseconds
+                let now = self.now.nanoseconds
                 timeout = next > now ? next - now : 0
             }
             let count = try epoll.wait(into: events, timeoutNanoseconds: timeout)
+            now = .now()
             for index in 0..<count {
                 let token = WatchToken(rawValue: events[index].data.u64)
                 if token == wakeToken {
@@ -231,14 +238,27 @@ public final class DeviceEventLoop {
 
     /// Runs the handler of every timer whose deadline has come, earliest first (one clock read for the batch). A
     /// handler may arm, cancel or close any timer, itself included.
+    ///
+    /// Allocates nothing (a timer fires with most forwarded frames): the earliest due timer is found by a scan, fired,
+    /// and the scan repeated, at most once per timer the loop had when the batch began (a handler that re-arms its
+    /// timer at or before `now` is not fired again in the same batch forever).
     private func fireDueTimers() throws(DeviceAccessError) {
-        guard let next = nextTimerDeadlineNanoseconds else { return }
-        let now = MonotonicInstant.now().nanoseconds
-        guard next <= now else { return }
-        let due = timers.compactMap(\.timer).filter { ($0.deadlineNanoseconds ?? .max) <= now }
-            .sorted { ($0.deadlineNanoseconds ?? .max) < ($1.deadlineNanoseconds ?? .max) }
-        for timer in due {
-            guard let deadline = timer.deadlineNanoseconds, deadline <= now else { continue }  // changed meanwhile
+        let now = self.now.nanoseconds
+        guard let next = nextTimerDeadlineNanoseconds, next <= now else { return }
+        var remaining = timers.count
+        while remaining > 0 {
+            remaining -= 1
+            var earliest: LoopTimer?
+            var earliestDeadline = UInt64.max
+            for entry in timers {
+                if let timer = entry.timer, let deadline = timer.deadlineNanoseconds, deadline <= now,
+                    deadline < earliestDeadline
+                {
+                    earliest = timer
+                    earliestDeadline = deadline
+                }
+            }
+            guard let timer = earliest else { return }
             try timer.fire(at: now)
             if stopRequested { return }
         }
