@@ -12,7 +12,11 @@
 ///   of the time its frames arrive than any frame of the clock before) starts a new offset: the stamps go on from
 ///   the last one by the time that passed here. They never go back, and a new sample never repeats a stamp.
 /// - A source without a sensor clock (an Xbox pad, `virtual` without timestamps: 0) is stamped with the time its
-///   reports go out, as the clock has run since the virtual pad was made.
+///   reports go out, as the clock has run since the virtual pad was made. A frame without one amid a clock's
+///   samples is no new sample and keeps the last stamp (a client's first frame after a reconnect or a replug: the
+///   kernel keeps no MSC_TIMESTAMP to read back), so the clock's next sample continues with its offset; only after
+///   `clockLostAfterMicroseconds` without a sample is the source taken to have no clock, and the stamps go on from
+///   the last sample's by the time since it.
 ///
 /// Pure: the caller passes the monotonic time (µs). The stamp is a 64-bit count of µs; the report's field keeps
 /// what it holds (the DualSense's 32 bits of 1/3 µs wrap as the hardware's do, and the kernel's steps across that
@@ -22,9 +26,13 @@ public struct VirtualSensorClock: Sendable {
     /// clock so far before its clock is taken for another one. Generous: the delay of frames varies by milliseconds
     /// on a network; a pad's crystal drifting against this machine's is absorbed as it goes.
     public static let aheadToleranceMicroseconds: Int64 = 1_000_000
+    /// How long frames without a sensor time may follow a clock's samples before the source counts as one without a
+    /// clock.
+    public static let clockLostAfterMicroseconds: UInt64 = 1_000_000
 
     /// The stamp last given, in microseconds.
     public private(set) var microseconds: UInt64
+    /// When the last report that moved the clock or showed a clock's sample went out.
     private var lastArrivalMicroseconds: UInt64
     /// The source clock followed, nil while the source has none.
     private var source: SourceClock?
@@ -60,12 +68,14 @@ public struct VirtualSensorClock: Sendable {
     /// `sourceMicroseconds` by its source's sensor clock (0: the source has none).
     public mutating func stamp(sourceMicroseconds timestamp: UInt64, arrivalMicroseconds arrival: UInt64) -> UInt64 {
         let elapsed = arrival > lastArrivalMicroseconds ? arrival - lastArrivalMicroseconds : 0
-        lastArrivalMicroseconds = max(lastArrivalMicroseconds, arrival)
-        guard timestamp != 0 else {
+        if timestamp == 0 {
+            if source != nil && elapsed < Self.clockLostAfterMicroseconds { return microseconds }
             source = nil
+            lastArrivalMicroseconds = max(lastArrivalMicroseconds, arrival)
             microseconds &+= elapsed
             return microseconds
         }
+        lastArrivalMicroseconds = max(lastArrivalMicroseconds, arrival)
         if var clock = source, let position = clock.position(of: timestamp) {
             let delay = SourceClock.delay(arrival: arrival, position: position)
             if delay >= clock.leastDelay &- Self.aheadToleranceMicroseconds {
