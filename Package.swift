@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "PadLinux", targets: ["PadLinux"]),
         .library(name: "PadProfiles", targets: ["PadProfiles"]),
         .library(name: "PadNoise", targets: ["PadNoise"]),
+        .library(name: "PadNet", targets: ["PadNet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,6 +41,10 @@ let package = Package(
         .target(name: "CPadLinux"),
         .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        // libsodium's ChaCha20-Poly1305 (IETF) for the link's transport datagrams: sealed and opened in place, no
+        // allocation and no key set-up per datagram (swift-crypto's ChaChaPoly makes a BoringSSL context and about
+        // 16 allocations per call; README, "Forwarding benchmark", has the measurement). Handshakes stay on swift-crypto.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // C shim: libSDL2 dlopen()ed at run time, only when padbridge wants SDL's view of the pads (see PadSDL).
         // Not a `.systemLibrary(pkgConfig: "sdl2")`: SwiftPM appends pkg-config's `-lSDL2` to the executable's link.
         // Its header (SDL's types and prototypes) comes from Debian's libsdl2-dev, which scripts/deps installs.
@@ -99,8 +104,8 @@ let package = Package(
         // The Noise protocol framework (handshakes and transport keys) over swift-crypto's Curve25519, ChaCha20-Poly1305
         // and SHA-256: the secure channel under padbridge's network link. No I/O.
         .target(
-            name: "PadNoise", dependencies: [.product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: strictSwift),
+            name: "PadNoise", dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: hotPathSwift),
 
         // Network adapter: the UDP socket on the device loop, key and trust files, pairing, and the forwarding host and
         // client (`serve`, `connect`) built from the sessions, the link's state machines and Noise.

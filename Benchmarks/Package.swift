@@ -16,6 +16,7 @@ let package = Package(
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .executableTarget(
@@ -38,16 +39,33 @@ let package = Package(
             path: "Benchmarks/RemapHotPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
-        .executableTarget(
-            name: "LinkHotPath",
+        .target(
+            name: "LinkHarness",
             dependencies: [
                 .product(name: "PadCore", package: padbridgeIdentity),
                 .product(name: "PadNoise", package: padbridgeIdentity),
+                .product(name: "PadNet", package: padbridgeIdentity),
+                .product(name: "PadLinux", package: padbridgeIdentity),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/LinkHarness"
+        ),
+        .executableTarget(
+            name: "LinkHotPath",
+            dependencies: [
+                "LinkHarness",
+                .product(name: "PadCore", package: padbridgeIdentity),
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "Benchmarks/LinkHotPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+        // For callgrind (scripts/count-link-instructions): N frames through the same harness, no benchmark runner.
+        .executableTarget(
+            name: "link-frame-count",
+            dependencies: ["LinkHarness", .product(name: "PadCore", package: padbridgeIdentity)],
+            path: "Benchmarks/LinkFrameCount"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -441,6 +441,7 @@ class Peer:
     lost_in_a_row: int = 0
     cpu: dict = field(default_factory=dict)
     stream: dict = field(default_factory=dict)
+    counts: dict = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -735,6 +736,103 @@ def measure_stream(peer: Peer, seconds: float, pacer: str):
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# Work per frame, counted: system calls by kind (strace -c on each side's processes), datagrams each way (the
+# send and receive calls among them), wake-ups (the event loop's waits). Counts, not times: the emulated machine's
+# timing is too noisy to judge a small step, its counts are not.
+
+SENDS = ("sendto", "sendmsg", "sendmmsg")
+RECEIVES = ("recvfrom", "recvmsg", "recvmmsg")
+WAITS = ("epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6")
+
+
+class SyscallCounter:
+    """strace -c attached to every process of one side while a workload runs; `stop()` gives {syscall: calls}."""
+
+    def __init__(self, pids: list[int], path: str):
+        self.path = path
+        self.process = None
+        if pids:
+            argv = ["strace", "-c", "-f", "-q", "-o", path] + [arg for pid in pids for arg in ("-p", str(pid))]
+            self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.3)  # attaching takes a moment (ptrace of each thread); nothing is measured meanwhile
+
+    def stop(self) -> dict:
+        if not self.process:
+            return {}
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(30)
+        counts = {}
+        with open(self.path) as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) in (5, 6) and fields[-1] != "total" and fields[3].isdigit():
+                    counts[fields[-1]] = int(fields[3])
+        return counts
+
+
+def counted(peer: Peer, label: str, workload: Callable[[], int]) -> Optional[dict]:
+    """Runs `workload` (returns how many frames it carried) with each side's system calls counted."""
+    counters = {side: SyscallCounter(peer.side_pids(side), peer.log_path(f"strace-{label}-{side}"))
+                for side in peer.sides() if peer.processes.get(side)}
+    frames = workload()
+    counts = {side: counter.stop() for side, counter in counters.items()}
+    return {"frames": frames, "calls": counts}
+
+
+def per_frame_report(result: Optional[dict]) -> Optional[dict]:
+    if not result or not result["frames"]:
+        return None
+    frames = result["frames"]
+    report = {"frames": frames}
+    for side, calls in result["calls"].items():
+        report[side] = {
+            "calls_per_frame": {name: round(count / frames, 3) for name, count in sorted(calls.items())},
+            "total_per_frame": round(sum(calls.values()) / frames, 3),
+            "datagrams_sent_per_frame": round(sum(calls.get(n, 0) for n in SENDS) / frames, 3),
+            "datagrams_received_per_frame": round(sum(calls.get(n, 0) for n in RECEIVES) / frames, 3),
+            "waits_per_frame": round(sum(calls.get(n, 0) for n in WAITS) / frames, 3),
+        }
+    return report
+
+
+def measure_counts(peer: Peer, pacer: str, isolated: int, stream_frames: int, idle_seconds: float):
+    """Per forwarded frame: a steady 1 kHz stream and isolated changes (one at a time, each waited for, then 20 ms
+    of quiet); and per second of idling."""
+    settle([peer], 0.3)
+
+    def isolated_changes() -> int:
+        carried = 0
+        for _ in range(isolated):
+            if probe_once(peer, "axis", 2.0) is not None:
+                carried += 1
+            time.sleep(0.02)  # the pace of isolated changes, not a wait for a result
+        settle([peer], 0.3)
+        return carried
+
+    def stream() -> int:
+        measure_stream(peer, stream_frames / 1000, pacer)
+        settle([peer], 0.3)
+        return peer.stream.get("carried", 0)
+
+    def idle() -> int:
+        time.sleep(idle_seconds)  # the quiet window itself
+        return 1
+
+    peer.counts = {
+        "isolated": per_frame_report(counted(peer, "isolated", isolated_changes)),
+        "stream": per_frame_report(counted(peer, "stream", stream)),
+    }
+    quiet = counted(peer, "idle", idle)
+    if quiet:
+        peer.counts["idle_per_s"] = {
+            side: {"calls_per_s": {n: round(c / idle_seconds, 2) for n, c in sorted(calls.items())},
+                   "wakeups_per_s": round(sum(calls.get(n, 0) for n in WAITS) / idle_seconds, 2),
+                   "datagrams_sent_per_s": round(sum(calls.get(n, 0) for n in SENDS) / idle_seconds, 2)}
+            for side, calls in quiet["calls"].items()}
+    log(f"{peer.name}: counts: {json.dumps(peer.counts)}")
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # Results
 
 
@@ -752,7 +850,8 @@ def results_for(peers: list[Peer], scenario: str) -> dict:
     rows = []
     for peer in sorted(peers, key=lambda p: PEER_ORDER.index(p.name)):
         row = {"peer": peer.name, "note": peer.note or None, "output_node": peer.output_node or None,
-               "first_event_after_s": peer.first_event_after_s, "stream": peer.stream or None}
+               "first_event_after_s": peer.first_event_after_s, "stream": peer.stream or None,
+               "counts": peer.counts or None}
         for kind in ("axis", "tap"):
             values, lost = peer.latencies_ns[kind], peer.lost[kind]
             if not values and not lost:
@@ -821,6 +920,19 @@ def table(report: dict) -> str:
                 first = False
             if r["note"]:
                 lines.append(f"{'':<10} note: {r['note']}")
+            for phase, figures in ((r.get("counts") or {}).items()):
+                if not figures:
+                    continue
+                if phase == "idle_per_s":
+                    for side, idle in figures.items():
+                        lines.append(f"{'':<10} idle {side}: {idle['wakeups_per_s']} wake-ups/s, "
+                                     f"{idle['datagrams_sent_per_s']} datagrams/s sent; {idle['calls_per_s']}")
+                    continue
+                for side in [key for key in figures if key != "frames"]:
+                    f = figures[side]
+                    lines.append(f"{'':<10} {phase} ({figures['frames']} frames) {side}: {f['total_per_frame']} calls/frame "
+                                 f"(sent {f['datagrams_sent_per_frame']}, received {f['datagrams_received_per_frame']}, "
+                                 f"waits {f['waits_per_frame']}): {f['calls_per_frame']}")
         lines.append("")
     return "\n".join(lines)
 
@@ -854,6 +966,10 @@ def run_scenario(args, scenario: str) -> dict:
         measure_idle(ready, args.idle_seconds)
         for peer in ready:
             measure_stream(peer, args.stream_seconds, args.raw_udp_forwarder)
+        if scenario == "loopback" and args.count_frames:
+            for peer in ready:
+                if peer.name != "usbip":  # its work is the kernel's, not a process's
+                    measure_counts(peer, args.raw_udp_forwarder, args.count_frames, 1000, args.idle_seconds)
     finally:
         for peer in peers:
             starter.stop(peer)
@@ -874,6 +990,8 @@ def parse_args(argv):
                         "(every other one a button edge: 400 probes are 100 taps' presses and releases + 200 axis)")
     parser.add_argument("--idle-seconds", type=float, default=5.0)
     parser.add_argument("--stream-seconds", type=float, default=3.0)
+    parser.add_argument("--count-frames", type=int, default=100,
+                        help="isolated changes with system calls counted (loopback; 0: no counting)")
     parser.add_argument("--json")
     parser.add_argument("--log-dir", default="/tmp")
     args = parser.parse_args(argv)

@@ -121,6 +121,19 @@ public final class ForwardingClient {
     /// The last ping sent: its clock, and how many datagrams this session had sent with it (for the loss figure).
     private var lastPing: (microseconds: UInt64, sentCount: UInt32)?
     public private(set) var statistics = Statistics()
+    /// Buffers of the per-frame path, kept so that it allocates nothing: the message encoder, a sealed datagram, a
+    /// received datagram's plaintext.
+    private var encoder = LinkClientMessageEncoder()
+    private var sealed: [UInt8] = {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(2_048)
+        return buffer
+    }()
+    private var plaintext: [UInt8] = {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(2_048)
+        return buffer
+    }()
 
     /// The source reading the pad with this ID (for a recorder: its events and the feedback written to it).
     public func source(for fingerprint: Fingerprint) -> (any ForwardedPadSource)? {
@@ -309,8 +322,10 @@ public final class ForwardingClient {
         pad.sender.record(snapshot)
         statistics.framesSent += 1
         guard case .established = state else { return }
-        liveness.sentNewInput()
-        send(blocks: [pad.sender.block(slot: pad.slot)])
+        // A new press, release or touch gets quick copies while unacknowledged; a stick's or a gyro's stream does
+        // not (its next frame comes sooner; its last value is sent again after the retransmission interval).
+        if !pad.sender.unacknowledged.isEmpty { liveness.sentNewInput() }
+        send(only: pad)
     }
 
     /// Everything unacknowledged (all pads' frames, the pad table, feedback acknowledgements), in as many datagrams
@@ -324,13 +339,13 @@ public final class ForwardingClient {
             pingClock = clock
             lastPing = (clock, statistics.sessionSent &+ 1)
         }
-        send(
-            blocks: pads.filter { $0.sender.newest != nil }.map { $0.sender.block(slot: $0.slot) }, ping: pingClock,
-            resending: resending)
+        send(only: nil, ping: pingClock, resending: resending)
     }
 
-    private func send(blocks: [LinkInputBlock], ping: UInt64? = nil, resending: Bool = false) {
-        guard case .established = state, var current = session else { return }
+    /// One send: the pad table while unacknowledged, a ping, feedback acknowledgements, and `pad`'s frames (every
+    /// pad's when nil), written, sealed and sent in place (no allocation once the pad table is acknowledged).
+    private func send(only pad: ForwardedPad?, ping: UInt64? = nil, resending: Bool = false) {
+        guard case .established = state, session != nil else { return }
         let table: (UInt32, [LinkPadDescription])? =
             padTableAcknowledged == padTableVersion
             ? nil
@@ -339,57 +354,47 @@ public final class ForwardingClient {
                     slot: pad.slot, fingerprint: pad.controller.fingerprint, kind: pad.controller.kind.rawValue,
                     requestedVirtualKind: options.virtualKind, attached: pad.attached, name: pad.controller.name)
             })
-        let messages = LinkClientMessage.packed(
+        encoder.begin(
             padTable: table, pingMicroseconds: ping,
-            wantsAcknowledgement: resending || pads.contains { !$0.sender.unacknowledged.isEmpty }, blocks: blocks,
-            feedbackAcknowledgements: pads.compactMap { pad in pad.feedbackToAcknowledge.map { (pad.slot, $0) } })
+            wantsAcknowledgement: resending || pads.contains { !$0.sender.unacknowledged.isEmpty },
+            feedbackAcknowledgements: pads.lazy.compactMap { pad in pad.feedbackToAcknowledge.map { (slot: pad.slot, version: $0) } })
         for pad in pads { pad.feedbackToAcknowledge = nil }
-        for message in messages {
-            guard let datagram = try? current.keys.seal(message.encoded) else { return }
-            sender.send(datagram, along: hostPath)
-            statistics.datagramsSent &+= 1
-            statistics.sessionSent &+= 1
+        if let pad {
+            append(pad)
+        } else {
+            for pad in pads where pad.sender.newest != nil { append(pad) }
         }
-        session = current
+        encoder.end(emit: transmit)
         liveness.sent(atMicroseconds: now)
         armTimer()
     }
 
+    private func append(_ pad: ForwardedPad) {
+        encoder.append(
+            slot: pad.slot, base: pad.sender.acknowledged, continues: false, frames: pad.sender.framesToSendInPlace,
+            emit: transmit)
+    }
+
+    /// Seals one message with the session in use and sends it.
+    private func transmit(_ message: [UInt8]) {
+        guard (try? session?.keys.seal(message, into: &sealed)) != nil else { return }
+        sender.send(sealed, along: hostPath)
+        statistics.datagramsSent &+= 1
+        statistics.sessionSent &+= 1
+    }
+
     /// One datagram that arrived along `path` (anything not from the host is ignored).
     public func receive(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
-        guard path.remote == host, let datagram = LinkDatagram(bytes) else { return }
-        switch (state, datagram) {
-        case (.handshaking(var handshake), .response):
-            guard let keys = handshake.complete(with: datagram) else { return }
-            established(keys)
-            statistics.datagramsReceived &+= 1
-            onEvent(.connected)
-            sendNow(ping: true)
-        case (.established, .response):
-            guard var renewing = renewal?.handshake, let keys = renewing.complete(with: datagram) else { return }
-            // The renewed session carries everything from now on (its first datagram, just below, makes it the
-            // host's); the old one still opens what the host sent before it switched.
-            renewal = nil
-            previousSession = session?.keys
-            session = (keys, now)
-            padTableAcknowledged = 0
-            statistics.datagramsReceived &+= 1
-            statistics.sessionSent = 0
-            statistics.sessionReceived = 0
-            sendNow(ping: true)
-        case (.established, let .transport(_, counter, ciphertext)):
+        guard path.remote == host else { return }
+        if LinkDatagram.transportHeader(of: bytes) != nil {
+            guard case .established = state else { return }
             var fromCurrentSession = true
-            var plaintext: [UInt8]?
-            if var current = session {
-                plaintext = current.keys.open(counter: counter, ciphertext: ciphertext)
-                session = current
-            }
-            if plaintext == nil, var previous = previousSession {
-                plaintext = previous.open(counter: counter, ciphertext: ciphertext)
-                previousSession = previous
+            var opened = session?.keys.open(datagram: bytes, into: &plaintext) ?? false
+            if !opened, previousSession != nil {
+                opened = previousSession!.open(datagram: bytes, into: &plaintext)
                 fromCurrentSession = false
             }
-            guard let plaintext, let message = try? LinkHostMessage(decoding: plaintext) else { return }
+            guard opened, let message = try? LinkHostMessageView(plaintext) else { return }
             statistics.datagramsReceived &+= 1
             statistics.sessionReceived &+= 1
             liveness.heard(atMicroseconds: now)
@@ -398,7 +403,30 @@ public final class ForwardingClient {
                 return
             }
             handle(message)
-        default:
+        } else if bytes.first == 0x02, let datagram = LinkDatagram(bytes) {
+            switch state {
+            case .handshaking(var handshake):
+                guard let keys = handshake.complete(with: datagram) else { return }
+                established(keys)
+                statistics.datagramsReceived &+= 1
+                onEvent(.connected)
+                sendNow(ping: true)
+            case .established:
+                guard var renewing = renewal?.handshake, let keys = renewing.complete(with: datagram) else { return }
+                // The renewed session carries everything from now on (its first datagram, just below, makes it the
+                // host's); the old one still opens what the host sent before it switched.
+                renewal = nil
+                previousSession = session?.keys
+                session = (keys, now)
+                padTableAcknowledged = 0
+                statistics.datagramsReceived &+= 1
+                statistics.sessionSent = 0
+                statistics.sessionReceived = 0
+                sendNow(ping: true)
+            case .waiting, .stopped:
+                return
+            }
+        } else {
             return
         }
         armTimer()
@@ -429,7 +457,7 @@ public final class ForwardingClient {
         onEvent(.takenOver)
     }
 
-    private func handle(_ message: LinkHostMessage) {
+    private func handle(_ message: LinkHostMessageView<[UInt8]>) {
         if let version = message.padTableAcknowledgement, version == padTableVersion { padTableAcknowledged = version }
         if let pong = message.pong {
             let sample = now > pong.echoedMicroseconds ? now - pong.echoedMicroseconds : 0
@@ -443,17 +471,18 @@ public final class ForwardingClient {
                 statistics.receivedWhenHostCounted = statistics.sessionReceived
             }
         }
-        for acknowledgement in message.inputAcknowledgements {
-            pads.first { $0.slot == acknowledgement.slot }?.sender.acknowledge(acknowledgement.applied)
+        message.forEachInputAcknowledgement { slot, applied in
+            pads.first { $0.slot == slot }?.sender.acknowledge(applied)
         }
+        if !pads.contains(where: { !$0.sender.unacknowledged.isEmpty }) { liveness.cancelQuickCopies() }
         var acknowledge = false
-        for item in message.feedback {
-            guard let pad = pads.first(where: { $0.slot == item.slot }) else { continue }
-            if let changes = pad.feedback.receive(version: item.version, state: item.state) {
+        message.forEachFeedback { slot, version, state in
+            guard let pad = pads.first(where: { $0.slot == slot }) else { return }
+            if let changes = pad.feedback.receive(version: version, state: state) {
                 onFeedbackReceived?(pad.controller.fingerprint, changes)
                 pad.source?.submit(changes)
             }
-            pad.feedbackToAcknowledge = item.version
+            pad.feedbackToAcknowledge = version
             acknowledge = true
         }
         if acknowledge || padTableAcknowledged != padTableVersion { sendNow() }

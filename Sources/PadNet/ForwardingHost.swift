@@ -100,6 +100,10 @@ public final class ForwardingHost {
         var lost = false
         /// When input received without a request to acknowledge it gets its (delayed) acknowledgement.
         var acknowledgementDueMicroseconds: UInt64?
+        /// Whether the acknowledgement due was asked for (then frames that did not ask do not put it off).
+        var acknowledgementRequested = false
+        /// The newest frame of each slot of the table this host does not forward, acknowledged as received.
+        var unforwardedAcknowledgements: [UInt8: UInt32] = [:]
         init(key: LinkPublicKey, name: String, path: DatagramPath, now: UInt64) {
             self.key = key
             self.name = name
@@ -127,6 +131,19 @@ public final class ForwardingHost {
     private var handshakeRefusals = RateLimitedCount(intervalMicroseconds: 10_000_000)
     /// Whether a pad went or began to linger since unforwarded pads were last tried.
     private var roomMayHaveChanged = false
+    /// Buffers of the per-datagram path, kept so that it allocates nothing: a datagram's plaintext, a reply's
+    /// plaintext encoder, a sealed reply.
+    private var plaintext: [UInt8] = {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(2_048)
+        return buffer
+    }()
+    private var replyEncoder = LinkHostMessageEncoder()
+    private var sealed: [UInt8] = {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(2_048)
+        return buffer
+    }()
     /// Handles datagrams that are not the link's (pairing), when set.
     public var onOtherDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
 
@@ -207,54 +224,44 @@ public final class ForwardingHost {
 
     /// One datagram that arrived along `path`.
     public func receive(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
-        guard let datagram = LinkDatagram(bytes) else {
-            if let first = bytes.first, PairingDatagram.firstByte.contains(first), let other = onOtherDatagram {
-                other(bytes, path)
-            } else {
-                drop("not padbridge's")
-            }
-            return
-        }
-        switch datagram {
-        case .initiation:
-            handshake(datagram, along: path)
-        case let .transport(index, counter, ciphertext):
-            transport(index: index, counter: counter, ciphertext: ciphertext, along: path)
-        case .response:
-            drop("a response sent to the host")
+        if let (index, counter) = LinkDatagram.transportHeader(of: bytes) {
+            transport(bytes, index: index, counter: counter, along: path)
+        } else if let first = bytes.first, first == 0x01 {
+            if let datagram = LinkDatagram(bytes) { handshake(datagram, along: path) } else { drop("malformed") }
+        } else if let first = bytes.first, PairingDatagram.firstByte.contains(first), let other = onOtherDatagram {
+            other(bytes, path)
+        } else {
+            drop(bytes.first == 0x02 ? "a response sent to the host" : "not padbridge's")
         }
         armTimer()
     }
 
-    private func transport(index: UInt32, counter: UInt64, ciphertext: [UInt8], along path: DatagramPath) {
+    private func transport(_ datagram: UnsafeRawBufferPointer, index: UInt32, counter: UInt64, along path: DatagramPath) {
         let time = now
         guard let key = sessions[index], let client = clients[key] else {
             return drop("unauthenticated, replayed or for no session")
         }
-        let plaintext: [UInt8]?
+        let opened: Bool
         let confirming: Bool
-        if var session = client.current, session.keys.localIndex == index {
-            guard time < session.startedMicroseconds + LinkSessionLifetime.rejectAfterMicroseconds else {
+        if client.current?.keys.localIndex == index {
+            guard time < client.current!.startedMicroseconds + LinkSessionLifetime.rejectAfterMicroseconds else {
                 return drop("for a session too old (its client did not renew it)")
             }
-            plaintext = session.keys.open(counter: counter, ciphertext: ciphertext)
-            client.current = session
+            opened = client.current!.keys.open(datagram: datagram, into: &plaintext)
             confirming = false
-        } else if var session = client.pending, session.keys.localIndex == index {
-            plaintext = session.keys.open(counter: counter, ciphertext: ciphertext)
-            client.pending = session
+        } else if client.pending?.keys.localIndex == index {
+            opened = client.pending!.keys.open(datagram: datagram, into: &plaintext)
             confirming = true
-        } else if var session = client.previous, session.keys.localIndex == index,
-            time < session.startedMicroseconds + LinkSessionLifetime.rejectAfterMicroseconds
+        } else if client.previous?.keys.localIndex == index,
+            time < client.previous!.startedMicroseconds + LinkSessionLifetime.rejectAfterMicroseconds
         {
-            plaintext = session.keys.open(counter: counter, ciphertext: ciphertext)
-            client.previous = session
+            opened = client.previous!.keys.open(datagram: datagram, into: &plaintext)
             confirming = false
         } else {
             return drop("for a session that ended")
         }
-        guard let plaintext else { return drop("unauthenticated, replayed or for no session") }
-        guard let message = try? LinkClientMessage(decoding: plaintext) else { return drop("malformed") }
+        guard opened else { return drop("unauthenticated, replayed or for no session") }
+        guard let message = try? LinkClientMessageView(plaintext) else { return drop("malformed") }
         if confirming { confirmPendingSession(of: client, at: time) }
         if client.current?.keys.localIndex == index { client.path = path }
         client.receivedDatagrams &+= 1
@@ -319,7 +326,7 @@ public final class ForwardingHost {
             if live && old.path.remote != pending.path.remote {
                 var notice = LinkHostMessage()
                 notice.takenOver = true
-                if let datagram = try? old.keys.seal(notice.encoded) { sender.send(datagram, along: old.path) }
+                if (try? old.keys.seal(notice.encoded, into: &sealed)) != nil { sender.send(sealed, along: old.path) }
                 sessions[old.keys.localIndex] = nil
                 onEvent(.takenOver(client: client.name, previous: old.path.remote, by: pending.path.remote))
             } else {
@@ -352,55 +359,75 @@ public final class ForwardingHost {
         }
     }
 
-    private func handle(_ message: LinkClientMessage, from client: HostedClient) {
-        var reply = LinkHostMessage()
-        var mustReply = message.wantsAcknowledgement
+    /// One message from the client, read where it lies: its pad table, its frames applied, its acknowledgements
+    /// taken. Answered at once only what needs it now (a ping, a pad table, feedback to send); frames are
+    /// acknowledged from the timer, a moment later, so acknowledging costs nothing on a frame's own path and one
+    /// acknowledgement covers a burst.
+    private func handle(_ message: LinkClientMessageView<[UInt8]>, from client: HostedClient) {
+        var mustReply = false
+        var pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?
         if let ping = message.pingMicroseconds {
-            reply.pong = (ping, client.receivedDatagrams, client.sentDatagrams &+ 1)
+            pong = (ping, client.receivedDatagrams, client.sentDatagrams &+ 1)
             mustReply = true
         }
         if let table = message.padTable {
             if client.padTableVersion != table.version { apply(table.pads, for: client) }
             client.padTableVersion = table.version
-            reply.padTableAcknowledgement = table.version
             mustReply = true
         }
-        for block in message.inputs {
-            guard let pad = client.slots[block.slot], pad.isForwarded else {
+        var framesCame = false
+        message.forEachBlock { slot, base, continues, frames in
+            framesCame = true
+            guard let pad = client.slots[slot], pad.isForwarded else {
                 // A pad this host does not forward (no room, its virtual pad could not be made, or not in the table):
                 // acknowledged as received, so the client does not send it again and again.
-                if let newest = block.frames.last?.sequence { reply.inputAcknowledgements.append((block.slot, newest)) }
-                continue
+                var newest: UInt32?
+                for frame in frames { newest = frame.sequence }
+                if let newest { client.unforwardedAcknowledgements[slot] = newest }
+                return
             }
-            for snapshot in pad.receiver.receive(block) {
+            pad.receiver.receive(base: base, continues: continues, frames: frames) { snapshot in
                 pad.lingerEndsMicroseconds = nil
                 pad.lastApplied = snapshot
                 pad.virtual.apply(snapshot)
             }
         }
-        for acknowledgement in message.feedbackAcknowledgements {
-            client.slots[acknowledgement.slot]?.feedback.acknowledge(acknowledgement.version)
-        }
+        message.forEachFeedbackAcknowledgement { slot, version in client.slots[slot]?.feedback.acknowledge(version) }
         if mustReply || client.hasPendingFeedback {
-            send(reply, to: client)
-        } else if !message.inputs.isEmpty {
-            client.acknowledgementDueMicroseconds = now + LinkLiveness.delayedAcknowledgementMicroseconds
+            send(pong: pong, to: client)
+        } else if framesCame {
+            // Asked for (a press, a release, a touch, or frames sent again): soon. A stream of stick or motion frames
+            // that did not ask: once it pauses.
+            let delay = message.wantsAcknowledgement
+                ? LinkLiveness.requestedAcknowledgementMicroseconds : LinkLiveness.delayedAcknowledgementMicroseconds
+            let due = now + delay
+            if message.wantsAcknowledgement {
+                client.acknowledgementDueMicroseconds = min(client.acknowledgementDueMicroseconds ?? due, due)
+            } else if client.acknowledgementRequested == false {
+                client.acknowledgementDueMicroseconds = due
+            }
+            if message.wantsAcknowledgement { client.acknowledgementRequested = true }
         }
     }
 
-    /// Fills in acknowledgements and pending feedback, seals with the session in use and sends.
-    private func send(_ base: LinkHostMessage, to client: HostedClient) {
-        guard var session = client.current else { return }
+    /// Seals and sends a message with every acknowledgement and the pending feedback (and `pong`, `takenOver`),
+    /// with the session in use.
+    private func send(pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)? = nil, to client: HostedClient) {
+        guard client.current != nil else { return }
         client.acknowledgementDueMicroseconds = nil
-        var message = base
-        for (slot, pad) in client.slots where pad.isForwarded {
-            if let applied = pad.receiver.applied { message.inputAcknowledgements.append((slot, applied)) }
-        }
-        message.feedback = client.slots.compactMap { slot, pad in pad.feedback.pending.map { (slot, $0.version, $0.state) } }
-        if message.padTableAcknowledgement == nil { message.padTableAcknowledgement = client.padTableVersion }
-        guard let datagram = try? session.keys.seal(message.encoded) else { return }
-        client.current = session
-        sender.send(datagram, along: client.path)
+        client.acknowledgementRequested = false
+        let plaintext = replyEncoder.encode(
+            padTableAcknowledgement: client.padTableVersion, pong: pong, takenOver: false,
+            inputAcknowledgements: Concatenation(
+                first: client.slots.lazy.compactMap { slot, pad in
+                    pad.isForwarded ? pad.receiver.applied.map { (slot: slot, applied: $0) } : nil
+                },
+                second: client.unforwardedAcknowledgements.lazy.map { (slot: $0.key, applied: $0.value) }),
+            feedback: client.slots.lazy.compactMap { slot, pad in
+                pad.isForwarded ? pad.feedback.pending.map { (slot: slot, version: $0.version, state: $0.state) } : nil
+            })
+        guard (try? client.current!.keys.seal(plaintext, into: &sealed)) != nil else { return }
+        sender.send(sealed, along: client.path)
         client.sentDatagrams &+= 1
         client.liveness.sent(atMicroseconds: now)
     }
@@ -419,6 +446,7 @@ public final class ForwardingHost {
         }
         client.slots = [:]
         client.unforwarded = [:]
+        client.unforwardedAcknowledgements = [:]
         for description in table {
             guard client.slots[description.slot] == nil else { continue }  // a slot twice: the first stands
             if let pad = client.pads[description.fingerprint] {
@@ -466,7 +494,7 @@ public final class ForwardingHost {
                 { [weak self, weak client] event in
                     guard let self, let client, let pad = created else { return }
                     pad.feedback.update(event)
-                    if !client.lost && pad.isForwarded { self.send(LinkHostMessage(), to: client) }
+                    if !client.lost && pad.isForwarded { self.send(to: client) }
                     self.armTimer()
                 },
                 { nodes in if created == nil { readyEarly = nodes } else { announce(nodes) } })
@@ -545,9 +573,9 @@ public final class ForwardingHost {
             } else if client.hasPendingFeedback
                 && time >= client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds
             {
-                send(LinkHostMessage(), to: client)
+                send(to: client)
             } else if let due = client.acknowledgementDueMicroseconds, time >= due {
-                send(LinkHostMessage(), to: client)
+                send(to: client)
             }
         }
         if roomMayHaveChanged { forwardWaitingPads() }
@@ -586,4 +614,18 @@ public final class ForwardingHost {
         guard let wake else { timer?.cancel(); return }
         timer?.schedule(atMicroseconds: max(wake, now + 1))
     }
+}
+
+/// Two sequences one after the other (nothing copied).
+struct Concatenation<First: Sequence, Second: Sequence>: Sequence where First.Element == Second.Element {
+    let first: First
+    let second: Second
+
+    struct Iterator: IteratorProtocol {
+        var first: First.Iterator
+        var second: Second.Iterator
+        mutating func next() -> First.Element? { first.next() ?? second.next() }
+    }
+
+    func makeIterator() -> Iterator { Iterator(first: first.makeIterator(), second: second.makeIterator()) }
 }

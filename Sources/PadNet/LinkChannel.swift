@@ -22,19 +22,19 @@ public enum LinkDatagram: Sendable, Hashable {
     static let transportHeaderSize = 13
 
     public init?(_ bytes: some Collection<UInt8>) {
-        var reader = LinkByteReader(bytes)
+        var reader = LinkByteReader(Array(bytes))
         do throws(LinkDecodingError) {
             switch try reader.u8() {
             case 0x01:
-                self = .initiation(senderIndex: try reader.u32(), handshake: reader.rest())
+                self = .initiation(senderIndex: try reader.u32(), handshake: Array(reader.rest()))
             case 0x02:
                 let sender = try reader.u32()
-                self = .response(senderIndex: sender, receiverIndex: try reader.u32(), handshake: reader.rest())
+                self = .response(senderIndex: sender, receiverIndex: try reader.u32(), handshake: Array(reader.rest()))
             case 0x03:
                 let receiver = try reader.u32()
                 let counter = try reader.u64()
                 guard reader.remaining >= 16 else { return nil }  // not even a tag
-                self = .transport(receiverIndex: receiver, counter: counter, ciphertext: reader.rest())
+                self = .transport(receiverIndex: receiver, counter: counter, ciphertext: Array(reader.rest()))
             default:
                 return nil
             }
@@ -66,7 +66,21 @@ public enum LinkDatagram: Sendable, Hashable {
     }
 }
 
-/// An established session's keys: seals with a counter never reused, opens through the replay window.
+extension LinkDatagram {
+    /// A transport datagram's receiver index and counter, read where it lies (nil: not a transport datagram).
+    public static func transportHeader(of bytes: UnsafeRawBufferPointer) -> (receiverIndex: UInt32, counter: UInt64)? {
+        guard bytes.count >= transportHeaderSize + 16, bytes[0] == 0x03 else { return nil }
+        var index: UInt32 = 0
+        for shift in 0..<4 { index |= UInt32(bytes[1 + shift]) << (8 * UInt32(shift)) }
+        var counter: UInt64 = 0
+        for shift in 0..<8 { counter |= UInt64(bytes[5 + shift]) << (8 * UInt64(shift)) }
+        return (index, counter)
+    }
+}
+
+/// An established session's keys: seals with a counter never reused, opens through the replay window. The
+/// per-datagram calls (`seal(_:into:)`, `open(datagram:into:)`) write into buffers the caller keeps and allocate
+/// nothing.
 public struct LinkSessionKeys: Sendable {
     public let localIndex: UInt32
     public let remoteIndex: UInt32
@@ -80,23 +94,63 @@ public struct LinkSessionKeys: Sendable {
         self.keys = keys
     }
 
-    /// A transport datagram carrying `plaintext`.
-    public mutating func seal(_ plaintext: [UInt8]) throws(NoiseError) -> [UInt8] {
+    /// Makes `datagram` (its capacity reused) the transport datagram carrying `plaintext`: the 13-byte header, the
+    /// ciphertext, the tag.
+    public mutating func seal(_ plaintext: [UInt8], into datagram: inout [UInt8]) throws(NoiseError) {
         let counter = nextCounter
         nextCounter += 1
-        let header = LinkDatagram.transportHeader(remoteIndex, counter)
-        return header + (try keys.sending.seal(plaintext, counter: counter, associatedData: header))
+        datagram.removeAll(keepingCapacity: true)
+        datagram.append(0x03)
+        for shift in 0..<4 { datagram.append(UInt8(truncatingIfNeeded: remoteIndex >> (8 * UInt32(shift)))) }
+        for shift in 0..<8 { datagram.append(UInt8(truncatingIfNeeded: counter >> (8 * UInt64(shift)))) }
+        datagram.append(contentsOf: plaintext)
+        for _ in 0..<16 { datagram.append(0) }
+        let end = LinkDatagram.transportHeaderSize + plaintext.count
+        let sending = keys.sending
+        let outcome: Result<Void, NoiseError> = datagram.withUnsafeMutableBytes { bytes in
+            Result { () throws(NoiseError) in
+                try sending.seal(
+                    inPlace: UnsafeMutableRawBufferPointer(rebasing: bytes[LinkDatagram.transportHeaderSize..<end]),
+                    tag: UnsafeMutableRawBufferPointer(rebasing: bytes[end...]), counter: counter,
+                    associatedData: UnsafeRawBufferPointer(rebasing: bytes[0..<LinkDatagram.transportHeaderSize]))
+            }
+        }
+        try outcome.get()
+    }
+
+    /// A transport datagram carrying `plaintext`.
+    public mutating func seal(_ plaintext: [UInt8]) throws(NoiseError) -> [UInt8] {
+        var datagram: [UInt8] = []
+        try seal(plaintext, into: &datagram)
+        return datagram
+    }
+
+    /// Opens a whole transport datagram of this session into `plaintext` (its capacity reused); false for a replay,
+    /// a forgery, a corrupted datagram or another session's.
+    public mutating func open(datagram: UnsafeRawBufferPointer, into plaintext: inout [UInt8]) -> Bool {
+        guard let (index, counter) = LinkDatagram.transportHeader(of: datagram), index == localIndex,
+            window.check(counter)
+        else { return false }
+        let tagStart = datagram.count - 16
+        plaintext.removeAll(keepingCapacity: true)
+        plaintext.append(contentsOf: UnsafeRawBufferPointer(rebasing: datagram[LinkDatagram.transportHeaderSize..<tagStart]))
+        let receiving = keys.receiving
+        let opened: Bool = plaintext.withUnsafeMutableBytes { bytes in
+            (try? receiving.open(
+                inPlace: bytes, tag: UnsafeRawBufferPointer(rebasing: datagram[tagStart...]), counter: counter,
+                associatedData: UnsafeRawBufferPointer(rebasing: datagram[0..<LinkDatagram.transportHeaderSize]))) != nil
+        }
+        guard opened else { return false }
+        window.accept(counter)
+        return true
     }
 
     /// The plaintext of a transport datagram for this session; nil for a replay, a forgery or a corrupted one.
     public mutating func open(counter: UInt64, ciphertext: [UInt8]) -> [UInt8]? {
-        guard window.check(counter) else { return nil }
-        let header = LinkDatagram.transportHeader(localIndex, counter)
-        guard let plaintext = try? keys.receiving.open(ciphertext, counter: counter, associatedData: header) else {
-            return nil
-        }
-        window.accept(counter)
-        return plaintext
+        let datagram = LinkDatagram.transportHeader(localIndex, counter) + ciphertext
+        var plaintext: [UInt8] = []
+        let opened = datagram.withUnsafeBytes { open(datagram: $0, into: &plaintext) }
+        return opened ? plaintext : nil
     }
 }
 

@@ -3,12 +3,13 @@ import Glibc
 public import PadLinux
 import SystemPackage
 
-/// An IPv4 or IPv6 socket address (what `sendto` and `recvfrom` take and give).
+/// An IPv4 or IPv6 socket address (what `sendto` and `recvfrom` take and give), kept inline: making one for each
+/// datagram received allocates nothing.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
-    var storage: [UInt8]
+    var storage: SocketAddressBytes
 
     init(_ pointer: UnsafeRawPointer, length: socklen_t) {
-        storage = Array(UnsafeRawBufferPointer(start: pointer, count: Int(length)))
+        storage = SocketAddressBytes(pointer, length: Int(length))
     }
 
     var family: Int32 {
@@ -19,7 +20,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The address without its port (the source a datagram came from, whatever port it used).
     var hostBytes: [UInt8] {
-        family == AF_INET6 ? Array(storage[8..<min(24, storage.count)]) : Array(storage[4..<min(8, storage.count)])
+        family == AF_INET6 ? storage[8..<min(24, storage.count)] : storage[4..<min(8, storage.count)]
     }
 
     public var port: UInt16 {
@@ -94,6 +95,35 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// A `sockaddr_in` or `sockaddr_in6` (at most 28 bytes), inline.
+struct SocketAddressBytes: Sendable, Hashable {
+    private var words: (UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0)
+    private let length: UInt8
+
+    static let capacity = 28
+
+    init(_ pointer: UnsafeRawPointer, length: Int) {
+        self.length = UInt8(min(max(length, 0), Self.capacity))
+        let count = Int(self.length)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: count)) }
+    }
+
+    var count: Int { Int(length) }
+
+    /// The address's bytes (as long as the address is), for `sendto`, `bind` and reading its fields.
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try Swift.withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<Int(length)])) }
+    }
+
+    subscript(range: Range<Int>) -> [UInt8] { withUnsafeBytes { Array($0[range]) } }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.length == rhs.length && lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in left.elementsEqual(right) } }
+    }
+
+    func hash(into hasher: inout Hasher) { withUnsafeBytes { hasher.combine(bytes: $0) } }
+}
+
 /// The path a datagram came by, which its reply goes back along: the peer's address and, for a socket bound to
 /// every address, the local address the datagram was sent to (the reply must leave from it: a peer compares a
 /// reply's source with the address it sent to).
@@ -113,8 +143,8 @@ public struct DatagramPath: Sendable, Hashable, CustomStringConvertible {
 /// The local end of a datagram received on a socket bound to every address: the address it was sent to and the
 /// interface it came in on (`IP_PKTINFO`, `IPV6_PKTINFO`).
 public struct LocalDestination: Sendable, Hashable {
-    /// 4 bytes (IPv4) or 16 (IPv6, IPv4-mapped for IPv4 on a dual-stack socket).
-    var address: [UInt8]
+    /// 4 bytes (IPv4) or 16 (IPv6, IPv4-mapped for IPv4 on a dual-stack socket), inline.
+    var address: SocketAddressBytes
     var interfaceIndex: Int32
 }
 
@@ -246,10 +276,11 @@ public final class UDPSocket {
         }
         let sent = datagram.withUnsafeBytes { bytes in
             path.remote.storage.withUnsafeBytes { target in
-                local.address.withUnsafeBufferPointer { source in
+                local.address.withUnsafeBytes { source in
                     CPadLinux_sendDatagram(
                         descriptor.rawValue, bytes.baseAddress, bytes.count, target.baseAddress, socklen_t(target.count),
-                        family, source.baseAddress, Int32(source.count), local.interfaceIndex)
+                        family, source.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(source.count),
+                        local.interfaceIndex)
                 }
             }
         }
@@ -270,7 +301,7 @@ public final class UDPSocket {
     private func receiveAll() {
         guard let descriptor else { return }
         var storage = sockaddr_storage()
-        var local = [UInt8](repeating: 0, count: 16)
+        var local: (UInt64, UInt64) = (0, 0)
         while true {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             var localLength: Int32 = 0
@@ -278,10 +309,11 @@ public final class UDPSocket {
             var truncated: Int32 = 0
             let count = receiveBuffer.withUnsafeMutableBytes { buffer in
                 withUnsafeMutableBytes(of: &storage) { from in
-                    local.withUnsafeMutableBufferPointer { localBytes in
+                    withUnsafeMutableBytes(of: &local) { localBytes in
                         CPadLinux_receiveDatagram(
                             descriptor.rawValue, buffer.baseAddress, buffer.count, from.baseAddress, &length,
-                            localBytes.baseAddress, &localLength, &interfaceIndex, &truncated)
+                            localBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), &localLength, &interfaceIndex,
+                            &truncated)
                     }
                 }
             }
@@ -292,7 +324,10 @@ public final class UDPSocket {
             }
             let from = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
             let destination = localLength > 0
-                ? LocalDestination(address: Array(local[0..<Int(localLength)]), interfaceIndex: interfaceIndex) : nil
+                ? withUnsafeBytes(of: &local) {
+                    LocalDestination(
+                        address: SocketAddressBytes($0.baseAddress!, length: Int(localLength)), interfaceIndex: interfaceIndex)
+                } : nil
             receiveBuffer.withUnsafeBytes {
                 onDatagram?(UnsafeRawBufferPointer(rebasing: $0[0..<count]), DatagramPath(remote: from, local: destination))
             }

@@ -1,4 +1,5 @@
 public import Crypto
+import CSodium
 
 /// What can go wrong in a Noise handshake or transport message. Every decoder here is total: any bytes give a value
 /// or one of these, never a trap.
@@ -324,49 +325,113 @@ enum NoiseKeyDerivation {
     }
 }
 
-/// ChaCha20-Poly1305 with Noise's nonce: 4 zero bytes, then the 64-bit counter little-endian.
+/// ChaCha20-Poly1305 (RFC 8439, libsodium's IETF construction) with Noise's nonce: 4 zero bytes, then the 64-bit
+/// counter little-endian. Seals and opens in place, with no allocation and no key set-up per message (the key is
+/// passed each time; libsodium keeps no context), so the link's per-datagram path costs the AEAD's work alone.
 enum NoiseCipher {
     static let tagSize = 16
+    static let keySize = 32
 
-    static func nonce(_ counter: UInt64) -> ChaChaPoly.Nonce {
-        var bytes = [UInt8](repeating: 0, count: 12)
-        for index in 0..<8 { bytes[4 + index] = UInt8(truncatingIfNeeded: counter >> (8 * UInt64(index))) }
-        return try! ChaChaPoly.Nonce(data: bytes)  // 12 bytes: the one size ChaChaPoly.Nonce accepts
+    /// libsodium's one-time set-up (idempotent, thread-safe); called before the first key is used.
+    static let ready: Bool = sodium_init() >= 0
+
+    /// Encrypts `message` where it lies and writes the 16-byte tag to `tag`.
+    static func seal(
+        _ message: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+        counter: UInt64, associatedData: UnsafeRawBufferPointer
+    ) throws(NoiseError) {
+        guard counter != .max else { throw .counterExhausted }
+        precondition(ready && tag.count == tagSize && key.count == keySize)
+        var nonce = Self.nonce(counter)
+        var spare: UInt8 = 0  // a pointer for an empty message or associated data (libsodium reads none of it)
+        let status = withUnsafeBytes(of: &nonce) { nonceBytes in
+            withUnsafeMutablePointer(to: &spare) { empty in
+                crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+                    Self.bytes(message) ?? empty, Self.bytes(tag)!, nil, Self.bytes(message) ?? empty,
+                    UInt64(message.count), Self.bytes(associatedData) ?? empty, UInt64(associatedData.count), nil,
+                    Self.bytes(nonceBytes)!, Self.bytes(key)!)
+            }
+        }
+        guard status == 0 else { throw .authenticationFailed }
     }
 
+    /// Decrypts `message` where it lies if `tag` authenticates it (and `associatedData`); throws, and leaves
+    /// `message` as garbage, when it does not.
+    static func open(
+        _ message: UnsafeMutableRawBufferPointer, tag: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+        counter: UInt64, associatedData: UnsafeRawBufferPointer
+    ) throws(NoiseError) {
+        guard counter != .max else { throw .counterExhausted }
+        precondition(ready && key.count == keySize)
+        guard tag.count == tagSize else { throw .truncated(expected: tagSize, actual: tag.count) }
+        var nonce = Self.nonce(counter)
+        var spare: UInt8 = 0
+        let status = withUnsafeBytes(of: &nonce) { nonceBytes in
+            withUnsafeMutablePointer(to: &spare) { empty in
+                crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+                    Self.bytes(message) ?? empty, nil, Self.bytes(message) ?? empty, UInt64(message.count),
+                    Self.bytes(tag)!, Self.bytes(associatedData) ?? empty, UInt64(associatedData.count),
+                    Self.bytes(nonceBytes)!, Self.bytes(key)!)
+            }
+        }
+        guard status == 0 else { throw .authenticationFailed }
+    }
+
+    /// Noise's 12-byte nonce: 4 zero bytes, then the counter little-endian (three 32-bit words: no padding).
+    private static func nonce(_ counter: UInt64) -> (UInt32, UInt32, UInt32) {
+        (0, UInt32(truncatingIfNeeded: counter).littleEndian, UInt32(truncatingIfNeeded: counter >> 32).littleEndian)
+    }
+
+    private static func bytes(_ buffer: UnsafeMutableRawBufferPointer) -> UnsafeMutablePointer<UInt8>? {
+        buffer.count == 0 ? nil : buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    }
+
+    private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafeMutablePointer<UInt8>? {
+        buffer.count == 0 ? nil : UnsafeMutablePointer(mutating: buffer.baseAddress?.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// `plaintext` sealed: the ciphertext followed by the tag, in a new array.
     static func seal(_ plaintext: [UInt8], key: [UInt8], counter: UInt64, associatedData: [UInt8]) throws(NoiseError)
         -> [UInt8]
     {
-        try seal(plaintext, key: SymmetricKey(data: key), counter: counter, associatedData: associatedData)
+        var output = plaintext + [UInt8](repeating: 0, count: tagSize)
+        let length = plaintext.count
+        let outcome: Result<Void, NoiseError> = output.withUnsafeMutableBytes { bytes in
+            key.withUnsafeBytes { keyBytes in
+                associatedData.withUnsafeBytes { ad in
+                    Result { () throws(NoiseError) in
+                        try seal(
+                            UnsafeMutableRawBufferPointer(rebasing: bytes[0..<length]),
+                            tag: UnsafeMutableRawBufferPointer(rebasing: bytes[length...]), key: keyBytes,
+                            counter: counter, associatedData: ad)
+                    }
+                }
+            }
+        }
+        try outcome.get()
+        return output
     }
 
-    static func seal(_ plaintext: [UInt8], key: SymmetricKey, counter: UInt64, associatedData: [UInt8]) throws(NoiseError)
-        -> [UInt8]
-    {
-        guard counter != .max else { throw .counterExhausted }
-        guard let box = try? ChaChaPoly.seal(
-            plaintext, using: key, nonce: nonce(counter), authenticating: associatedData)
-        else { throw .authenticationFailed }
-        return Array(box.ciphertext) + Array(box.tag)
-    }
-
+    /// The plaintext of `ciphertext` (ciphertext then tag), in a new array.
     static func open(_ ciphertext: [UInt8], key: [UInt8], counter: UInt64, associatedData: [UInt8]) throws(NoiseError)
         -> [UInt8]
     {
-        try open(ciphertext, key: SymmetricKey(data: key), counter: counter, associatedData: associatedData)
-    }
-
-    static func open(_ ciphertext: [UInt8], key: SymmetricKey, counter: UInt64, associatedData: [UInt8]) throws(NoiseError)
-        -> [UInt8]
-    {
-        guard counter != .max else { throw .counterExhausted }
         guard ciphertext.count >= tagSize else { throw .truncated(expected: tagSize, actual: ciphertext.count) }
-        guard
-            let box = try? ChaChaPoly.SealedBox(
-                nonce: nonce(counter), ciphertext: ciphertext.dropLast(tagSize), tag: ciphertext.suffix(tagSize)),
-            let plaintext = try? ChaChaPoly.open(box, using: key, authenticating: associatedData)
-        else { throw .authenticationFailed }
-        return Array(plaintext)
+        var message = Array(ciphertext.dropLast(tagSize))
+        let tag = Array(ciphertext.suffix(tagSize))
+        let outcome: Result<Void, NoiseError> = message.withUnsafeMutableBytes { bytes in
+            tag.withUnsafeBytes { tagBytes in
+                key.withUnsafeBytes { keyBytes in
+                    associatedData.withUnsafeBytes { ad in
+                        Result { () throws(NoiseError) in
+                            try open(bytes, tag: tagBytes, key: keyBytes, counter: counter, associatedData: ad)
+                        }
+                    }
+                }
+            }
+        }
+        try outcome.get()
+        return message
     }
 }
 
@@ -375,22 +440,43 @@ enum NoiseCipher {
 /// drops replays with a replay window. Sealing with counters 0, 1, 2, ... gives exactly Noise's transport messages.
 public struct NoiseTransportCipher: Sendable {
     let key: [UInt8]
-    /// The key as swift-crypto takes it, made once per session rather than per datagram.
-    private let symmetricKey: SymmetricKey
 
-    init(key: [UInt8]) {
-        self.key = key
-        symmetricKey = SymmetricKey(data: key)
-    }
+    init(key: [UInt8]) { self.key = key }
 
     public func seal(_ plaintext: [UInt8], counter: UInt64, associatedData: [UInt8] = []) throws(NoiseError) -> [UInt8] {
-        try NoiseCipher.seal(plaintext, key: symmetricKey, counter: counter, associatedData: associatedData)
+        try NoiseCipher.seal(plaintext, key: key, counter: counter, associatedData: associatedData)
     }
 
     public func open(_ ciphertext: some Collection<UInt8>, counter: UInt64, associatedData: [UInt8] = []) throws(NoiseError)
         -> [UInt8]
     {
-        try NoiseCipher.open(Array(ciphertext), key: symmetricKey, counter: counter, associatedData: associatedData)
+        try NoiseCipher.open(Array(ciphertext), key: key, counter: counter, associatedData: associatedData)
+    }
+
+    /// Seals `message` where it lies, the tag written to `tag` (no allocation: the link's per-datagram path).
+    public func seal(
+        inPlace message: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer, counter: UInt64,
+        associatedData: UnsafeRawBufferPointer
+    ) throws(NoiseError) {
+        let outcome: Result<Void, NoiseError> = key.withUnsafeBytes { keyBytes in
+            Result { () throws(NoiseError) in
+                try NoiseCipher.seal(message, tag: tag, key: keyBytes, counter: counter, associatedData: associatedData)
+            }
+        }
+        try outcome.get()
+    }
+
+    /// Opens `message` where it lies if `tag` authenticates it; throws (and leaves garbage) when it does not.
+    public func open(
+        inPlace message: UnsafeMutableRawBufferPointer, tag: UnsafeRawBufferPointer, counter: UInt64,
+        associatedData: UnsafeRawBufferPointer
+    ) throws(NoiseError) {
+        let outcome: Result<Void, NoiseError> = key.withUnsafeBytes { keyBytes in
+            Result { () throws(NoiseError) in
+                try NoiseCipher.open(message, tag: tag, key: keyBytes, counter: counter, associatedData: associatedData)
+            }
+        }
+        try outcome.get()
     }
 }
 

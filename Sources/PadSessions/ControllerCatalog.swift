@@ -53,26 +53,50 @@ public enum ControllerCatalog {
 }
 
 extension ControllerCatalog {
-    /// `discover` for a command whose loop is running (remap's hotplug resume): udev's listing at once, SDL's view
-    /// (when it is wanted) from its helper process read by the loop, so the other pads' frames keep flowing while SDL
-    /// scans (up to `SDLProbe.deadline`). `completion` runs on the loop; cancel the returned handle to give up.
+    /// `discover` for a command whose loop is running (remap's and connect's hotplug): udev's listing on a thread of
+    /// its own, SDL's view (when it is wanted) from its helper process read by the loop, so the loop keeps serving
+    /// the pads while either runs. The listing must stay off the loop: libudev reads each device's sysfs `uevent`,
+    /// which a device being probed keeps locked, and the probe of one of this process's own virtual DualSenses waits
+    /// for answers only the loop gives (see `LoopOffThreadWork`). `completion` runs on the loop; cancel the returned
+    /// handle to give up.
     public static func discover(
         logger: Logger, sdlView: SDLView = .always, sdlSource: SDLSource, on loop: DeviceEventLoop,
         completion: @escaping (Result<[Controller], any Error>) -> Void
     ) -> PendingDiscovery {
         let pending = PendingDiscovery()
-        let records: [UdevDeviceRecord]
-        var controllers: [Controller]
         do {
-            records = try UdevContext().padNodeRecords()
-            controllers = ControllerGrouping.controllers(from: records)
+            pending.listing = try LoopOffThreadWork(on: loop, work: { Result { try udevListing() } }) { listed in
+                guard !pending.isCancelled else { return }
+                switch listed {
+                case .success(let (records, controllers)):
+                    joinSDL(
+                        records: records, controllers: controllers, logger: logger, sdlView: sdlView,
+                        sdlSource: sdlSource, loop: loop, pending: pending, completion: completion)
+                case .failure(let error):
+                    completion(.failure(error))
+                }
+            }
         } catch {
             loop.deferWork { if !pending.isCancelled { completion(.failure(error)) } }
-            return pending
         }
+        return pending
+    }
+
+    /// udev's pads, grouped, with their batteries: everything of the listing that reads sysfs.
+    private static func udevListing() throws -> ([UdevDeviceRecord], [Controller]) {
+        let records = try UdevContext().padNodeRecords()
+        var controllers = ControllerGrouping.controllers(from: records)
         for index in controllers.indices where controllers[index].capabilities.battery {
             controllers[index].battery = ControllerBattery.state(ofHIDDevice: controllers[index].groupSyspath)
         }
+        return (records, controllers)
+    }
+
+    private static func joinSDL(
+        records: [UdevDeviceRecord], controllers: [Controller], logger: Logger, sdlView: SDLView,
+        sdlSource: SDLSource, loop: DeviceEventLoop, pending: PendingDiscovery,
+        completion: @escaping (Result<[Controller], any Error>) -> Void
+    ) {
         let hasGeneric = controllers.contains { $0.kind == .generic }
         func finish(_ sdl: Result<[SDLControllerInfo], SDLCatalogError>) {
             guard !pending.isCancelled else { return }
@@ -89,15 +113,13 @@ extension ControllerCatalog {
             }
         }
         if sdlView == .forGenericPads && !hasGeneric {
-            let listed = controllers
-            loop.deferWork { if !pending.isCancelled { completion(.success(listed)) } }
-            return pending
+            return completion(.success(controllers))
         }
         switch sdlSource {
         case .inProcess:
             let sdl: Result<[SDLControllerInfo], SDLCatalogError>
             do { sdl = .success(try SDLControllerCatalog.current()) } catch { sdl = .failure(error) }
-            loop.deferWork { finish(sdl) }
+            finish(sdl)
         case .helperProcess(let executable, let arguments):
             // A helper that crashes is asked once more, as `SDLProbe.controllers` does.
             func ask(again: Bool) {
@@ -114,22 +136,24 @@ extension ControllerCatalog {
                     }
                 } catch {
                     let failure = SDLCatalogError(code: .helperFailed, reason: "\(executable) could not be started (\(error))")
-                    loop.deferWork { finish(.failure(failure)) }
+                    finish(.failure(failure))
                 }
             }
             ask(again: true)
         }
-        return pending
     }
 
-    /// A listing under way on a loop (`discover(...on:completion:)`).
+    /// A listing under way; `cancel()` drops its result (its completion is not called).
     public final class PendingDiscovery {
+        fileprivate var listing: LoopOffThreadWork?
         fileprivate var helper: LoopHelperProcess?
         public private(set) var isCancelled = false
 
-        /// Its completion is not called; a helper still running is killed.
+        /// Stops the helper (if any) and drops the listing's result.
         public func cancel() {
             isCancelled = true
+            listing?.cancel()
+            listing = nil
             helper?.cancel()
             helper = nil
         }

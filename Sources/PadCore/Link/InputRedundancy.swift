@@ -59,7 +59,10 @@ public struct InputRedundancySender: Sendable {
     public private(set) var overflowed = 0
 
     /// A sender whose first frame is `sequence + 1` (a client numbers from 1; tests start elsewhere).
-    public init(startingAfter sequence: UInt32 = 0) { acknowledged = sequence }
+    public init(startingAfter sequence: UInt32 = 0) {
+        acknowledged = sequence
+        unacknowledged.reserveCapacity(Self.capacity + 1)  // never grown on the per-frame path
+    }
 
     /// Records a frame just read; returns its sequence number.
     @discardableResult
@@ -86,11 +89,29 @@ public struct InputRedundancySender: Sendable {
 
     /// What to send now: the unacknowledged discrete frames, then the newest frame (once, even when it is one of
     /// them). Empty before the first frame.
-    public var framesToSend: [LinkFrame] {
-        guard let newest else { return [] }
-        var frames = unacknowledged
-        if frames.last?.sequence != newest.sequence { frames.append(newest) }
-        return frames
+    public var framesToSend: [LinkFrame] { Array(framesToSendInPlace) }
+
+    /// The same frames, read where they are kept (nothing copied: for the per-frame path).
+    public var framesToSendInPlace: FramesToSend { FramesToSend(unacknowledged: unacknowledged, newest: newest) }
+
+    /// The unacknowledged discrete frames, then the newest when it is not the last of them.
+    public struct FramesToSend: Sequence, Sendable {
+        let unacknowledged: [LinkFrame]
+        let newest: LinkFrame?
+
+        public struct Iterator: IteratorProtocol {
+            let frames: FramesToSend
+            var index = 0
+            public mutating func next() -> LinkFrame? {
+                guard let newest = frames.newest else { return nil }
+                defer { index += 1 }
+                if index < frames.unacknowledged.count { return frames.unacknowledged[index] }
+                let extra = frames.unacknowledged.last?.sequence == newest.sequence ? 0 : 1
+                return index < frames.unacknowledged.count + extra ? newest : nil
+            }
+        }
+
+        public func makeIterator() -> Iterator { Iterator(frames: self) }
     }
 
     /// What to send now, as one block (the packer splits it when it does not fit one datagram).
@@ -119,17 +140,25 @@ public struct InputRedundancyReceiver: Sendable {
     /// The snapshots to show, oldest first (empty when the block brought nothing newer, or must wait for the block
     /// before it).
     public mutating func receive(_ block: LinkInputBlock) -> [PadSnapshot] {
-        if let applied {
-            if LinkSequence.isNewer(block.base, than: applied) { return [] }
-        } else if block.continues {
-            return []
-        }
         var result: [PadSnapshot] = []
-        for frame in block.frames where applied.map({ LinkSequence.isNewer(frame.sequence, than: $0) }) ?? true {
-            result.append(frame.snapshot)
-            applied = frame.sequence
-        }
+        receive(base: block.base, continues: block.continues, frames: block.frames) { result.append($0) }
         return result
+    }
+
+    /// The same, frame by frame: `show` gets each snapshot to show, oldest first (nothing collected: for the
+    /// per-frame path).
+    public mutating func receive(
+        base: UInt32, continues: Bool, frames: some Sequence<LinkFrame>, show: (PadSnapshot) -> Void
+    ) {
+        if let applied {
+            if LinkSequence.isNewer(base, than: applied) { return }
+        } else if continues {
+            return
+        }
+        for frame in frames where applied.map({ LinkSequence.isNewer(frame.sequence, than: $0) }) ?? true {
+            applied = frame.sequence
+            show(frame.snapshot)
+        }
     }
 
     /// A new session of the same pad: the client may number from anywhere (a new `connect` starts at 1).

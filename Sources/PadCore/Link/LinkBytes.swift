@@ -8,16 +8,32 @@ public enum LinkDecodingError: Error, Sendable, Hashable {
     case invalid(field: String)
 }
 
-/// Little-endian writing into a growing buffer.
+/// Little-endian writing into a growing buffer. Reusable without allocating: `reset()` keeps the capacity, so a
+/// writer kept for the next message writes every byte into memory it already has.
 public struct LinkByteWriter: Sendable {
     public var bytes: [UInt8] = []
 
     public init() {}
 
+    /// An empty writer with room for `capacity` bytes.
+    public init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    /// Empties the buffer, keeping its capacity.
+    public mutating func reset() { bytes.removeAll(keepingCapacity: true) }
+
+    public var count: Int { bytes.count }
+
     public mutating func u8(_ value: UInt8) { bytes.append(value) }
-    public mutating func u16(_ value: UInt16) { for shift in [0, 8] as [UInt16] { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
-    public mutating func u32(_ value: UInt32) { for index in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt32(index)))) } }
-    public mutating func u64(_ value: UInt64) { for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) } }
+    public mutating func u16(_ value: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: value))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+    }
+    public mutating func u32(_ value: UInt32) {
+        for index in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt32(index)))) }
+    }
+    public mutating func u64(_ value: UInt64) {
+        for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
+    }
     public mutating func i16(_ value: Int16) { u16(UInt16(bitPattern: value)) }
     public mutating func f32(_ value: Double) { u32(Float(value).bitPattern) }
     /// Up to `limit` bytes of UTF-8 (whole characters: cut before the first that does not fit), length-prefixed
@@ -33,45 +49,68 @@ public struct LinkByteWriter: Sendable {
         u8(UInt8(utf8.count))
         bytes += utf8
     }
+
+    /// Overwrites the byte at `offset` (a count written before what it counts was known).
+    public mutating func patch(_ value: UInt8, at offset: Int) { bytes[offset] = value }
 }
 
-/// Little-endian reading that never traps: every read checks the length and throws `LinkDecodingError`.
-public struct LinkByteReader: Sendable {
-    let bytes: [UInt8]
-    public private(set) var offset = 0
+/// Little-endian reading that never traps: every read checks the length and throws `LinkDecodingError`. Reads any
+/// contiguous bytes in place (an array, a slice, or a received datagram's buffer), copying nothing.
+public struct LinkByteReader<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == Int {
+    let bytes: Bytes
+    private var index: Int
 
-    public init(_ bytes: some Collection<UInt8>) { self.bytes = Array(bytes) }
+    public init(_ bytes: Bytes) {
+        self.bytes = bytes
+        index = bytes.startIndex
+    }
 
-    public var isAtEnd: Bool { offset == bytes.count }
-    public var remaining: Int { bytes.count - offset }
+    /// How far reading has come, from the first byte.
+    public var offset: Int { index - bytes.startIndex }
+    public var isAtEnd: Bool { index == bytes.endIndex }
+    public var remaining: Int { bytes.endIndex - index }
     /// Everything not read yet (and the reader at the end).
-    public mutating func rest() -> [UInt8] {
-        defer { offset = bytes.count }
-        return Array(bytes[offset...])
+    public mutating func rest() -> Bytes.SubSequence {
+        defer { index = bytes.endIndex }
+        return bytes[index...]
     }
 
-    public mutating func take(_ count: Int) throws(LinkDecodingError) -> ArraySlice<UInt8> {
-        guard count >= 0, bytes.count - offset >= count else { throw .truncated(offset: offset, needed: count) }
-        defer { offset += count }
-        return bytes[offset..<offset + count]
+    public mutating func take(_ count: Int) throws(LinkDecodingError) -> Bytes.SubSequence {
+        guard count >= 0, remaining >= count else { throw .truncated(offset: offset, needed: count) }
+        defer { index += count }
+        return bytes[index..<index + count]
     }
 
-    public mutating func u8() throws(LinkDecodingError) -> UInt8 { try take(1).first! }
+    public mutating func skip(_ count: Int) throws(LinkDecodingError) {
+        guard count >= 0, remaining >= count else { throw .truncated(offset: offset, needed: count) }
+        index += count
+    }
+
+    public mutating func u8() throws(LinkDecodingError) -> UInt8 {
+        guard remaining >= 1 else { throw .truncated(offset: offset, needed: 1) }
+        defer { index += 1 }
+        return bytes[index]
+    }
 
     public mutating func u16() throws(LinkDecodingError) -> UInt16 {
-        let slice = try take(2)
-        return UInt16(slice[slice.startIndex]) | UInt16(slice[slice.startIndex + 1]) << 8
+        guard remaining >= 2 else { throw .truncated(offset: offset, needed: 2) }
+        defer { index += 2 }
+        return UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
     }
 
     public mutating func u32() throws(LinkDecodingError) -> UInt32 {
+        guard remaining >= 4 else { throw .truncated(offset: offset, needed: 4) }
         var value: UInt32 = 0
-        for (index, byte) in try take(4).enumerated() { value |= UInt32(byte) << (8 * UInt32(index)) }
+        for shift in 0..<4 { value |= UInt32(bytes[index + shift]) << (8 * UInt32(shift)) }
+        index += 4
         return value
     }
 
     public mutating func u64() throws(LinkDecodingError) -> UInt64 {
+        guard remaining >= 8 else { throw .truncated(offset: offset, needed: 8) }
         var value: UInt64 = 0
-        for (index, byte) in try take(8).enumerated() { value |= UInt64(byte) << (8 * UInt64(index)) }
+        for shift in 0..<8 { value |= UInt64(bytes[index + shift]) << (8 * UInt64(shift)) }
+        index += 8
         return value
     }
 

@@ -23,6 +23,10 @@ public struct LinkLiveness: Sendable {
     /// passed without more (a delayed acknowledgement, as TCP's): one per burst, not one per frame, and before the
     /// client's first quick copy is due on a LAN.
     public static let delayedAcknowledgementMicroseconds: UInt64 = 1_000
+    /// The host acknowledges input the client asked it to (a press, a release, a touch, frames sent again) this long
+    /// after it came (from its timer, not on the frame's own path; frames arriving meanwhile share the
+    /// acknowledgement), well before the client's first quick copy is due on a LAN.
+    public static let requestedAcknowledgementMicroseconds: UInt64 = 500
 
     public private(set) var lastHeardMicroseconds: UInt64
     public private(set) var lastSentMicroseconds: UInt64
@@ -59,6 +63,9 @@ public struct LinkLiveness: Sendable {
     public func isQuickCopyDue(atMicroseconds now: UInt64, hasUnacknowledged: Bool) -> Bool {
         hasUnacknowledged && quickCopiesLeft > 0 && now >= lastSentMicroseconds &+ Self.quickCopyIntervalMicroseconds
     }
+
+    /// What the quick copies were for was acknowledged: none is due any more.
+    public mutating func cancelQuickCopies() { quickCopiesLeft = 0 }
 
     /// A quick copy went out (after `sent`).
     public mutating func sentQuickCopy() { quickCopiesLeft = max(0, quickCopiesLeft - 1) }

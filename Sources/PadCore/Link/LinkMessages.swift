@@ -52,7 +52,7 @@ public struct LinkPadDescription: Sendable, Hashable {
         writer.text(name, limit: Self.nameLimit)
     }
 
-    init(decoding reader: inout LinkByteReader) throws(LinkDecodingError) {
+    init<Source>(decoding reader: inout LinkByteReader<Source>) throws(LinkDecodingError) {
         slot = try reader.u8()
         let id = try reader.text(limit: Self.idLimit, field: "pad ID")
         guard Self.isWord(id, limit: Self.idLimit) else { throw .invalid(field: "pad ID") }
@@ -86,15 +86,20 @@ public struct LinkPadDescription: Sendable, Hashable {
 /// [pad table] u32 version | u8 count (at most 12) | count x (u8 slot | text id | text kind | u8 virtual kind
 ///             (0 any, 1 xbox360, 2 dualsense) | u8 attached | text name)
 /// [ping]      u64 sender's clock (µs)
+/// u8 feedback-ack count | count x (u8 slot | u32 version)
 /// u8 block count | count x (u8 slot | u32 base | u8 flags (bit 0: continues the block before) | u8 frame count |
 ///                          frame count x (u32 sequence | snapshot))
-/// u8 feedback-ack count | count x (u8 slot | u32 version)
 /// ```
 /// A text is a length byte and that many bytes of UTF-8. A block holds one pad's frames oldest first
-/// (`LinkInputBlock`); `packed` spreads what is to be sent over as many messages as it takes, each at most
-/// `maximumEncodedSize` bytes.
+/// (`LinkInputBlock`), last so that a send's frames can be written as they come (`LinkClientMessageEncoder`, which
+/// spreads a backlog over as many messages as it takes, each at most `maximumEncodedSize` bytes).
 public struct LinkClientMessage: Sendable, Hashable {
     public static let version: UInt8 = 2
+    static let hasPadTable: UInt8 = 1
+    static let hasPing: UInt8 = 2
+    static let acknowledgementWanted: UInt8 = 4
+    static let allFlags: UInt8 = 7
+    static let blockContinues: UInt8 = 1
     /// The most pads one client forwards (its pad table fits one datagram with room to spare).
     public static let maximumPads = 12
     /// The largest message: sealed in a transport datagram (13-byte header, 16-byte tag) it makes at most 1,200
@@ -103,7 +108,7 @@ public struct LinkClientMessage: Sendable, Hashable {
 
     public var padTable: (version: UInt32, pads: [LinkPadDescription])?
     public var pingMicroseconds: UInt64?
-    /// The client holds presses, releases or touches the host has not acknowledged: the host answers at once.
+    /// The client holds presses, releases or touches the host has not acknowledged: the host answers soon.
     public var wantsAcknowledgement = false
     public var inputs: [LinkInputBlock] = []
     public var feedbackAcknowledgements: [(slot: UInt8, version: UInt32)] = []
@@ -113,117 +118,58 @@ public struct LinkClientMessage: Sendable, Hashable {
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.encoded == rhs.encoded }
     public func hash(into hasher: inout Hasher) { hasher.combine(encoded) }
 
+    /// The message as one datagram's plaintext, however long (blocks of more than 255 frames, or more than 255
+    /// blocks, are cut).
     public var encoded: [UInt8] {
-        var writer = LinkByteWriter()
-        writer.u8(Self.version)
-        writer.u8((padTable != nil ? 1 : 0) | (pingMicroseconds != nil ? 2 : 0) | (wantsAcknowledgement ? 4 : 0))
-        if let padTable {
-            writer.u32(padTable.version)
-            let pads = padTable.pads.prefix(Self.maximumPads)
-            writer.u8(UInt8(pads.count))
-            for pad in pads { pad.encode(into: &writer) }
-        }
-        if let pingMicroseconds { writer.u64(pingMicroseconds) }
-        writer.u8(UInt8(min(inputs.count, 255)))
+        var encoder = LinkClientMessageEncoder(maximumSize: .max)
+        encoder.begin(
+            padTable: padTable, pingMicroseconds: pingMicroseconds, wantsAcknowledgement: wantsAcknowledgement,
+            feedbackAcknowledgements: feedbackAcknowledgements)
+        var bytes: [UInt8] = []
         for block in inputs.prefix(255) {
-            let frames = block.frames.prefix(255)
-            writer.u8(block.slot)
-            writer.u32(block.base)
-            writer.u8(block.continues ? 1 : 0)
-            writer.u8(UInt8(frames.count))
-            for frame in frames {
-                writer.u32(frame.sequence)
-                LinkSnapshotCodec.encode(frame.snapshot, into: &writer)
-            }
+            encoder.append(
+                slot: block.slot, base: block.base, continues: block.continues, frames: block.frames.prefix(255),
+                emit: { bytes = $0 })
         }
-        writer.u8(UInt8(min(feedbackAcknowledgements.count, 255)))
-        for acknowledgement in feedbackAcknowledgements.prefix(255) {
-            writer.u8(acknowledgement.slot)
-            writer.u32(acknowledgement.version)
-        }
-        return writer.bytes
+        encoder.end { bytes = $0 }
+        return bytes
     }
 
     public init(decoding bytes: some Collection<UInt8>) throws(LinkDecodingError) {
-        var reader = LinkByteReader(bytes)
-        let version = try reader.u8()
-        guard version == Self.version else { throw .unsupportedVersion(version) }
-        let flags = try reader.u8()
-        guard flags & ~7 == 0 else { throw .invalid(field: "flags") }
-        wantsAcknowledgement = flags & 4 != 0
-        if flags & 1 != 0 {
-            let tableVersion = try reader.u32()
-            let count = try reader.u8()
-            guard count <= Self.maximumPads else { throw .invalid(field: "pad count") }
-            var pads: [LinkPadDescription] = []
-            for _ in 0..<count { pads.append(try LinkPadDescription(decoding: &reader)) }
-            padTable = (tableVersion, pads)
+        let array = Array(bytes)
+        let view = try LinkClientMessageView(array)
+        wantsAcknowledgement = view.wantsAcknowledgement
+        pingMicroseconds = view.pingMicroseconds
+        padTable = view.padTable
+        var acknowledgements: [(slot: UInt8, version: UInt32)] = []
+        view.forEachFeedbackAcknowledgement { acknowledgements.append(($0, $1)) }
+        feedbackAcknowledgements = acknowledgements
+        var blocks: [LinkInputBlock] = []
+        view.forEachBlock { slot, base, continues, frames in
+            blocks.append(LinkInputBlock(slot: slot, base: base, continues: continues, frames: Array(frames)))
         }
-        if flags & 2 != 0 { pingMicroseconds = try reader.u64() }
-        for _ in 0..<(try reader.u8()) {
-            let slot = try reader.u8()
-            let base = try reader.u32()
-            let blockFlags = try reader.u8()
-            guard blockFlags & ~1 == 0 else { throw .invalid(field: "block flags") }
-            var frames: [LinkFrame] = []
-            for _ in 0..<(try reader.u8()) {
-                let sequence = try reader.u32()
-                frames.append(LinkFrame(sequence: sequence, snapshot: try LinkSnapshotCodec.decode(from: &reader)))
-            }
-            inputs.append(LinkInputBlock(slot: slot, base: base, continues: blockFlags & 1 != 0, frames: frames))
-        }
-        for _ in 0..<(try reader.u8()) {
-            let slot = try reader.u8()
-            feedbackAcknowledgements.append((slot, try reader.u32()))
-        }
-        guard reader.isAtEnd else { throw .invalid(field: "bytes after the message") }
+        inputs = blocks
     }
 
-    /// Everything one send wants to say, in as many messages as it takes, each at most `maximumSize` bytes: the
-    /// first carries the pad table, the ping, the feedback acknowledgements and as many frames as fit; a pad's
-    /// frames that do not fit continue, oldest first, in a block of the next message whose base is the last frame
-    /// sent before it. Every message asks for an acknowledgement when `wantsAcknowledgement`.
+    /// Everything one send wants to say, in as many messages as it takes, each at most `maximumSize` bytes (what
+    /// `LinkClientMessageEncoder` writes, as values).
     public static func packed(
         padTable: (version: UInt32, pads: [LinkPadDescription])? = nil, pingMicroseconds: UInt64? = nil,
         wantsAcknowledgement: Bool = false, blocks: [LinkInputBlock],
         feedbackAcknowledgements: [(slot: UInt8, version: UInt32)] = [], maximumSize: Int = maximumEncodedSize
     ) -> [LinkClientMessage] {
-        var first = LinkClientMessage()
-        first.padTable = padTable.map { ($0.version, Array($0.pads.prefix(maximumPads))) }
-        first.pingMicroseconds = pingMicroseconds
-        first.wantsAcknowledgement = wantsAcknowledgement
-        first.feedbackAcknowledgements = Array(feedbackAcknowledgements.prefix(255))
+        var encoder = LinkClientMessageEncoder(maximumSize: maximumSize)
         var messages: [LinkClientMessage] = []
-        var current = first
-        var size = current.encoded.count
-        let blockHeader = 7  // slot, base, flags, frame count
-        for block in blocks where !block.frames.isEmpty {
-            var base = block.base
-            var continues = block.continues
-            var rest = block.frames[...]
-            while let next = rest.first {
-                let frameSize = 4 + LinkSnapshotCodec.encodedSize(of: next.snapshot)
-                if size + blockHeader + frameSize > maximumSize || current.inputs.count == 255 {
-                    messages.append(current)
-                    current = LinkClientMessage()
-                    current.wantsAcknowledgement = wantsAcknowledgement
-                    size = current.encoded.count
-                }
-                var taken: [LinkFrame] = []
-                size += blockHeader
-                while let frame = rest.first, taken.count < 255 {
-                    let bytes = 4 + LinkSnapshotCodec.encodedSize(of: frame.snapshot)
-                    guard size + bytes <= maximumSize || taken.isEmpty else { break }
-                    taken.append(frame)
-                    size += bytes
-                    rest = rest.dropFirst()
-                }
-                current.inputs.append(LinkInputBlock(slot: block.slot, base: base, continues: continues, frames: taken))
-                base = taken.last!.sequence
-                continues = true
-            }
+        let keep: ([UInt8]) -> Void = { bytes in
+            if let message = try? LinkClientMessage(decoding: bytes) { messages.append(message) }
         }
-        messages.append(current)
+        encoder.begin(
+            padTable: padTable, pingMicroseconds: pingMicroseconds, wantsAcknowledgement: wantsAcknowledgement,
+            feedbackAcknowledgements: feedbackAcknowledgements)
+        for block in blocks {
+            encoder.append(slot: block.slot, base: block.base, continues: block.continues, frames: block.frames, emit: keep)
+        }
+        encoder.end(emit: keep)
         return messages
     }
 }
@@ -258,84 +204,23 @@ public struct LinkHostMessage: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(encoded) }
 
     public var encoded: [UInt8] {
-        var writer = LinkByteWriter()
-        writer.u8(Self.version)
-        writer.u8((padTableAcknowledgement != nil ? 1 : 0) | (pong != nil ? 2 : 0) | (takenOver ? 4 : 0))
-        if let padTableAcknowledgement { writer.u32(padTableAcknowledgement) }
-        if let pong {
-            writer.u64(pong.echoedMicroseconds)
-            writer.u32(pong.receivedDatagrams)
-            writer.u32(pong.sentDatagrams)
-        }
-        writer.u8(UInt8(min(inputAcknowledgements.count, 255)))
-        for acknowledgement in inputAcknowledgements.prefix(255) {
-            writer.u8(acknowledgement.slot)
-            writer.u32(acknowledgement.applied)
-        }
-        writer.u8(UInt8(min(feedback.count, 255)))
-        for item in feedback.prefix(255) {
-            writer.u8(item.slot)
-            writer.u32(item.version)
-            let state = item.state
-            writer.u8(FeedbackParts(of: state).rawValue)
-            if let rumble = state.rumble {
-                writer.u16(Rumble.word(rumble.strong))
-                writer.u16(Rumble.word(rumble.weak))
-            }
-            if let lightbar = state.lightbar {
-                writer.u8(lightbar.red)
-                writer.u8(lightbar.green)
-                writer.u8(lightbar.blue)
-            }
-            if let playerLeds = state.playerLeds { writer.u8(playerLeds) }
-            if let micLed = state.micLed { writer.u8(micLed ? 1 : 0) }
-            for effect in [state.leftTrigger, state.rightTrigger].compactMap({ $0 }) { writer.bytes += effect.block.bytes }
-        }
-        return writer.bytes
+        var encoder = LinkHostMessageEncoder()
+        return encoder.encode(
+            padTableAcknowledgement: padTableAcknowledgement, pong: pong, takenOver: takenOver,
+            inputAcknowledgements: inputAcknowledgements.prefix(255), feedback: feedback.prefix(255))
     }
 
     public init(decoding bytes: some Collection<UInt8>) throws(LinkDecodingError) {
-        var reader = LinkByteReader(bytes)
-        let version = try reader.u8()
-        guard version == Self.version else { throw .unsupportedVersion(version) }
-        let flags = try reader.u8()
-        guard flags & ~7 == 0 else { throw .invalid(field: "flags") }
-        takenOver = flags & 4 != 0
-        if flags & 1 != 0 { padTableAcknowledgement = try reader.u32() }
-        if flags & 2 != 0 {
-            let echoed = try reader.u64()
-            let received = try reader.u32()
-            pong = (echoed, received, try reader.u32())
-        }
-        for _ in 0..<(try reader.u8()) {
-            let slot = try reader.u8()
-            inputAcknowledgements.append((slot, try reader.u32()))
-        }
-        for _ in 0..<(try reader.u8()) {
-            let slot = try reader.u8()
-            let version = try reader.u32()
-            let parts = FeedbackParts(rawValue: try reader.u8())
-            guard parts.isSubset(of: .all) else { throw .invalid(field: "feedback parts") }
-            var state = Feedback()
-            if parts.contains(.rumble) {
-                let strong = Double(try reader.u16()) / 65535
-                state.rumble = Rumble(strong: strong, weak: Double(try reader.u16()) / 65535)
-            }
-            if parts.contains(.lightbar) {
-                let red = try reader.u8()
-                let green = try reader.u8()
-                state.lightbar = LightbarColor(red: red, green: green, blue: try reader.u8())
-            }
-            if parts.contains(.playerLeds) { state.playerLeds = try reader.u8() & 0x1F }
-            if parts.contains(.micLed) { state.micLed = try reader.u8() != 0 }
-            if parts.contains(.leftTrigger) {
-                state.leftTrigger = TriggerEffect(block: TriggerEffectBlock(try reader.take(TriggerEffectBlock.count)))
-            }
-            if parts.contains(.rightTrigger) {
-                state.rightTrigger = TriggerEffect(block: TriggerEffectBlock(try reader.take(TriggerEffectBlock.count)))
-            }
-            feedback.append((slot, version, state))
-        }
-        guard reader.isAtEnd else { throw .invalid(field: "bytes after the message") }
+        let array = Array(bytes)
+        let view = try LinkHostMessageView(array)
+        padTableAcknowledgement = view.padTableAcknowledgement
+        pong = view.pong
+        takenOver = view.takenOver
+        var acknowledgements: [(slot: UInt8, applied: UInt32)] = []
+        view.forEachInputAcknowledgement { acknowledgements.append(($0, $1)) }
+        inputAcknowledgements = acknowledgements
+        var items: [(slot: UInt8, version: UInt32, state: Feedback)] = []
+        view.forEachFeedback { items.append(($0, $1, $2)) }
+        feedback = items
     }
 }

@@ -28,7 +28,7 @@ public enum LinkSnapshotCodec {
     }
 
     public static func decode(_ bytes: some Collection<UInt8>) throws(LinkDecodingError) -> PadSnapshot {
-        var reader = LinkByteReader(bytes)
+        var reader = LinkByteReader(Array(bytes))
         let snapshot = try decode(from: &reader)
         guard reader.isAtEnd else { throw .invalid(field: "bytes after the snapshot") }
         return snapshot
@@ -65,7 +65,7 @@ public enum LinkSnapshotCodec {
         }
     }
 
-    static func decode(from reader: inout LinkByteReader) throws(LinkDecodingError) -> PadSnapshot {
+    static func decode<Source>(from reader: inout LinkByteReader<Source>) throws(LinkDecodingError) -> PadSnapshot {
         var snapshot = PadSnapshot(buttons: ButtonSet(rawValue: try reader.u32()))
         snapshot.leftX = try reader.i16()
         snapshot.leftY = try reader.i16()

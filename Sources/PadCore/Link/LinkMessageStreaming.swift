@@ -1,0 +1,364 @@
+/// The link's messages written and read in place, for the per-frame path: an encoder that writes into a buffer it
+/// keeps (no allocation once it has grown to a datagram's size) and splits a backlog over messages as it goes, and
+/// views that read a received message where it lies, calling back for each part instead of building arrays.
+/// `LinkClientMessage` and `LinkHostMessage` (values, for tests, tools and the fuzzer) are built on these, so there
+/// is one encoder and one decoder of each format.
+
+/// Writes client messages (`LinkClientMessage`'s format) into a buffer it keeps, a send at a time: `begin` with what
+/// the first message carries, `append` each pad's frames (a message that is full is handed to `emit` and the frames
+/// continue, oldest first, in a block of the next), then `end`.
+public struct LinkClientMessageEncoder: Sendable {
+    public let maximumSize: Int
+    private var writer: LinkByteWriter
+    private var blockCountOffset = 0
+    private var blockCount = 0
+    private var continuationFlags: UInt8 = 0
+
+    public init(maximumSize: Int = LinkClientMessage.maximumEncodedSize) {
+        self.maximumSize = maximumSize
+        writer = LinkByteWriter(capacity: min(maximumSize, 1 << 16) + 64)
+    }
+
+    /// Starts a send's first message: the pad table (while unacknowledged), a ping, the feedback acknowledgements.
+    public mutating func begin(
+        padTable: (version: UInt32, pads: [LinkPadDescription])?, pingMicroseconds: UInt64?, wantsAcknowledgement: Bool,
+        feedbackAcknowledgements: some Sequence<(slot: UInt8, version: UInt32)>
+    ) {
+        writer.reset()
+        writer.u8(LinkClientMessage.version)
+        continuationFlags = wantsAcknowledgement ? LinkClientMessage.acknowledgementWanted : 0
+        writer.u8(
+            (padTable != nil ? LinkClientMessage.hasPadTable : 0) | (pingMicroseconds != nil ? LinkClientMessage.hasPing : 0)
+                | continuationFlags)
+        if let padTable {
+            writer.u32(padTable.version)
+            let pads = padTable.pads.prefix(LinkClientMessage.maximumPads)
+            writer.u8(UInt8(pads.count))
+            for pad in pads { pad.encode(into: &writer) }
+        }
+        if let pingMicroseconds { writer.u64(pingMicroseconds) }
+        let countOffset = writer.count
+        writer.u8(0)
+        var count: UInt8 = 0
+        for acknowledgement in feedbackAcknowledgements where count < 255 {
+            writer.u8(acknowledgement.slot)
+            writer.u32(acknowledgement.version)
+            count += 1
+        }
+        writer.patch(count, at: countOffset)
+        startBlocks()
+    }
+
+    private mutating func startBlocks() {
+        blockCountOffset = writer.count
+        writer.u8(0)
+        blockCount = 0
+    }
+
+    /// A message that carries only frames, continuing a send.
+    private mutating func beginContinuation() {
+        writer.reset()
+        writer.u8(LinkClientMessage.version)
+        writer.u8(continuationFlags)
+        writer.u8(0)  // no feedback acknowledgements
+        startBlocks()
+    }
+
+    private mutating func flush(_ emit: ([UInt8]) -> Void) {
+        writer.patch(UInt8(blockCount), at: blockCountOffset)
+        emit(writer.bytes)
+    }
+
+    /// Appends a pad's frames, oldest first, after `base` (see `LinkInputBlock`); a full message goes to `emit` and
+    /// the rest continues in the next, in a block whose base is the last frame sent.
+    public mutating func append(
+        slot: UInt8, base: UInt32, continues: Bool, frames: some Sequence<LinkFrame>, emit: ([UInt8]) -> Void
+    ) {
+        var base = base
+        var continues = continues
+        var iterator = frames.makeIterator()
+        var pending = iterator.next()
+        while let first = pending {
+            let blockHeader = 7  // slot, base, flags, frame count
+            if writer.count + blockHeader + 4 + LinkSnapshotCodec.encodedSize(of: first.snapshot) > maximumSize
+                && blockCount > 0 || blockCount == 255
+            {
+                flush(emit)
+                beginContinuation()
+            }
+            writer.u8(slot)
+            writer.u32(base)
+            writer.u8(continues ? LinkClientMessage.blockContinues : 0)
+            let frameCountOffset = writer.count
+            writer.u8(0)
+            blockCount += 1
+            var frameCount: UInt8 = 0
+            while let frame = pending, frameCount < 255 {
+                let size = 4 + LinkSnapshotCodec.encodedSize(of: frame.snapshot)
+                guard writer.count + size <= maximumSize || frameCount == 0 else { break }
+                writer.u32(frame.sequence)
+                LinkSnapshotCodec.encode(frame.snapshot, into: &writer)
+                frameCount += 1
+                base = frame.sequence
+                pending = iterator.next()
+            }
+            writer.patch(frameCount, at: frameCountOffset)
+            continues = true
+        }
+    }
+
+    /// Ends the send: the last message goes to `emit`.
+    public mutating func end(emit: ([UInt8]) -> Void) {
+        flush(emit)
+    }
+}
+
+/// A client message read where it lies: `init` checks the whole message (any bytes: a view or a typed error, never
+/// a trap), then its parts are read on demand without building arrays (the pad table, rare, is built).
+public struct LinkClientMessageView<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == Int {
+    public let wantsAcknowledgement: Bool
+    public let pingMicroseconds: UInt64?
+    private let bytes: Bytes
+    private let padTableOffset: Int?
+    private let acknowledgementsOffset: Int
+    private let blocksOffset: Int
+
+    public init(_ bytes: Bytes) throws(LinkDecodingError) {
+        self.bytes = bytes
+        var reader = LinkByteReader(bytes)
+        let version = try reader.u8()
+        guard version == LinkClientMessage.version else { throw .unsupportedVersion(version) }
+        let flags = try reader.u8()
+        guard flags & ~LinkClientMessage.allFlags == 0 else { throw .invalid(field: "flags") }
+        wantsAcknowledgement = flags & LinkClientMessage.acknowledgementWanted != 0
+        if flags & LinkClientMessage.hasPadTable != 0 {
+            padTableOffset = reader.offset
+            _ = try reader.u32()
+            let count = try reader.u8()
+            guard count <= LinkClientMessage.maximumPads else { throw .invalid(field: "pad count") }
+            for _ in 0..<count { _ = try LinkPadDescription(decoding: &reader) }
+        } else {
+            padTableOffset = nil
+        }
+        pingMicroseconds = flags & LinkClientMessage.hasPing != 0 ? try reader.u64() : nil
+        acknowledgementsOffset = reader.offset
+        try reader.skip(5 * Int(try reader.u8()))
+        blocksOffset = reader.offset
+        for _ in 0..<(try reader.u8()) {
+            try reader.skip(5)  // slot, base
+            guard try reader.u8() & ~LinkClientMessage.blockContinues == 0 else { throw .invalid(field: "block flags") }
+            for _ in 0..<(try reader.u8()) {
+                try reader.skip(4)
+                _ = try LinkSnapshotCodec.decode(from: &reader)
+            }
+        }
+        guard reader.isAtEnd else { throw .invalid(field: "bytes after the message") }
+    }
+
+    /// The pad table, when the message has one.
+    public var padTable: (version: UInt32, pads: [LinkPadDescription])? {
+        guard let padTableOffset else { return nil }
+        var reader = LinkByteReader(bytes[(bytes.startIndex + padTableOffset)...])
+        guard let version = try? reader.u32(), let count = try? reader.u8() else { return nil }
+        var pads: [LinkPadDescription] = []
+        for _ in 0..<count {
+            guard let pad = try? LinkPadDescription(decoding: &reader) else { return nil }
+            pads.append(pad)
+        }
+        return (version, pads)
+    }
+
+    /// Each feedback version the client acknowledges, with its pad's slot.
+    public func forEachFeedbackAcknowledgement(_ body: (_ slot: UInt8, _ version: UInt32) -> Void) {
+        var reader = LinkByteReader(bytes[(bytes.startIndex + acknowledgementsOffset)...])
+        guard let count = try? reader.u8() else { return }
+        for _ in 0..<count {
+            guard let slot = try? reader.u8(), let version = try? reader.u32() else { return }
+            body(slot, version)
+        }
+    }
+
+    /// Each block of frames, in order, with its frames read one by one as they are iterated.
+    public func forEachBlock(
+        _ body: (_ slot: UInt8, _ base: UInt32, _ continues: Bool, _ frames: LinkFrameSequence<Bytes.SubSequence>) -> Void
+    ) {
+        var reader = LinkByteReader(bytes[(bytes.startIndex + blocksOffset)...])
+        guard let count = try? reader.u8() else { return }
+        for _ in 0..<count {
+            guard let slot = try? reader.u8(), let base = try? reader.u32(), let flags = try? reader.u8(),
+                let frameCount = try? reader.u8()
+            else { return }
+            let start = reader.offset
+            for _ in 0..<frameCount {
+                guard (try? reader.skip(4)) != nil, (try? LinkSnapshotCodec.decode(from: &reader)) != nil else { return }
+            }
+            let frameBytes = reader.bytesRead(from: start)
+            body(slot, base, flags & LinkClientMessage.blockContinues != 0, LinkFrameSequence(bytes: frameBytes, count: Int(frameCount)))
+        }
+    }
+}
+
+/// A block's frames as they lie in a message, decoded one at a time.
+public struct LinkFrameSequence<Bytes: RandomAccessCollection<UInt8>>: Sequence where Bytes.Index == Int {
+    let bytes: Bytes
+    public let count: Int
+
+    public struct Iterator: IteratorProtocol {
+        var reader: LinkByteReader<Bytes>
+        var left: Int
+        public mutating func next() -> LinkFrame? {
+            guard left > 0, let sequence = try? reader.u32(), let snapshot = try? LinkSnapshotCodec.decode(from: &reader)
+            else { return nil }
+            left -= 1
+            return LinkFrame(sequence: sequence, snapshot: snapshot)
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(reader: LinkByteReader(bytes), left: count) }
+}
+
+extension LinkByteReader {
+    /// The bytes from `offset` (as `offset` gave it) to where reading is now.
+    func bytesRead(from offset: Int) -> Bytes.SubSequence {
+        bytes[(bytes.startIndex + offset)..<(bytes.startIndex + self.offset)]
+    }
+}
+
+/// Writes host messages (`LinkHostMessage`'s format) into a buffer it keeps.
+public struct LinkHostMessageEncoder: Sendable {
+    private var writer = LinkByteWriter(capacity: 1_024)
+
+    public init() {}
+
+    /// The message's bytes (valid until the next `encode`).
+    public mutating func encode(
+        padTableAcknowledgement: UInt32?, pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?,
+        takenOver: Bool, inputAcknowledgements: some Sequence<(slot: UInt8, applied: UInt32)>,
+        feedback: some Sequence<(slot: UInt8, version: UInt32, state: Feedback)>
+    ) -> [UInt8] {
+        writer.reset()
+        writer.u8(LinkHostMessage.version)
+        writer.u8((padTableAcknowledgement != nil ? 1 : 0) | (pong != nil ? 2 : 0) | (takenOver ? 4 : 0))
+        if let padTableAcknowledgement { writer.u32(padTableAcknowledgement) }
+        if let pong {
+            writer.u64(pong.echoedMicroseconds)
+            writer.u32(pong.receivedDatagrams)
+            writer.u32(pong.sentDatagrams)
+        }
+        var countOffset = writer.count
+        writer.u8(0)
+        var count: UInt8 = 0
+        for acknowledgement in inputAcknowledgements where count < 255 {
+            writer.u8(acknowledgement.slot)
+            writer.u32(acknowledgement.applied)
+            count += 1
+        }
+        writer.patch(count, at: countOffset)
+        countOffset = writer.count
+        writer.u8(0)
+        count = 0
+        for item in feedback where count < 255 {
+            writer.u8(item.slot)
+            writer.u32(item.version)
+            let state = item.state
+            writer.u8(FeedbackParts(of: state).rawValue)
+            if let rumble = state.rumble {
+                writer.u16(Rumble.word(rumble.strong))
+                writer.u16(Rumble.word(rumble.weak))
+            }
+            if let lightbar = state.lightbar {
+                writer.u8(lightbar.red)
+                writer.u8(lightbar.green)
+                writer.u8(lightbar.blue)
+            }
+            if let playerLeds = state.playerLeds { writer.u8(playerLeds) }
+            if let micLed = state.micLed { writer.u8(micLed ? 1 : 0) }
+            for effect in [state.leftTrigger, state.rightTrigger] {
+                guard let block = effect?.block else { continue }
+                for index in 0..<TriggerEffectBlock.count { writer.u8(block[index]) }
+            }
+            count += 1
+        }
+        writer.patch(count, at: countOffset)
+        return writer.bytes
+    }
+}
+
+/// A host message read where it lies: `init` checks all of it (a view or a typed error, never a trap).
+public struct LinkHostMessageView<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == Int {
+    public let padTableAcknowledgement: UInt32?
+    public let pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?
+    public let takenOver: Bool
+    private let bytes: Bytes
+    private let acknowledgementsOffset: Int
+    private let feedbackOffset: Int
+
+    public init(_ bytes: Bytes) throws(LinkDecodingError) {
+        self.bytes = bytes
+        var reader = LinkByteReader(bytes)
+        let version = try reader.u8()
+        guard version == LinkHostMessage.version else { throw .unsupportedVersion(version) }
+        let flags = try reader.u8()
+        guard flags & ~7 == 0 else { throw .invalid(field: "flags") }
+        takenOver = flags & 4 != 0
+        padTableAcknowledgement = flags & 1 != 0 ? try reader.u32() : nil
+        if flags & 2 != 0 {
+            let echoed = try reader.u64()
+            let received = try reader.u32()
+            pong = (echoed, received, try reader.u32())
+        } else {
+            pong = nil
+        }
+        acknowledgementsOffset = reader.offset
+        try reader.skip(5 * Int(try reader.u8()))
+        feedbackOffset = reader.offset
+        for _ in 0..<(try reader.u8()) { _ = try Self.feedbackItem(&reader) }
+        guard reader.isAtEnd else { throw .invalid(field: "bytes after the message") }
+    }
+
+    static func feedbackItem<Source>(_ reader: inout LinkByteReader<Source>) throws(LinkDecodingError)
+        -> (slot: UInt8, version: UInt32, state: Feedback)
+    {
+        let slot = try reader.u8()
+        let version = try reader.u32()
+        let parts = FeedbackParts(rawValue: try reader.u8())
+        guard parts.isSubset(of: .all) else { throw .invalid(field: "feedback parts") }
+        var state = Feedback()
+        if parts.contains(.rumble) {
+            let strong = Double(try reader.u16()) / 65535
+            state.rumble = Rumble(strong: strong, weak: Double(try reader.u16()) / 65535)
+        }
+        if parts.contains(.lightbar) {
+            let red = try reader.u8()
+            let green = try reader.u8()
+            state.lightbar = LightbarColor(red: red, green: green, blue: try reader.u8())
+        }
+        if parts.contains(.playerLeds) { state.playerLeds = try reader.u8() & 0x1F }
+        if parts.contains(.micLed) { state.micLed = try reader.u8() != 0 }
+        if parts.contains(.leftTrigger) {
+            state.leftTrigger = TriggerEffect(block: TriggerEffectBlock(try reader.take(TriggerEffectBlock.count)))
+        }
+        if parts.contains(.rightTrigger) {
+            state.rightTrigger = TriggerEffect(block: TriggerEffectBlock(try reader.take(TriggerEffectBlock.count)))
+        }
+        return (slot, version, state)
+    }
+
+    public func forEachInputAcknowledgement(_ body: (_ slot: UInt8, _ applied: UInt32) -> Void) {
+        var reader = LinkByteReader(bytes[(bytes.startIndex + acknowledgementsOffset)...])
+        guard let count = try? reader.u8() else { return }
+        for _ in 0..<count {
+            guard let slot = try? reader.u8(), let applied = try? reader.u32() else { return }
+            body(slot, applied)
+        }
+    }
+
+    public func forEachFeedback(_ body: (_ slot: UInt8, _ version: UInt32, _ state: Feedback) -> Void) {
+        var reader = LinkByteReader(bytes[(bytes.startIndex + feedbackOffset)...])
+        guard let count = try? reader.u8() else { return }
+        for _ in 0..<count {
+            guard let item = try? Self.feedbackItem(&reader) else { return }
+            body(item.slot, item.version, item.state)
+        }
+    }
+}
