@@ -73,7 +73,7 @@ public enum HostAnnouncementError: Error, Sendable, Hashable, CustomStringConver
         switch self {
         case .missingVersion: "no format version (v=) in its TXT records"
         case let .unsupportedVersion(version):
-            "TXT format version \"\(version)\", which this padbridge does not read (it reads \(HostAnnouncementRecord.formatVersion)); update padbridge here"
+            "TXT format version \"\(Self.printable(Array(version.utf8)))\", which this padbridge does not read (it reads \(HostAnnouncementRecord.formatVersion)); update padbridge here"
         case .missingFingerprint: "no key fingerprint (fp=) in its TXT records"
         case .malformedFingerprint: "its key fingerprint (fp=) is not 32 hex digits"
         case .malformedPairingState: "its pairing state (pairing=) is neither open nor closed"
