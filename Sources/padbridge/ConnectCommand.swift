@@ -32,7 +32,7 @@ struct ConnectCommand: ParsableCommand {
     @Argument(
         help: ArgumentHelp(
             "The host: its name as `padbridge hosts` lists it (or a unique start of it, or its index), or HOST, "
-                + "HOST:PORT or [IPV6]:PORT as given to `padbridge pair`. None: the one paired host announced on the LAN.",
+                + "HOST:PORT or [IPV6]:PORT as given to `padbridge pair`. None (or a pad's device path first): the one paired host announced on the LAN.",
             valueName: "host"))
     var host: String?
 
@@ -66,9 +66,14 @@ struct ConnectCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    /// A first argument that is a device path ("/dev/input/event3") is a pad, not a host: `connect /dev/input/event3`
+    /// forwards that pad to the one paired host announced on the LAN.
+    var hostArgument: String? { host.flatMap { $0.hasPrefix("/") ? nil : $0 } }
+    var padArguments: [String] { (host.flatMap { $0.hasPrefix("/") ? [$0] : nil } ?? []) + pads }
+
     func validate() throws {
-        if all && !pads.isEmpty { throw ValidationError("--all forwards every pad: give no PAD with it.") }
-        if record != nil && (all || pads.count > 1) {
+        if all && !padArguments.isEmpty { throw ValidationError("--all forwards every pad: give no PAD with it.") }
+        if record != nil && (all || padArguments.count > 1) {
             throw ValidationError("--record records one forwarded pad: name one PAD (no --all).")
         }
     }
@@ -82,7 +87,7 @@ struct ConnectCommand: ParsableCommand {
 
         // Nothing is opened before the pairing is known: an unpaired host is an error with the fix in it.
         let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
-        let target = try ConnectTarget.resolve(host, store: store, loop: loop, logger: logger)
+        let target = try ConnectTarget.resolve(hostArgument, store: store, loop: loop, logger: logger)
         let paired = target.paired
         let identity = try store.identity()
         let profileValue: RemapProfile
@@ -103,9 +108,9 @@ struct ConnectCommand: ParsableCommand {
         let chosen: [Controller] =
             all
             ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint }
-            : pads.isEmpty
+            : padArguments.isEmpty
                 ? [try MonitorCommand.choose(nil, from: controllers)]
-                : try pads.map { try MonitorCommand.choose($0, from: controllers) }
+                : try padArguments.map { try MonitorCommand.choose($0, from: controllers) }
         // --all waits for pads (the connect unit runs with none plugged in); named pads must be there.
         if chosen.isEmpty && !all { throw ValidationError(PadSelectionError.noControllers.description) }
 
@@ -151,7 +156,7 @@ struct ConnectCommand: ParsableCommand {
                         + "still trying. Is `padbridge serve` running there, and UDP port \(destination.port) open in its "
                         + "firewall? If the host was reinstalled, its key changed and it cannot read this machine's "
                         + "handshake: delete its line in \(store.pairedHostsPath) and pair again (`padbridge pair "
-                        + "\(host ?? paired.name) CODE`)")
+                        + "\(hostArgument ?? paired.name) CODE`)")
             }
         }
         defer { client.close() }
