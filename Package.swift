@@ -52,6 +52,9 @@ let package = Package(
         // Not a `.systemLibrary(pkgConfig: "sdl2")`: SwiftPM appends pkg-config's `-lSDL2` to the executable's link.
         // Its header (SDL's types and prototypes) comes from Debian's libsdl2-dev, which scripts/deps installs.
         .target(name: "CSDL2Loader"),
+        // C shim: Avahi's client library dlopen()ed at run time (DNS-SD), so padbridge runs where Avahi is not installed.
+        // Its headers come from Debian's libavahi-client-dev, which scripts/deps installs.
+        .target(name: "CAvahiLoader"),
         // monitor --view's few ncurses calls (Debian's libncurses-dev, which scripts/deps installs), as functions.
         .target(name: "CTerminalView", linkerSettings: [.linkedLibrary("ncursesw")]),
 
@@ -77,6 +80,18 @@ let package = Package(
             name: "PadSessions",
             dependencies: ["PadCore", "PadLinux", "PadSDL", .product(name: "Logging", package: "swift-log")],
             swiftSettings: hotPathSwift
+        ),
+
+        // DNS-SD adapter: `serve`'s announcement and the browser behind `hosts`, through avahi-daemon, run on the event
+        // loop (Avahi's poll API mapped onto it).
+        .target(
+            name: "PadDNSSD",
+            dependencies: [
+                "PadCore", "PadLinux", "CAvahiLoader",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
         ),
 
         // JSON lines: the text form of pad events and feedback that `virtual` reads and `monitor --json` prints.
@@ -111,7 +126,7 @@ let package = Package(
         .executableTarget(
             name: "padbridge",
             dependencies: [
-                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadNet", "PadJSONLines", "PadProfiles",
+                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadNet", "PadJSONLines", "PadProfiles", "PadDNSSD",
                 "CTerminalView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -144,6 +159,9 @@ let package = Package(
                 "PadSessions", "PadLinux", "PadCore", "PadSDL", "PadLinuxTestSupport", "PadTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "PadDNSSDTests", dependencies: ["PadDNSSD", "PadLinux", "CAvahiLoader", "PadLinuxTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(name: "PadSDLTests", dependencies: ["PadSDL"], swiftSettings: strictSwift),
         .testTarget(

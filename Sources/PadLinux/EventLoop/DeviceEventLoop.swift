@@ -14,6 +14,24 @@ public final class DeviceEventLoop {
         let rawValue: UInt32
         public var isReadable: Bool { rawValue & CPadLinux_EPOLLIN != 0 }
         public var isHangUp: Bool { rawValue & (CPadLinux_EPOLLHUP | CPadLinux_EPOLLERR) != 0 }
+        /// For watches that wait to write (`WatchedEvents.writable`).
+        public var isWritable: Bool { rawValue & CPadLinux_EPOLLOUT != 0 }
+        /// EPOLLHUP alone (`isHangUp` is it or EPOLLERR).
+        public var isPeerHangUp: Bool { rawValue & CPadLinux_EPOLLHUP != 0 }
+        /// EPOLLERR alone.
+        public var isError: Bool { rawValue & CPadLinux_EPOLLERR != 0 }
+    }
+
+    /// What a watch waits for; hang-ups and errors are always reported.
+    public struct WatchedEvents: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let readable = WatchedEvents(rawValue: 1)
+        public static let writable = WatchedEvents(rawValue: 2)
+
+        var epollBits: UInt32 {
+            (contains(.readable) ? CPadLinux_EPOLLIN : 0) | (contains(.writable) ? CPadLinux_EPOLLOUT : 0)
+        }
     }
 
     /// Identifies one registration; never reused, so a stale token is simply ignored.
@@ -188,6 +206,29 @@ public final class DeviceEventLoop {
         }
         watches.store(Watch(descriptor: descriptor, handler: handler), for: token.rawValue)
         return token
+    }
+
+    /// Like `watch(_:path:_:)`, for `events`: a library's connection that at times waits to write as well as read
+    /// (the D-Bus connection under Avahi's client). The library keeps owning the descriptor and must have the watch
+    /// removed before it closes it (libdbus removes its watches before closing).
+    public func watch(
+        _ descriptor: FileDescriptor, path: String, events: WatchedEvents, _ handler: @escaping ReadinessHandler
+    ) throws(DeviceAccessError) -> WatchToken {
+        let token = WatchToken(rawValue: watches.reserveToken())
+        if case let .failure(failure) = epoll.add(descriptor, events: events.epollBits, token: token.rawValue) {
+            watches.remove(token.rawValue)
+            throw .controlling(path, operation: "epoll_ctl(ADD)", failure)
+        }
+        watches.store(Watch(descriptor: descriptor, handler: handler), for: token.rawValue)
+        return token
+    }
+
+    /// Changes what a watch from `watch(_:path:events:_:)` waits for.
+    public func updateWatch(_ token: WatchToken, events: WatchedEvents) throws(DeviceAccessError) {
+        guard let watch = watches.value(for: token.rawValue) else { return }
+        if case let .failure(failure) = epoll.modify(watch.descriptor, events: events.epollBits, token: token.rawValue) {
+            throw .controlling("watched descriptor \(watch.descriptor.rawValue)", operation: "epoll_ctl(MOD)", failure)
+        }
     }
 
     /// Stops watching; safe to call with a token already removed.
