@@ -14,7 +14,7 @@ enum HostArgument {
     /// Whether `text` is plainly an address rather than a name to look up among the announcements: it has a port
     /// or is an IPv6 address (a ":"), is bracketed, or is an IPv4 address.
     static func isPlainAddress(_ text: String) -> Bool {
-        if text.contains(":") || text.hasPrefix("[") { return true }
+        if text.contains(Character(":")) || text.hasPrefix("[") { return true }  // (a Character: the String overload is Foundation's, which the release build does not link)
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isNumber) }
     }
