@@ -199,13 +199,7 @@ public final class DeviceEventLoop {
     public func watch(
         _ descriptor: FileDescriptor, path: String, _ handler: @escaping ReadinessHandler
     ) throws(DeviceAccessError) -> WatchToken {
-        let token = WatchToken(rawValue: watches.reserveToken())
-        if case let .failure(failure) = epoll.add(descriptor, events: CPadLinux_EPOLLIN, token: token.rawValue) {
-            watches.remove(token.rawValue)
-            throw .controlling(path, operation: "epoll_ctl(ADD)", failure)
-        }
-        watches.store(Watch(descriptor: descriptor, handler: handler), for: token.rawValue)
-        return token
+        try watch(descriptor, path: path, events: .readable, handler)
     }
 
     /// Like `watch(_:path:_:)`, for `events`: a library's connection that at times waits to write as well as read
