@@ -72,7 +72,9 @@ CLOCK_MONOTONIC, EVENT, EVIOCSCLOCKID = _remap.CLOCK_MONOTONIC, _remap.EVENT, _r
 input_devices, node_number, now_ns = _remap.input_devices, _remap.node_number, _remap.now_ns
 percentile, source_capabilities = _remap.percentile, _remap.source_capabilities
 
-PEER_ORDER = ["raw-udp", "padbridge", "remap", "usbip"]
+# padbridge-before: another padbridge binary (--padbridge-before, e.g. a build of an earlier commit) measured in the
+# same run, interleaved with the others: a change judged against its own baseline on the same noisy machine.
+PEER_ORDER = ["raw-udp", "padbridge-before", "padbridge", "remap", "usbip"]
 SCENARIOS = ["loopback", "lossy"]
 
 XBOX360_NAME = "Microsoft X-Box 360 pad"
@@ -530,24 +532,26 @@ class PeerStarter:
             peer.output_name = XBOX360_NAME
             peer.processes = {"local": [Process([args.padbridge, "remap", peer.source.node, "--as", "xbox360"],
                                                 peer.log_path("local"), keep_stdin=True)]}
-        elif peer.name == "padbridge":
+        elif peer.name in ("padbridge", "padbridge-before"):
             peer.output_name = XBOX360_NAME
-            host_config, client_config = f"{self.work}/host", f"{self.work}/client"
-            shutil.rmtree(self.work, ignore_errors=True)
-            address = f"{network.host_address}:{PADBRIDGE_PORT}"
-            serve = Process([*network.host_prefix, args.padbridge, "serve", "--listen", address, "--config-dir",
+            binary = args.padbridge if peer.name == "padbridge" else args.padbridge_before
+            work = f"{self.work}/{peer.name}"
+            host_config, client_config = f"{work}/host", f"{work}/client"
+            shutil.rmtree(work, ignore_errors=True)
+            address = f"{network.host_address}:{PADBRIDGE_PORT + (10 if peer.name == 'padbridge-before' else 0)}"
+            serve = Process([*network.host_prefix, binary, "serve", "--listen", address, "--config-dir",
                              host_config, "--pair", "--as", "xbox360"], peer.log_path("host"))
             peer.processes = {"host": [serve]}
             line = serve.wait_line(lambda text: text.startswith("padbridge: pairing code"), 60)
             if not line:
                 peer.skip(f"serve showed no pairing code ({serve.exited() or 'still running'})")
                 return
-            paired = run(*network.client_prefix, args.padbridge, "pair", address, line.split()[-1], "--config-dir",
+            paired = run(*network.client_prefix, binary, "pair", address, line.split()[-1], "--config-dir",
                          client_config, check=False, timeout=120)
             if paired.returncode != 0:
                 peer.skip(f"pair failed: {paired.stderr.strip()}")
                 return
-            connect = Process([*network.client_prefix, args.padbridge, "connect", address, peer.source.node,
+            connect = Process([*network.client_prefix, binary, "connect", address, peer.source.node,
                                "--config-dir", client_config, "--as", "xbox360"], peer.log_path("client"),
                               keep_stdin=True)
             peer.processes["client"] = [connect]
@@ -810,9 +814,13 @@ def measure_counts(peer: Peer, pacer: str, isolated: int, stream_frames: int, id
         return carried
 
     def stream() -> int:
+        # The 1 kHz figures are the run without strace (strace slows each system call many times over): kept.
+        unstraced = peer.stream
         measure_stream(peer, stream_frames / 1000, pacer)
         settle([peer], 0.3)
-        return peer.stream.get("carried", 0)
+        carried = peer.stream.get("carried", 0)
+        peer.stream = unstraced
+        return carried
 
     def idle() -> int:
         time.sleep(idle_seconds)  # the quiet window itself
@@ -980,7 +988,9 @@ def run_scenario(args, scenario: str) -> dict:
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--peers", default=",".join(PEER_ORDER))
+    parser.add_argument("--peers", default=None, help="default: all (padbridge-before with --padbridge-before)")
+    parser.add_argument("--padbridge-before", default=None,
+                        help="another padbridge binary measured as the peer padbridge-before (a baseline)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--padbridge", required=True)
     parser.add_argument("--raw-udp-forwarder", required=True)
@@ -995,7 +1005,11 @@ def parse_args(argv):
     parser.add_argument("--json")
     parser.add_argument("--log-dir", default="/tmp")
     args = parser.parse_args(argv)
+    if args.peers is None:
+        args.peers = ",".join(p for p in PEER_ORDER if p != "padbridge-before" or args.padbridge_before)
     args.peers = [p for p in args.peers.split(",") if p]
+    if "padbridge-before" in args.peers and not args.padbridge_before:
+        parser.error("the peer padbridge-before needs --padbridge-before PATH")
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     bad = [p for p in args.peers if p not in PEER_ORDER] + [s for s in args.scenarios if s not in SCENARIOS]
     if bad or not args.peers or not args.scenarios:

@@ -104,6 +104,7 @@ const uint32_t CPadLinux_EPOLLHUP = EPOLLHUP;
 const int CPadLinux_EPOLL_CLOEXEC = EPOLL_CLOEXEC;
 const int CPadLinux_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
 const int CPadLinux_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
+const int CPadLinux_EPOLL_CTL_MOD = EPOLL_CTL_MOD;
 const int CPadLinux_EFD_CLOEXEC = EFD_CLOEXEC;
 const int CPadLinux_EFD_NONBLOCK = EFD_NONBLOCK;
 const int CPadLinux_TFD_CLOEXEC = TFD_CLOEXEC;

@@ -88,8 +88,8 @@ public final class ForwardingClient {
     private let sender: any LinkDatagramSender
     private let clocks: LinkClocks
     private let makeSource: ForwardedPadSourceMaker
-    private let host: SocketAddress
-    private let hostPath: DatagramPath
+    private var host: SocketAddress
+    private var hostPath: DatagramPath
     private let hostKey: LinkPublicKey
     private let identity: Curve25519.KeyAgreement.PrivateKey
     private let options: Options
@@ -153,7 +153,7 @@ public final class ForwardingClient {
         let timer = try LoopWakeTimer(loop: loop, logger: logger) { tick?() }
         try self.init(
             controllers: controllers, host: host, hostKey: hostKey, identity: identity, sender: socket, timer: timer,
-            clocks: .system, options: options, logger: logger, onEvent: onEvent,
+            clocks: .following(loop), options: options, logger: logger, onEvent: onEvent,
             makeSource: { controller, output in
                 let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
                 return try PhysicalPadSession(
@@ -269,6 +269,26 @@ public final class ForwardingClient {
             pad.source?.close()
             pad.source = nil
         }
+    }
+
+    /// Where the handshake goes now.
+    public var hostAddress: SocketAddress { host }
+
+    /// Sends to `address` from now on, while no session is established (the host found at another address: the
+    /// announcement of its key's fingerprint names where to try; the handshake with the pinned key decides): a
+    /// handshake goes there at once. Returns false, changing nothing, while a session is established or stopped.
+    @discardableResult
+    public func retarget(to address: SocketAddress) -> Bool {
+        switch state {
+        case .established, .stopped: return false
+        case .waiting, .handshaking: break
+        }
+        guard address != host else { return true }
+        host = address
+        hostPath = DatagramPath(remote: address)
+        backoff.reset()  // a new address gets the quick first retries
+        connect()
+        return true
     }
 
     private var now: UInt64 { clocks.monotonicMicroseconds() }

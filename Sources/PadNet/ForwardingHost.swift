@@ -161,7 +161,7 @@ public final class ForwardingHost {
         var tick: (() -> Void)?
         let timer = try LoopWakeTimer(loop: loop, logger: logger) { tick?() }
         self.init(
-            sender: socket, timer: timer, clocks: .system, identity: identity, store: store, options: options,
+            sender: socket, timer: timer, clocks: .following(loop), identity: identity, store: store, options: options,
             logger: logger, onEvent: onEvent,
             makePad: { kind, seed, onFeedback, onReady in
                 try VirtualPadSession(
@@ -580,17 +580,23 @@ public final class ForwardingHost {
     /// acknowledgements, pads waiting for room.
     public func tick() {
         let time = now
-        for client in Array(clients.values) {
-            for pad in Array(client.pads.values) {
-                if let ends = pad.lingerEndsMicroseconds, time >= ends { destroy(pad, of: client) }
+        // Nothing is copied on a tick where nothing ends (every frame's acknowledgement comes from here): what
+        // ends is collected first (an empty array allocates nothing), then removed.
+        var lingerEnded: [(pad: HostedPad, client: HostedClient)] = []
+        for client in clients.values {
+            for pad in client.pads.values {
+                if let ends = pad.lingerEndsMicroseconds, time >= ends { lingerEnded.append((pad, client)) }
             }
+        }
+        for (pad, client) in lingerEnded { destroy(pad, of: client) }
+        var gone: [HostedClient] = []
+        for client in clients.values {
             if let pending = client.pending, time >= pending.startedMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds * 2 {
                 sessions[pending.keys.localIndex] = nil
                 client.pending = nil
             }
             if client.pads.isEmpty && (client.lost || client.current == nil) && client.pending == nil {
-                remove(client)
-                if client.current != nil { onEvent(.clientGone(client: client.name)) }
+                gone.append(client)
                 continue
             }
             guard client.current != nil, !client.lost else { continue }
@@ -609,6 +615,10 @@ public final class ForwardingHost {
             } else if let due = client.acknowledgementDueMicroseconds, time >= due {
                 send(to: client)
             }
+        }
+        for client in gone {
+            remove(client)
+            if client.current != nil { onEvent(.clientGone(client: client.name)) }
         }
         if roomMayHaveChanged { forwardWaitingPads() }
         armTimer()

@@ -37,7 +37,15 @@ public struct LinkClocks {
     /// `CLOCK_MONOTONIC` and `CLOCK_REALTIME`.
     public static var system: LinkClocks {
         LinkClocks(
-        monotonicMicroseconds: { MonotonicInstant.now().microseconds },
+            monotonicMicroseconds: { MonotonicInstant.now().microseconds },
+            wallClockMicroseconds: { WallClock.nowMicroseconds })
+    }
+
+    /// Monotonic time as `loop` last woke (its `now`: one clock read per wake, however often the link asks while
+    /// handling it); `CLOCK_REALTIME` for the handshake. What `serve` and `connect` run on.
+    public static func following(_ loop: DeviceEventLoop) -> LinkClocks {
+        LinkClocks(
+            monotonicMicroseconds: { [weak loop] in (loop?.now ?? .now()).microseconds },
             wallClockMicroseconds: { WallClock.nowMicroseconds })
     }
 }

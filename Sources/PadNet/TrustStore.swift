@@ -69,9 +69,10 @@ public struct TrustStore: Sendable {
         }
     }
 
-    /// Records `host`, replacing an earlier line for the same address.
-    public func remember(_ host: PairedHost) throws(TrustStoreError) {
-        var hosts = try pairedHosts().filter { $0.address != host.address }
+    /// Records `host`, replacing an earlier line for the same address, and `replacing`'s line (the same host found
+    /// at a new address: its line moves there), in one rename.
+    public func remember(_ host: PairedHost, replacing: PairedHost? = nil) throws(TrustStoreError) {
+        var hosts = try pairedHosts().filter { $0.address != host.address && $0 != replacing }
         hosts.append(host)
         try write(pairedHostsPath, header("hosts this machine paired with (padbridge pair); delete a line to forget one")
             + hosts.map { TrustFileFormat.line($0) + "\n" }.joined())
@@ -187,10 +188,11 @@ public struct TrustStore: Sendable {
 }
 
 extension LinkPublicKey {
-    /// The key as people compare it: "SHA256:" and the first 16 bytes of its SHA-256, in groups of four hex digits.
-    public var fingerprint: String {
-        let digest = Array(SHA256.hash(data: bytes)).prefix(16)
-        let hex = Array(HexBytes.encode(digest))
-        return "SHA256:" + stride(from: 0, to: hex.count, by: 4).map { String(hex[$0..<$0 + 4]) }.joined(separator: "-")
+    /// The first 16 bytes of the key's SHA-256: what a host's DNS-SD announcement carries.
+    public var keyFingerprint: KeyFingerprint {
+        KeyFingerprint(bytes: Array(SHA256.hash(data: bytes)).prefix(KeyFingerprint.byteCount))!
     }
+
+    /// The key as people compare it: "SHA256:" and the first 16 bytes of its SHA-256, in groups of four hex digits.
+    public var fingerprint: String { keyFingerprint.description }
 }

@@ -28,27 +28,28 @@ public enum ControllerCatalog {
     public static func discover(logger: Logger, sdlView: SDLView = .always, sdlSource: SDLSource = .inProcess) throws
         -> [Controller]
     {
-        let records = try UdevContext().padNodeRecords()
-        var controllers = ControllerGrouping.controllers(from: records)
-        for index in controllers.indices where controllers[index].capabilities.battery {
-            controllers[index].battery = ControllerBattery.state(ofHIDDevice: controllers[index].groupSyspath)
-        }
-        if sdlView == .forGenericPads && !controllers.contains(where: { $0.kind == .generic }) {
+        let (records, controllers) = try udevListing()
+        let hasGeneric = controllers.contains { $0.kind == .generic }
+        if sdlView == .forGenericPads && !hasGeneric {
             return controllers
         }
         let sdl: [SDLControllerInfo]
         do {
             sdl = try SDLProbe.controllers(from: sdlSource, logger: logger)
         } catch {
-            // Without SDL2 installed only generic pads lose something (their layout): say so, and how to fix it.
-            if error.code != .subsystemFailed && controllers.contains(where: { $0.kind == .generic }) {
-                logger.warning("\(error)")
-            } else {
-                logger.debug("no SDL2 view of the pads: \(error)")
-            }
+            reportNoSDLView(error, hasGeneric: hasGeneric, logger: logger)
             sdl = []
         }
         return SDLControllerJoin.joining(controllers, sdl: sdl, records: records)
+    }
+
+    /// Without SDL2 installed only generic pads lose something (their layout): say so, and how to fix it.
+    private static func reportNoSDLView(_ error: SDLCatalogError, hasGeneric: Bool, logger: Logger) {
+        if error.code != .subsystemFailed && hasGeneric {
+            logger.warning("\(error)")
+        } else {
+            logger.debug("no SDL2 view of the pads: \(error)")
+        }
     }
 }
 
@@ -104,11 +105,7 @@ extension ControllerCatalog {
             case .success(let sdl):
                 completion(.success(SDLControllerJoin.joining(controllers, sdl: sdl, records: records)))
             case .failure(let error):
-                if error.code != .subsystemFailed && hasGeneric {
-                    logger.warning("\(error)")
-                } else {
-                    logger.debug("no SDL2 view of the pads: \(error)")
-                }
+                reportNoSDLView(error, hasGeneric: hasGeneric, logger: logger)
                 completion(.success(SDLControllerJoin.joining(controllers, sdl: [], records: records)))
             }
         }

@@ -82,7 +82,7 @@ public final class PhysicalPadSession {
     /// If the pad is among `controllers` again, reads it again. Returns whether it did.
     @discardableResult
     public func resume(from controllers: [Controller]) -> Bool {
-        guard reader == nil, let again = controllers.first(where: { $0.fingerprint == fingerprint }) else { return false }
+        guard reader == nil, let again = Controller.returning(fingerprint, among: controllers) else { return false }
         do {
             try attach(again)
             logger.notice("\(again.name) [\(fingerprint)] is back")

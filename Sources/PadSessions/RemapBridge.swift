@@ -91,7 +91,7 @@ public final class RemapBridge {
     /// it and forwards again; with `acceptingIncomplete`, takes it as it is listed.
     public func resume(from controllers: [Controller], acceptingIncomplete: Bool = false) -> Resumption {
         guard let physical, !physical.isAttached else { return .resumed }
-        guard let again = controllers.first(where: { $0.fingerprint == fingerprint }) else { return .absent }
+        guard let again = Controller.returning(fingerprint, among: controllers) else { return .absent }
         let missing = again.nodes.missing(comparedTo: bridgedNodes)
         if !missing.isEmpty && !acceptingIncomplete { return .incomplete(missing: missing) }
         return physical.resume(from: [again]) ? .resumed : .failed

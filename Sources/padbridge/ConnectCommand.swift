@@ -21,12 +21,20 @@ struct ConnectCommand: ParsableCommand {
             for it (`f ... virtual`: what a game sent the virtual pad there) and what of it reached the pad \
             (`f ... physical`), in padbridge's recording format; `padbridge replay FILE` brings the pad back.
             --all also forwards every pad plugged in later, and starts (and stays, quietly) with no pad plugged in.
+            A paired host that does not answer at its stored address (a new DHCP lease) is looked for on the LAN by \
+            its key: where avahi-daemon runs on both, the addresses announced with the paired key's fingerprint are \
+            tried, and once the handshake with the paired key succeeds at one, paired-hosts holds it. An \
+            announcement under its name with another key is never connected to.
             Ends on SIGINT or SIGTERM (standard input is not read).
             """
     )
 
-    @Argument(help: "The host: HOST, HOST:PORT or [IPV6]:PORT, as given to `padbridge pair`.")
-    var host: String
+    @Argument(
+        help: ArgumentHelp(
+            "The host: its name as `padbridge hosts` lists it (or a unique start of it, or its index), or HOST, "
+                + "HOST:PORT or [IPV6]:PORT as given to `padbridge pair`. None (or a pad's device path first): the one paired host announced on the LAN.",
+            valueName: "host"))
+    var host: String?
 
     @Argument(help: "The pads: index, ID or ID prefix, or device path (see `padbridge list`). None: the only pad.")
     var pads: [String] = []
@@ -58,9 +66,14 @@ struct ConnectCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    /// A first argument that is a device path ("/dev/input/event3") is a pad, not a host: `connect /dev/input/event3`
+    /// forwards that pad to the one paired host announced on the LAN.
+    var hostArgument: String? { host.flatMap { $0.hasPrefix("/") ? nil : $0 } }
+    var padArguments: [String] { (host.flatMap { $0.hasPrefix("/") ? [$0] : nil } ?? []) + pads }
+
     func validate() throws {
-        if all && !pads.isEmpty { throw ValidationError("--all forwards every pad: give no PAD with it.") }
-        if record != nil && (all || pads.count > 1) {
+        if all && !padArguments.isEmpty { throw ValidationError("--all forwards every pad: give no PAD with it.") }
+        if record != nil && (all || padArguments.count > 1) {
             throw ValidationError("--record records one forwarded pad: name one PAD (no --all).")
         }
     }
@@ -74,12 +87,8 @@ struct ConnectCommand: ParsableCommand {
 
         // Nothing is opened before the pairing is known: an unpaired host is an error with the fix in it.
         let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
-        let address = try LinkHostAddress(host, defaultPort: LinkCommandDefaults.port)
-        guard let paired = try store.pairedHosts().first(where: { $0.address == address.canonical }) else {
-            throw CommandFailure(
-                "not paired with \(address.canonical): on the host run `padbridge serve --pair` (or `padbridge "
-                    + "pairing-window` while it serves), then here `padbridge pair \(host) CODE` with the code it shows")
-        }
+        let target = try ConnectTarget.resolve(hostArgument, store: store, loop: loop, logger: logger)
+        let paired = target.paired
         let identity = try store.identity()
         let profileValue: RemapProfile
         if let profile {
@@ -92,31 +101,41 @@ struct ConnectCommand: ParsableCommand {
         } else {
             profileValue = .identity
         }
-        let target = try address.resolved()
+        let destination = try target.first.resolved()
 
         let monitor = try UdevMonitor(context: UdevContext())
         let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
         let chosen: [Controller] =
             all
             ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint }
-            : pads.isEmpty
+            : padArguments.isEmpty
                 ? [try MonitorCommand.choose(nil, from: controllers)]
-                : try pads.map { try MonitorCommand.choose($0, from: controllers) }
+                : try padArguments.map { try MonitorCommand.choose($0, from: controllers) }
         // --all waits for pads (the connect unit runs with none plugged in); named pads must be there.
         if chosen.isEmpty && !all { throw ValidationError(PadSelectionError.noControllers.description) }
 
-        let anyLocal = try SocketAddress.resolve(target.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
+        let anyLocal = try SocketAddress.resolve(destination.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
         let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
         defer { socket.close() }
         let output = LineOutput.standardError
         var takenOver = false
-        let client = try ForwardingClient(
-            controllers: chosen, host: target, hostKey: paired.key, identity: identity, socket: socket,
+        // Looks for the host by its key on the LAN while it does not answer (made just after the client).
+        var finder: PairedHostFinder?
+        var client: ForwardingClient!
+        /// Where the client sends now ("192.0.2.2:48100"): the stored address, or where the host was found.
+        func hostText() -> String { finder?.paired.address ?? target.first.canonical }
+        client = try ForwardingClient(
+            controllers: chosen, host: destination, hostKey: paired.key, identity: identity, socket: socket,
             options: .init(virtualKind: virtualKind, grab: grab, profile: profileValue), loop: loop, logger: logger
         ) { event in
             switch event {
-            case .connected: output.write("padbridge: connected to \(address.canonical) (\(paired.name)), forwarding \(chosen.count) pad(s)")
-            case .linkLost: output.write("padbridge: link to \(address.canonical) lost; the pads stop rumbling")
+            case .connected:
+                finder?.connected()
+                output.write(
+                    "padbridge: connected to \(client.map { "\($0.hostAddress)" } ?? hostText()) (\(paired.name)), forwarding \(chosen.count) pad(s)")
+            case .linkLost:
+                finder?.linkLost()
+                output.write("padbridge: link to \(hostText()) (\(paired.name)) lost; the pads stop rumbling")
             case let .reconnecting(milliseconds): output.write("padbridge: reconnecting in \(milliseconds) ms")
             case let .padDetached(id): output.write("padbridge: pad \(id) unplugged; the host shows it neutral")
             case let .padBack(id): output.write("padbridge: pad \(id) is back")
@@ -128,19 +147,24 @@ struct ConnectCommand: ParsableCommand {
                 takenOver = true
                 output.write(
                     "padbridge: another `padbridge connect` with this machine's identity (\(store.identityPath)) connected "
-                        + "to \(address.canonical) and the host ended this one's session; stopping. Forward every pad from one "
+                        + "to \(hostText()) and the host ended this one's session; stopping. Forward every pad from one "
                         + "connect (give them all, or --all)")
                 loop.stop()
             case .noAnswer:
                 output.write(
-                    "padbridge: no answer from \(address.canonical) (\(target)) yet; still trying. Is `padbridge serve` "
-                        + "running there, and UDP port \(target.port) open in its firewall? If the host was reinstalled, its key "
-                        + "changed and it cannot read this machine's handshake: delete its line in \(store.pairedHostsPath) "
-                        + "and pair again (`padbridge pair \(host) CODE`). Both machines also need versions of padbridge that "
+                    "padbridge: no answer from \(paired.name) at \(client.map { "\($0.hostAddress)" } ?? hostText()) yet; "
+                        + "still trying. Is `padbridge serve` running there, and UDP port \(destination.port) open in its "
+                        + "firewall? If the host was reinstalled, its key changed and it cannot read this machine's "
+                        + "handshake: delete its line in \(store.pairedHostsPath) and pair again (`padbridge pair "
+                        + "\(hostArgument ?? paired.name) CODE`). Both machines also need versions of padbridge that "
                         + "speak the same link (`padbridge --version` on each)")
             }
         }
         defer { client.close() }
+        finder = try PairedHostFinder(
+            paired: paired, first: target.first.canonical, client: client, store: store, loop: loop, logger: logger,
+            output: output)
+        defer { finder?.close() }
         let recording = try record.map(BridgeRecording.init(path:))
         defer { recording?.finish() }  // before the client closes the pad
         if let recording, let controller = chosen.first,
@@ -151,7 +175,9 @@ struct ConnectCommand: ParsableCommand {
             session.onFeedbackWritten = recording.reachedPad
             client.onFeedbackReceived = { _, feedback in feedback.events.forEach(recording.gameFeedback) }
         }
-        output.write("padbridge: connecting to \(address.canonical) (\(target)), host key \(paired.key.fingerprint)")
+        if let note = target.note { output.write("padbridge: connecting to \(note)") }
+        output.write(
+            "padbridge: connecting to \(paired.name) at \(target.first.canonical) (\(destination)), host key \(paired.key.fingerprint)")
 
         // After each hotplug burst: pads that were unplugged and are back resume; with --all, new pads join. The
         // listing runs while the loop keeps forwarding (a burst during a listing lists once more after it).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import PadCore
+import PadDNSSD
 import PadLinux
 import PadSessions
 
@@ -11,7 +12,8 @@ struct DoctorCommand: ParsableCommand {
         discussion: """
             Checks /dev/uinput and /dev/uhid (present, writable), the kernel modules, the udev rules, and for each \
             pad: its event nodes readable, its hidraw node writable where feedback goes through it, and whether \
-            another program has grabbed it (checked by grabbing it for an instant).
+            another program has grabbed it (checked by grabbing it for an instant). Also whether avahi-daemon answers \
+            (for `serve` to announce itself and `hosts` to find hosts; advice only: addresses work without it).
             Exit status 1 when something blocks padbridge's main uses (virtual pads, a grabbed pad), else 0.
             """
     )
@@ -27,7 +29,7 @@ struct DoctorCommand: ParsableCommand {
             logger.warning("could not list the pads (\(error)); checking the rest")
             controllers = []
         }
-        let findings = SetupInspection(facts: LiveSystemFacts()).findings(for: controllers)
+        let findings = SetupInspection(facts: LiveSystemFacts()).findings(for: controllers) + [Self.dnssdFinding(logger: logger)]
         let output = LineOutput.standardOutput
         for finding in findings {
             output.write(Self.label(finding.severity).padding(toWidth: 8) + finding.subject + ": " + finding.finding)
@@ -45,6 +47,34 @@ struct DoctorCommand: ParsableCommand {
             advice == 0
                 ? "Everything padbridge needs is in place (\(controllers.count) pad\(controllers.count == 1 ? "" : "s") found)."
                 : "Nothing blocks padbridge; \(advice) piece\(advice == 1 ? "" : "s") of advice above.")
+    }
+
+    /// DNS-SD: advice when it does not work (forwarding by address does not need it).
+    static func dnssdFinding(logger: Logger) -> SetupFinding {
+        let subject = "avahi-daemon"
+        guard let loop = try? DeviceEventLoop() else {
+            return SetupFinding(.advice, subject, "not checked: no event loop could be made")
+        }
+        guard let problem = DNSSDAvailability.problem(loop: loop, logger: logger) else {
+            return SetupFinding(
+                .ok, subject, "answers: `padbridge serve` announces itself on the LAN and `padbridge hosts` lists hosts")
+        }
+        switch problem.code {
+        case .libraryMissing:
+            return SetupFinding(
+                .advice, subject,
+                "Avahi's client library is not installed (\(problem.reason)): `serve` is not announced on the LAN and "
+                    + "`hosts` finds nothing; hosts are reached by address",
+                fix: "sudo apt install avahi-daemon libavahi-client3")
+        case .daemonNotRunning:
+            return SetupFinding(
+                .advice, subject,
+                "not running (\(problem.reason)): `serve` is not announced on the LAN and `hosts` finds nothing; hosts "
+                    + "are reached by address",
+                fix: "sudo systemctl enable --now avahi-daemon (not installed: sudo apt install avahi-daemon)")
+        case .failed:
+            return SetupFinding(.advice, subject, "does not work here: \(problem.reason)")
+        }
     }
 
     static func label(_ severity: SetupFinding.Severity) -> String {

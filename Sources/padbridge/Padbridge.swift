@@ -9,8 +9,8 @@ struct Padbridge: ParsableCommand {
         discussion: """
             Forwarding: a pad plugged into this machine shows up as a virtual pad on another, the one running the \
             games, and rumble, lightbar, LEDs and trigger effects come back to it. On the host, once: \
-            `padbridge serve --pair` (it shows a pairing code); here, once: `padbridge pair gaming-pc CODE`; then \
-            every time: `padbridge connect gaming-pc --all`.
+            `padbridge serve --pair` (it shows a pairing code); here, once: `padbridge hosts` (the hosts announced \
+            on the LAN) and `padbridge pair gaming-pc CODE`; then every time: `padbridge connect gaming-pc --all`.
 
             Remapping: a pad is grabbed and shown to games as a virtual Xbox 360 pad or DualSense, through a \
             profile (buttons, sticks, triggers, turbo, layers, gyro), feedback going back to it. For example \
@@ -28,7 +28,9 @@ struct Padbridge: ParsableCommand {
         groupedSubcommands: [
             CommandGroup(
                 name: "Forwarding",
-                subcommands: [ConnectCommand.self, ServeCommand.self, PairCommand.self, PairingWindowCommand.self]),
+                subcommands: [
+                    HostsCommand.self, ConnectCommand.self, ServeCommand.self, PairCommand.self, PairingWindowCommand.self,
+                ]),
             CommandGroup(name: "Remapping", subcommands: [RemapCommand.self]),
             CommandGroup(
                 name: "Diagnostics",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import Logging
 import PadCore
+import PadDNSSD
 import PadLinux
 import PadNet
 import PadSessions
@@ -20,10 +21,16 @@ struct PairCommand: ParsableCommand {
             Give it here; case and dashes do not matter. Both machines then store the other's public key: this one \
             in paired-hosts, the host in paired-clients (both in the config directory; deleting a line revokes). \
             Exits 0 once both sides have stored it.
+            HOST may be the name a host announces on the LAN (`padbridge hosts` lists them, where avahi-daemon runs): \
+            the pairing then goes to the address it announces. The code is what proves the host; the announcement \
+            only says where it is.
             """
     )
 
-    @Argument(help: "The host: HOST, HOST:PORT or [IPV6]:PORT (default port \(LinkCommandDefaults.port)).")
+    @Argument(
+        help: ArgumentHelp(
+            "The host: its name as `padbridge hosts` lists it (or a unique start of it, or its index), or HOST, "
+                + "HOST:PORT or [IPV6]:PORT (default port \(LinkCommandDefaults.port)).", valueName: "host"))
     var host: String
 
     @Argument(help: "The pairing code the host shows.")
@@ -55,8 +62,39 @@ struct PairCommand: ParsableCommand {
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
         let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
         let identity = try store.identity()
-        let address = try LinkHostAddress(host, defaultPort: LinkCommandDefaults.port)
-        let target = try address.resolved()
+        var announced: AnnouncedHost?
+        let address: LinkHostAddress
+        if HostArgument.isPlainAddress(host) {
+            address = try LinkHostAddress(host, defaultPort: LinkCommandDefaults.port)
+        } else {
+            switch HostArgument.browse(loop: loop, logger: logger) {
+            case let .success(hosts):
+                announced = try HostArgument.announced(host, among: hosts, paired: try store.pairedHosts(), command: "pair")
+            case let .failure(problem):
+                if AnnouncedHostChoice.index(host) != nil {
+                    throw CommandFailure(
+                        "\(host) would be an index of `padbridge hosts`, but hosts cannot be looked for on the LAN: \(problem)")
+                }
+                logger.debug("not looking for \(host) on the LAN: \(problem)")
+            }
+            if let announced {
+                address = try HostArgument.endpoint(announced)
+                LineOutput.standardError.write(
+                    "padbridge: \"\(announced.name)\" is announced on the LAN at \(address.canonical)"
+                        + (announced.fingerprint.map { ", host key \($0)" } ?? "")
+                        + (announced.pairingOpen ? "" : " (its pairing window is closed, as it announces)"))
+            } else {
+                address = try LinkHostAddress(host, defaultPort: LinkCommandDefaults.port)
+            }
+        }
+        let target: SocketAddress
+        do {
+            target = try address.resolved()
+        } catch {
+            throw CommandFailure(
+                "\(error)" + (announced == nil && !HostArgument.isPlainAddress(host)
+                    ? " (nor is a host of that name announced on the LAN: `padbridge hosts` lists those that are)" : ""))
+        }
         let anyLocal = try SocketAddress.resolve(target.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
         let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
         defer { socket.close() }
@@ -100,11 +138,19 @@ struct PairCommand: ParsableCommand {
         }
         switch result {
         case let .success((key, hostName)):
-            let known = try store.pairedHosts().first { $0.address == address.canonical }
-            try store.remember(PairedHost(address: address.canonical, key: key, name: hostName))
+            let hosts = try store.pairedHosts()
+            let known = hosts.first { $0.address == address.canonical }
+            // The same host paired again from a new address: its line moves there.
+            let moved = hosts.first { $0.key == key && $0.address != address.canonical }
+            try store.remember(PairedHost(address: address.canonical, key: key, name: hostName), replacing: moved)
             if let known, known.key != key {
                 LineOutput.standardError.write(
                     "padbridge: replaced the key stored for \(address.canonical) (was \(known.key.fingerprint))")
+            }
+            if let announced, let announcedKey = announced.fingerprint, announcedKey != key.keyFingerprint {
+                LineOutput.standardError.write(
+                    "padbridge: note: \"\(announced.name)\" announced host key \(announcedKey), but the host that took the "
+                        + "code has \(key.fingerprint); the code proves the host, so that is the key paired with")
             }
             LineOutput.standardError.write(
                 "padbridge: paired with \(address.canonical) (\(hostName)), host key \(key.fingerprint)")
@@ -130,6 +176,10 @@ struct ServeCommand: ParsableCommand {
             the player slot), then go. --pair opens a pairing window at start: a one-time code, valid 5 minutes, \
             three wrong tries close it; `padbridge pair HOST CODE` on the client uses it. Status lines go to standard \
             error. Ends on SIGINT or SIGTERM: inputs released, virtual pads destroyed.
+            Where avahi-daemon runs, the host announces itself on the LAN (DNS-SD, `_padbridge._udp`) under --name, \
+            with its port, its key's fingerprint and whether a pairing window is open: `padbridge hosts` lists it, \
+            and `pair` and `connect` take its name. Without avahi-daemon it says once why it is not announced and \
+            serves all the same. --no-announce keeps it off the LAN's lists.
             """
     )
 
@@ -139,8 +189,11 @@ struct ServeCommand: ParsableCommand {
     @Flag(name: .long, help: "Open a pairing window at start and show its one-time code.")
     var pair = false
 
-    @Option(name: .long, help: "The name clients will know this host by (default: its host name).")
+    @Option(name: .long, help: "The name clients will know this host by, and it is announced as (default: its host name).")
     var name: String?
+
+    @Flag(name: .customLong("no-announce"), help: "Do not announce this host on the LAN (DNS-SD).")
+    var noAnnounce = false
 
     @Option(name: .customLong("as"), help: ArgumentHelp("Every virtual pad of this kind, whatever clients ask: xbox360 or dualsense.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
@@ -172,7 +225,8 @@ struct ServeCommand: ParsableCommand {
         let hostKey = LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!
         let socket = try Self.listeningSocket(listen, loop: loop)
         defer { socket.close() }
-        var pairing = PairingResponder(identity: identity, hostName: name ?? LinkEndpointDefaults.machineName())
+        let hostName = name ?? LinkEndpointDefaults.machineName()
+        var pairing = PairingResponder(identity: identity, hostName: hostName)
         let output = LineOutput.standardError
         output.write(
             "padbridge: listening on \(socket.localAddress) (UDP port \(socket.localAddress.port)), host key \(hostKey.fingerprint)")
@@ -182,10 +236,58 @@ struct ServeCommand: ParsableCommand {
             output.write("padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes")
             output.write("padbridge: pairing code \(code)")
         }
+
+        // The announcement on the LAN (DNS-SD through avahi-daemon), its TXT records following the pairing window.
+        var announcer: HostAnnouncer?
+        defer { announcer?.close() }
+        func announcedRecord() -> HostAnnouncementRecord {
+            let open = pairing.window?.admits(atMicroseconds: MonotonicInstant.now().microseconds) == .open
+            return HostAnnouncementRecord(fingerprint: hostKey.keyFingerprint, pairingOpen: open)
+        }
+        // The window closes by itself when it expires: the records are updated then.
+        let windowEnds = try loop.makeTimer { announcer?.update(announcedRecord()) }
+        defer { windowEnds.close() }
+        func pairingChanged() {
+            announcer?.update(announcedRecord())
+            if let window = pairing.window, window.admits(atMicroseconds: MonotonicInstant.now().microseconds) == .open {
+                try? windowEnds.schedule(at: MonotonicInstant(microseconds: window.expiresAtMicroseconds))
+            }
+        }
+        if let reason = Self.notAnnouncedReason(noAnnounce: noAnnounce, listen: socket.localAddress) {
+            output.write("padbridge: not announced on the LAN: \(reason)")
+        } else {
+            var lastProblem: DNSSDUnavailable?
+            do {
+                announcer = try HostAnnouncer(
+                    name: hostName, port: socket.localAddress.port, record: announcedRecord(), loop: loop, logger: logger
+                ) { event in
+                    switch event {
+                    case let .announced(name):
+                        lastProblem = nil
+                        output.write(
+                            "padbridge: announced on the LAN as \"\(name)\" (DNS-SD \(HostAnnouncementRecord.serviceType), "
+                                + "port \(socket.localAddress.port)): `padbridge hosts` lists it")
+                    case let .renamed(from, to):
+                        output.write("padbridge: another host on the LAN is announced as \"\(from)\"; this one is announced as \"\(to)\"")
+                    case let .notAnnounced(problem):
+                        guard problem != lastProblem else { return }  // said once
+                        lastProblem = problem
+                        output.write(
+                            "padbridge: not announced on the LAN: \(problem); serving all the same (clients reach this "
+                                + "host by its address)")
+                    }
+                }
+            } catch {
+                output.write(
+                    "padbridge: not announced on the LAN: \(error); serving all the same (clients reach this host by its address)")
+            }
+            pairingChanged()
+        }
         // `padbridge pairing-window` (another process, same config directory) opens a window without a restart.
         let pairingRequests = try FileChangeWatch(path: store.pairingRequestPath, loop: loop) {
             guard let code = store.takePairingRequest() else { return }
             pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
+            pairingChanged()
             output.write(
                 "padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes "
                     + "(asked for by padbridge pairing-window)")
@@ -214,6 +316,7 @@ struct ServeCommand: ParsableCommand {
             let (reply, event) = pairing.handle(datagram, from: from, atMicroseconds: now) { client in
                 try store.accept(client)
             }
+            if event != nil { pairingChanged() }  // paired, or wrong codes closing it
             if let reply {
                 socket.send(reply, along: path)
             } else if event == nil, let count = unanswered.note(atMicroseconds: now) {
@@ -246,6 +349,16 @@ struct ServeCommand: ParsableCommand {
 }
 
 extension ServeCommand {
+    /// Why `serve` does not announce itself, before asking Avahi: asked not to, or listening on loopback only.
+    static func notAnnouncedReason(noAnnounce: Bool, listen: SocketAddress) -> String? {
+        if noAnnounce { return "--no-announce" }
+        let text = listen.description
+        if text.hasPrefix("127.") || text.hasPrefix("[::1]") {
+            return "listening on \(text), a loopback address, which only this machine reaches"
+        }
+        return nil
+    }
+
     /// The socket `serve` listens on: `listen`, else every address (IPv6 and IPv4), else, on a kernel without IPv6
     /// (booted with ipv6.disable=1), every IPv4 address.
     static func listeningSocket(_ listen: String?, loop: DeviceEventLoop) throws -> UDPSocket {

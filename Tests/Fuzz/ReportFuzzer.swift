@@ -9,7 +9,10 @@
 //   * the trust files' parsers (identity, paired hosts, paired clients) return or throw TextLineError, and what they
 //     read writes back to lines that read the same; a typed pairing code reads back from its printed form;
 //   * the forwarding link's decoders (snapshot, client message, host message) return or throw LinkDecodingError,
-//     and what decodes encodes to bytes that decode to the same value.
+//     and what decodes encodes to bytes that decode to the same value;
+//   * a DNS-SD announcement's TXT records (the bytes split at each 0 byte into records) give a record or throw
+//     HostAnnouncementError, and a record's own TXT strings read back the same; its service name decodes or throws
+//     AnnouncedServiceNameError, and a decoded name has no control characters (announcements are unauthenticated).
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func padCoreFuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -67,6 +70,24 @@ func checkDecoders(_ bytes: UnsafeRawBufferPointer) {
     checkTrustFiles(text)
     checkLinkMessages(bytes)
     checkRecording(text)
+    checkAnnouncement(bytes)
+}
+
+func checkAnnouncement(_ bytes: UnsafeRawBufferPointer) {
+    let entries = bytes.split(separator: 0, omittingEmptySubsequences: false).map { Array($0) }
+    do {
+        let record = try HostAnnouncementRecord(txt: entries)
+        precondition((try? HostAnnouncementRecord(txt: record.txtEntries)) == record, "announcement TXT round trip")
+    } catch {
+        _ = error.description
+    }
+    do {
+        let name = try AnnouncedServiceName.decode(Array(bytes))
+        precondition(!name.unicodeScalars.contains { AnnouncedServiceName.isControl($0) }, "a shown name has no control characters")
+        precondition(AnnouncedServiceName.publishable(name).utf8.count <= AnnouncedServiceName.maximumBytes, "publishable length")
+    } catch {
+        _ = error.description
+    }
 }
 
 func checkRecording(_ text: String) {

@@ -20,6 +20,23 @@ import Testing
         #expect(source.feedbackState.rumble == Rumble(strong: 1, weak: 0))
     }
 
+    /// `connect` finding a paired host at another address (announced with its key): the client is pointed there
+    /// while nothing answers at the stored address, and the handshake goes there at once; an established session
+    /// is never moved.
+    @Test func aClientRetargetedToWhereTheHostAnswersConnectsAtOnce() throws {
+        let link = try LinkSimulation()
+        let stale = try SocketAddress.resolve("127.0.0.2:48100", defaultPort: 0)[0]
+        let client = try link.connect([.simulated("aaaaaaaaaaaa")], host: stale)
+        link.run(forMilliseconds: 1_000)
+        #expect(!link.clientEvents.contains { if case .connected = $0 { true } else { false } },
+                "answers from another address than the one tried are ignored")
+        #expect(client.retarget(to: link.hostAddress))
+        link.run(forMilliseconds: 3)
+        #expect(link.clientEvents.contains { if case .connected = $0 { true } else { false } })
+        #expect(!client.retarget(to: stale), "an established session is not moved")
+        #expect(client.hostAddress == link.hostAddress)
+    }
+
     /// Finding 1 of the link review: the client -> host direction drops for 550 ms while host -> client works (the
     /// host had feedback to resend, so the client kept hearing it). The host gives the client up after 400 ms;
     /// when the client's datagrams arrive again the pads must show what is held at once, stay past --linger, and

@@ -88,7 +88,7 @@ final class LinkSimulation {
     @discardableResult
     func connect(
         _ pads: [Controller], options: ForwardingClient.Options = .init(virtualKind: nil, grab: true, profile: .identity),
-        alongside: Bool = false, key: Curve25519.KeyAgreement.PrivateKey? = nil
+        alongside: Bool = false, key: Curve25519.KeyAgreement.PrivateKey? = nil, host: SocketAddress? = nil
     ) throws -> ForwardingClient {
         if !alongside, let previous = clients.last, !previous.closed {
             previous.client.close()
@@ -99,7 +99,7 @@ final class LinkSimulation {
         let timer = SimulatedTimer()
         var events: (ForwardingClient.Event) -> Void = { _ in }
         let client = try ForwardingClient(
-            controllers: pads, host: hostAddress, hostKey: LinkPublicKey(bytes: hostKey.publicKey.rawRepresentation)!,
+            controllers: pads, host: host ?? hostAddress, hostKey: LinkPublicKey(bytes: hostKey.publicKey.rawRepresentation)!,
             identity: key ?? clientKey, sender: Sender(simulation: self, from: .client(index), address: address), timer: timer, clocks: clocks,
             options: options, logger: Logger(label: "simulated client \(index)"),
             onEvent: { events($0) },

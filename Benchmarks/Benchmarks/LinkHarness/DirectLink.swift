@@ -70,6 +70,9 @@ public final class DirectLink {
         queued += 1
     }
 
+    /// Moves both ends' clock on (a frame's interval: timers come due as they would between frames).
+    public func advanceClock(byMicroseconds microseconds: UInt64) { clock += microseconds }
+
     /// Delivers every queued datagram (and what answering them queues), in order.
     public func pump() {
         var index = 0

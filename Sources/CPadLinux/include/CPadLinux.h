@@ -161,6 +161,7 @@ extern const uint32_t CPadLinux_EPOLLHUP;
 extern const int CPadLinux_EPOLL_CLOEXEC;
 extern const int CPadLinux_EPOLL_CTL_ADD;
 extern const int CPadLinux_EPOLL_CTL_DEL;
+extern const int CPadLinux_EPOLL_CTL_MOD;
 extern const int CPadLinux_EFD_CLOEXEC;
 extern const int CPadLinux_EFD_NONBLOCK;
 extern const int CPadLinux_TFD_CLOEXEC;

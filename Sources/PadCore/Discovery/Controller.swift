@@ -174,6 +174,14 @@ public struct Controller: Sendable, Hashable {
     /// `VirtualPadKind.bridgeOutputPhysicalPathPrefix`): never forwarded by `connect --all`.
     public var isBridgeOutput = false
 
+    /// The pad with `fingerprint` among `controllers`, as a session that lost it takes it back: never a bridge's
+    /// own virtual pad. Identical pads with no serial or port path are told apart by their order, so when the
+    /// source goes away a virtual pad that mirrors it (`serve`'s on the same machine, over loopback) can be listed
+    /// with the fingerprint the source had: a client took the host's virtual pad for its returning pad.
+    public static func returning(_ fingerprint: Fingerprint, among controllers: [Controller]) -> Controller? {
+        controllers.first { $0.fingerprint == fingerprint && !$0.isBridgeOutput }
+    }
+
     public init(
         fingerprint: Fingerprint, name: String, kind: ControllerKind, bus: ControllerBus,
         vendorID: UInt16, productID: UInt16, version: UInt16, serial: String?, portPath: String?,

@@ -14,6 +14,24 @@ public final class DeviceEventLoop {
         let rawValue: UInt32
         public var isReadable: Bool { rawValue & CPadLinux_EPOLLIN != 0 }
         public var isHangUp: Bool { rawValue & (CPadLinux_EPOLLHUP | CPadLinux_EPOLLERR) != 0 }
+        /// For watches that wait to write (`WatchedEvents.writable`).
+        public var isWritable: Bool { rawValue & CPadLinux_EPOLLOUT != 0 }
+        /// EPOLLHUP alone (`isHangUp` is it or EPOLLERR).
+        public var isPeerHangUp: Bool { rawValue & CPadLinux_EPOLLHUP != 0 }
+        /// EPOLLERR alone.
+        public var isError: Bool { rawValue & CPadLinux_EPOLLERR != 0 }
+    }
+
+    /// What a watch waits for; hang-ups and errors are always reported.
+    public struct WatchedEvents: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let readable = WatchedEvents(rawValue: 1)
+        public static let writable = WatchedEvents(rawValue: 2)
+
+        var epollBits: UInt32 {
+            (contains(.readable) ? CPadLinux_EPOLLIN : 0) | (contains(.writable) ? CPadLinux_EPOLLOUT : 0)
+        }
     }
 
     /// Identifies one registration; never reused, so a stale token is simply ignored.
@@ -42,6 +60,11 @@ public final class DeviceEventLoop {
     fileprivate struct WeakTimer {
         weak var timer: LoopTimer?
     }
+    /// When the loop last woke (`CLOCK_MONOTONIC`, read once per wake, before any handler of the batch runs): the
+    /// "now" of everything handled in that batch, so a handler reads no clock of its own (in an emulated guest,
+    /// where the vDSO falls back to a system call, the link read the clock 9 times per forwarded frame). Timers
+    /// fire against it too: one that came due while a batch was handled fires at most that batch's duration late.
+    public private(set) var now: MonotonicInstant = .now()
     private var standardInputReader: StandardInputLineReader?
     private var standardInputWatch: WatchToken?
 
@@ -62,6 +85,7 @@ public final class DeviceEventLoop {
         let capacity = 32
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
+        now = .now()
         while !stopRequested {
             try runDeferredWork()
             if stopRequested { break }
@@ -71,10 +95,11 @@ public final class DeviceEventLoop {
             if !deferredWork.isEmpty {
                 timeout = 0
             } else if let next = nextTimerDeadlineNanoseconds {
-                let now = MonotonicInstant.now().nanoseconds
+                let now = self.now.nanoseconds
                 timeout = next > now ? next - now : 0
             }
             let count = try epoll.wait(into: events, timeoutNanoseconds: timeout)
+            now = .now()
             for index in 0..<count {
                 let token = WatchToken(rawValue: events[index].data.u64)
                 if token == wakeToken {
@@ -174,13 +199,30 @@ public final class DeviceEventLoop {
     public func watch(
         _ descriptor: FileDescriptor, path: String, _ handler: @escaping ReadinessHandler
     ) throws(DeviceAccessError) -> WatchToken {
+        try watch(descriptor, path: path, events: .readable, handler)
+    }
+
+    /// Like `watch(_:path:_:)`, for `events`: a library's connection that at times waits to write as well as read
+    /// (the D-Bus connection under Avahi's client). The library keeps owning the descriptor and must have the watch
+    /// removed before it closes it (libdbus removes its watches before closing).
+    public func watch(
+        _ descriptor: FileDescriptor, path: String, events: WatchedEvents, _ handler: @escaping ReadinessHandler
+    ) throws(DeviceAccessError) -> WatchToken {
         let token = WatchToken(rawValue: watches.reserveToken())
-        if case let .failure(failure) = epoll.add(descriptor, events: CPadLinux_EPOLLIN, token: token.rawValue) {
+        if case let .failure(failure) = epoll.add(descriptor, events: events.epollBits, token: token.rawValue) {
             watches.remove(token.rawValue)
             throw .controlling(path, operation: "epoll_ctl(ADD)", failure)
         }
         watches.store(Watch(descriptor: descriptor, handler: handler), for: token.rawValue)
         return token
+    }
+
+    /// Changes what a watch from `watch(_:path:events:_:)` waits for.
+    public func updateWatch(_ token: WatchToken, events: WatchedEvents) throws(DeviceAccessError) {
+        guard let watch = watches.value(for: token.rawValue) else { return }
+        if case let .failure(failure) = epoll.modify(watch.descriptor, events: events.epollBits, token: token.rawValue) {
+            throw .controlling("watched descriptor \(watch.descriptor.rawValue)", operation: "epoll_ctl(MOD)", failure)
+        }
     }
 
     /// Stops watching; safe to call with a token already removed.
@@ -231,14 +273,27 @@ public final class DeviceEventLoop {
 
     /// Runs the handler of every timer whose deadline has come, earliest first (one clock read for the batch). A
     /// handler may arm, cancel or close any timer, itself included.
+    ///
+    /// Allocates nothing (a timer fires with most forwarded frames): the earliest due timer is found by a scan, fired,
+    /// and the scan repeated, at most once per timer the loop had when the batch began (a handler that re-arms its
+    /// timer at or before `now` is not fired again in the same batch forever).
     private func fireDueTimers() throws(DeviceAccessError) {
-        guard let next = nextTimerDeadlineNanoseconds else { return }
-        let now = MonotonicInstant.now().nanoseconds
-        guard next <= now else { return }
-        let due = timers.compactMap(\.timer).filter { ($0.deadlineNanoseconds ?? .max) <= now }
-            .sorted { ($0.deadlineNanoseconds ?? .max) < ($1.deadlineNanoseconds ?? .max) }
-        for timer in due {
-            guard let deadline = timer.deadlineNanoseconds, deadline <= now else { continue }  // changed meanwhile
+        let now = self.now.nanoseconds
+        guard let next = nextTimerDeadlineNanoseconds, next <= now else { return }
+        var remaining = timers.count
+        while remaining > 0 {
+            remaining -= 1
+            var earliest: LoopTimer?
+            var earliestDeadline = UInt64.max
+            for entry in timers {
+                if let timer = entry.timer, let deadline = timer.deadlineNanoseconds, deadline <= now,
+                    deadline < earliestDeadline
+                {
+                    earliest = timer
+                    earliestDeadline = deadline
+                }
+            }
+            guard let timer = earliest else { return }
             try timer.fire(at: now)
             if stopRequested { return }
         }

@@ -20,6 +20,14 @@ struct EpollInstance: ~Copyable {
         return retryingInterrupts { epoll_ctl(descriptor.rawValue, CPadLinux_EPOLL_CTL_ADD, target.rawValue, &event) }
     }
 
+    /// Changes the events `target` is watched for.
+    func modify(_ target: FileDescriptor, events: UInt32, token: UInt64) -> Result<Void, Errno> {
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = token
+        return retryingInterrupts { epoll_ctl(descriptor.rawValue, CPadLinux_EPOLL_CTL_MOD, target.rawValue, &event) }
+    }
+
     /// Removes `target`. Call before the target is closed.
     func remove(_ target: FileDescriptor) {
         var event = epoll_event()

@@ -71,6 +71,19 @@ import Testing
         }
     }
 
+    /// A source that went away is taken back by its fingerprint, never from a bridge's virtual pad listed with it.
+    @Test func aReturningPadIsNeverABridgesVirtualPad() throws {
+        var output = try #require(ControllerGrouping.controllers(
+            from: UdevFixtures.uinputXbox360(phys: VirtualPadKind.xbox360.bridgeOutputPhysicalPath)).first)
+        var source = try #require(ControllerGrouping.controllers(
+            from: UdevFixtures.uinputXbox360(phys: "padbridge-test/stand-in")).first)
+        output.fingerprint = source.fingerprint  // identical pads are numbered by order: the collision seen live
+        #expect(Controller.returning(source.fingerprint, among: [output]) == nil)
+        #expect(Controller.returning(source.fingerprint, among: [output, source]) == source)
+        source.fingerprint = Fingerprint(rawValue: "000000000000")
+        #expect(Controller.returning(output.fingerprint, among: [source]) == nil)
+    }
+
     /// hid-playstation leaves its input devices' phys empty: a bridge's virtual DualSense (uhid) carries its mark in
     /// the HID device's HID_PHYS only. Without looking there, `remap --all` bridged its own virtual DualSense again.
     @Test func aBridgesOwnVirtualDualSenseIsMarkedByItsHIDPhys() throws {

@@ -1,0 +1,312 @@
+"""Finding hosts on the LAN (DNS-SD through Avahi), between two network namespaces joined by a veth pair, each with
+its own D-Bus system bus and avahi-daemon (README, "Testing": how they are set up).
+
+`serve` announces itself (`_padbridge._udp`, its key's fingerprint, its pairing window); `hosts` in the other
+namespace lists it and `--watch` sees it leave; `pair NAME CODE` and `connect NAME` take the announced name and a
+python-evdev reader sees the stand-in pad's taps on the host's virtual pad; a host whose address changed is found
+again by its key and paired-hosts follows; an announcement under the paired name with a foreign key
+(`avahi-publish -s`) is never tried; without avahi-daemon `serve` keeps serving and says why, `hosts` fails with
+the fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import evdev
+import pytest
+from evdev import ecodes
+
+from conftest import DEADLINE, expect_events, padbridge_binary
+from test_forward import (CLIENT_ADDRESS, HOST_ADDRESS, attached, joined_namespaces, run, xpad_like_source)
+from test_pairing import pairing_code
+
+NAME = "gaming-pc"
+MOVED_ADDRESS = "192.0.2.3"
+
+
+class AvahiSide:
+    """One namespace's D-Bus system bus and avahi-daemon. Clients on that side run with `env` (the bus address)
+    inside `ip netns exec NAME`."""
+
+    def __init__(self, namespace: str, directory):
+        self.namespace = namespace
+        directory.mkdir(parents=True, exist_ok=True)
+        self.bus = f"unix:path={directory}/bus"
+        self.env = ("env", f"DBUS_SYSTEM_BUS_ADDRESS={self.bus}")
+        self.wrapper = (*self.env, "ip", "netns", "exec", namespace)
+        # Debian's system.conf gives the bus its policy (Avahi's included); --address moves only its socket.
+        self.dbus = subprocess.Popen(["ip", "netns", "exec", namespace, "dbus-daemon", "--system", "--nofork",
+                                      "--nopidfile", f"--address={self.bus}"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + DEADLINE
+        while not (directory / "bus").exists():
+            assert self.dbus.poll() is None, f"dbus-daemon in {namespace} exited with {self.dbus.returncode}"
+            assert time.monotonic() < deadline, f"dbus-daemon in {namespace} made no socket"
+            time.sleep(0.05)
+        # Each daemon its own host name (both would claim the VM's) and its own /run/avahi-daemon (a daemon refuses
+        # to start where another's pid file is): a mount namespace of its own with a tmpfs there.
+        config = directory / "avahi-daemon.conf"
+        config.write_text(f"[server]\nhost-name={namespace}\nuse-ipv4=yes\nuse-ipv6=yes\n"
+                          "[publish]\npublish-workstation=no\n")
+        self.avahi = subprocess.Popen(
+            [*self.wrapper, "unshare", "-m", "sh", "-c",
+             "mkdir -p /run/avahi-daemon && mount -t tmpfs tmpfs /run/avahi-daemon && "
+             f"exec avahi-daemon --no-drop-root --no-chroot --no-rlimits --no-proc-title -f {config}"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.log: list[str] = []
+        for line in self.avahi.stdout:
+            self.log.append(line.rstrip())
+            if "Server startup complete" in line:
+                break
+        else:
+            raise AssertionError(f"avahi-daemon in {namespace} did not start:\n" + "\n".join(self.log))
+        # Its log is read on, so the pipe never fills.
+        threading.Thread(target=lambda: [self.log.append(line.rstrip()) for line in self.avahi.stdout],
+                         daemon=True).start()
+
+    def stop(self):
+        for process in (self.avahi, self.dbus):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+@pytest.fixture
+def avahi_namespaces(tmp_path):
+    """pbhost and pbclient joined by a veth pair, each with its own bus and avahi-daemon."""
+    links = joined_namespaces()
+    next(links)
+    sides = []
+    try:
+        for namespace in ("pbhost", "pbclient"):
+            sides.append(AvahiSide(namespace, tmp_path / f"avahi-{namespace}"))
+        yield {side.namespace: side for side in sides}
+    finally:
+        for side in sides:
+            side.stop()
+        next(links, None)
+
+
+def padbridge_in(side: AvahiSide, *args: str, timeout: float = DEADLINE) -> subprocess.CompletedProcess:
+    return subprocess.run([*side.wrapper, padbridge_binary(), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def host_key(serve) -> str:
+    _, line = serve.wait_stderr(lambda line: "host key SHA256:" in line, what="the host's key")
+    return line.rsplit("host key ", 1)[1].split()[0]
+
+
+def serve_announced(padbridge, side: AvahiSide, config, *extra: str):
+    serve = padbridge("--name", NAME, "--config-dir", str(config), *extra, command="serve", wrapper=side.wrapper)
+    serve.wait_stderr(lambda line: f'announced on the LAN as "{NAME}"' in line, what="the announcement")
+    return serve
+
+
+def hosts_json(side: AvahiSide, config, wanted) -> list[dict]:
+    """`hosts --json` until `wanted(hosts)` holds (an announcement reaches the other side within a second or so)."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        result = padbridge_in(side, "hosts", "--json", "--timeout", "3", "--config-dir", str(config))
+        assert result.returncode == 0, result.stderr
+        hosts = json.loads(result.stdout)
+        if wanted(hosts) or time.monotonic() > deadline:
+            return hosts
+
+
+def pair_by_name(padbridge, sides, tmp_path):
+    host_config, client_config = tmp_path / "host", tmp_path / "client"
+    serve = serve_announced(padbridge, sides["pbhost"], host_config, "--pair")
+    code = pairing_code(serve)
+    hosts_json(sides["pbclient"], client_config, lambda hosts: any(h["name"] == NAME for h in hosts))
+    paired = padbridge_in(sides["pbclient"], "pair", NAME, code, "--config-dir", str(client_config))
+    assert paired.returncode == 0, paired.stderr
+    assert f'"{NAME}" is announced on the LAN at {HOST_ADDRESS}:48100' in paired.stderr, paired.stderr
+    return serve, host_config, client_config
+
+
+def paired_hosts(client_config) -> list[str]:
+    return [line for line in (client_config / "paired-hosts").read_text().splitlines()
+            if line and not line.startswith("#")]
+
+
+def test_hosts_lists_the_host_with_its_key_and_pairing_window_and_watch_sees_it_leave(padbridge, tmp_path,
+                                                                                     avahi_namespaces):
+    sides = avahi_namespaces
+    serve = serve_announced(padbridge, sides["pbhost"], tmp_path / "host", "--pair")
+    key = host_key(serve)
+
+    def both_families(hosts):
+        return any(h["name"] == NAME and {a["family"] for a in h["addresses"]} == {"ipv4", "ipv6"} for h in hosts)
+
+    hosts = hosts_json(sides["pbclient"], tmp_path / "client", both_families)
+    host = next(h for h in hosts if h["name"] == NAME)
+    assert host["fingerprint"] == key, host
+    assert host["pairingOpen"] is True, host
+    assert host["paired"] is False, host
+    assert host["port"] == 48100, host
+    assert any(a["address"] == HOST_ADDRESS and a["family"] == "ipv4" for a in host["addresses"]), host
+    assert any(a["family"] == "ipv6" for a in host["addresses"]), host  # Avahi resolves the link-local one too
+
+    table = padbridge_in(sides["pbclient"], "hosts", "--timeout", "3", "--config-dir", str(tmp_path / "client"))
+    assert table.returncode == 0, table.stderr
+    row = next(line for line in table.stdout.splitlines() if NAME in line)
+    assert key in row and row.split()[-1] == "open" and HOST_ADDRESS in row, table.stdout
+
+    # --watch: the host is present, then leaves when serve stops (Avahi withdraws its announcement).
+    watch = padbridge("--watch", "--config-dir", str(tmp_path / "client"), command="hosts",
+                      wrapper=sides["pbclient"].wrapper)
+    watch.wait_stdout(lambda line: line.startswith("present") and NAME in line and key in line,
+                      what="the host listed as present")
+    assert serve.stop() == 0
+    watch.wait_stdout(lambda line: line.startswith("remove") and NAME in line, what="the host leaving")
+
+
+def test_pair_by_name_then_connect_by_name_forwards_taps(padbridge, tmp_path, avahi_namespaces):
+    sides = avahi_namespaces
+    serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
+    # Once paired, hosts says so (by key), and the host's announcement says its window closed (a code works once).
+    hosts = hosts_json(sides["pbclient"], client_config,
+                       lambda hosts: any(h["paired"] and not h["pairingOpen"] for h in hosts))
+    assert [h["name"] for h in hosts if h["paired"]] == [NAME], hosts
+    assert [h["pairingOpen"] for h in hosts if h["paired"]] == [False], hosts
+
+    source = xpad_like_source("by name source")
+    try:
+        client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
+                           wrapper=sides["pbclient"].wrapper)
+        client.wait_stderr(lambda line: "connected to" in line, what="the client connected by name")
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        for _ in range(3):
+            source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
+            source.syn()
+            source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
+            source.syn()
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)] * 3)
+    finally:
+        source.close()
+
+
+def test_a_host_whose_address_changed_is_found_by_its_key_and_paired_hosts_follows(padbridge, tmp_path,
+                                                                                 avahi_namespaces):
+    sides = avahi_namespaces
+    serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
+    assert paired_hosts(client_config)[0].startswith(f"{HOST_ADDRESS}:48100 "), paired_hosts(client_config)
+
+    # A new DHCP lease while no client runs: the host's address changes (serve listens on every address).
+    run("ip", "-n", "pbhost", "addr", "del", f"{HOST_ADDRESS}/24", "dev", "pbh")
+    run("ip", "-n", "pbhost", "addr", "add", f"{MOVED_ADDRESS}/24", "dev", "pbh")
+    hosts_json(sides["pbclient"], client_config, lambda hosts: any(
+        any(a["address"] == MOVED_ADDRESS for a in h["addresses"]) for h in hosts))
+
+    source = xpad_like_source("moved host source")
+    try:
+        # By name: the stored address first, which does not answer; then where the LAN announces the paired key.
+        client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
+                           wrapper=sides["pbclient"].wrapper)
+        client.wait_stderr(lambda line: f"connected to {MOVED_ADDRESS}:48100" in line,
+                           what="the client connected at the new address")
+        client.wait_stderr(lambda line: f"now holds that address (was {HOST_ADDRESS}:48100)" in line,
+                           what="the client saying paired-hosts follows")
+        assert paired_hosts(client_config)[0].startswith(f"{MOVED_ADDRESS}:48100 "), paired_hosts(client_config)
+        assert len(paired_hosts(client_config)) == 1, paired_hosts(client_config)
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
+        source.syn()
+        source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
+        source.syn()
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)])
+
+        # No host named: the one paired host announced, which connect names, at its new address at once.
+        assert client.stop() == 0
+        again = padbridge(source.device.path, "--config-dir", str(client_config), command="connect",
+                          wrapper=sides["pbclient"].wrapper)
+        again.wait_stderr(lambda line: f'the one paired host announced on the LAN: "{NAME}"' in line,
+                          what="connect saying which host it chose")
+        again.wait_stderr(lambda line: f"connected to {MOVED_ADDRESS}:48100" in line, what="connected with no host named")
+    finally:
+        source.close()
+
+
+def test_an_announcement_under_the_paired_name_with_another_key_is_never_connected_to(padbridge, tmp_path,
+                                                                                     avahi_namespaces):
+    sides = avahi_namespaces
+    serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
+    key = host_key(serve)
+    assert serve.stop() == 0
+    before = paired_hosts(client_config)
+    # The stored address answers no more; another machine, at another address, announces the paired name with its
+    # own key (were the key not checked, that is where connect would go, as it does for a moved host).
+    run("ip", "-n", "pbhost", "addr", "del", f"{HOST_ADDRESS}/24", "dev", "pbh")
+    run("ip", "-n", "pbhost", "addr", "add", f"{MOVED_ADDRESS}/24", "dev", "pbh")
+    foreign = "0123456789abcdef0123456789abcdef"
+    publisher = subprocess.Popen([*sides["pbhost"].wrapper, "avahi-publish", "-s", NAME, "_padbridge._udp", "48100",
+                                  "v=1", f"fp={foreign}", "pairing=closed"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        hosts_json(sides["pbclient"], client_config, lambda hosts: any(
+            h["name"] == NAME and h["fingerprint"] and h["fingerprint"].replace("-", "").endswith(foreign[-8:])
+            and any(a["address"] == MOVED_ADDRESS for a in h["addresses"]) for h in hosts))
+        source = xpad_like_source("impostor source")
+        try:
+            client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
+                               wrapper=sides["pbclient"].wrapper)
+            _, warning = client.wait_stderr(lambda line: "WARNING" in line and NAME in line,
+                                            what="the key mismatch named")
+            assert key in warning and "not connecting to it" in warning, warning
+            assert "paired-hosts" in warning and f"padbridge pair {NAME} CODE" in warning, warning
+            # Its address is never tried: the client keeps to the stored one until it says, after 5 s, that nothing
+            # answers there; nothing connects meanwhile.
+            client.wait_stderr(lambda line: f"no answer from {NAME} at {HOST_ADDRESS}:48100" in line,
+                               what="connect still trying the stored address only")
+            lines = [line for _, line in client.stderr]
+            assert not any("connected to" in line for line in lines), lines
+            assert not any(MOVED_ADDRESS in line and "trying" in line for line in lines), lines
+            assert paired_hosts(client_config) == before
+        finally:
+            source.close()
+        # A start of the name, which only the impostor's announcement matches: refused before anything is opened.
+        refused = padbridge_in(sides["pbclient"], "connect", "gaming", "--config-dir", str(client_config))
+        assert refused.returncode != 0
+        assert "not connecting to it" in refused.stderr and key in refused.stderr, refused.stderr
+    finally:
+        publisher.send_signal(signal.SIGTERM)
+        publisher.wait(10)
+
+
+def test_without_avahi_serve_keeps_serving_and_says_why_and_hosts_fails_with_the_fix(padbridge, tmp_path):
+    links = joined_namespaces()
+    next(links)
+    try:
+        # No bus, no daemon on either side (an address where no bus listens: the VM has no system bus either).
+        nowhere = ("env", f"DBUS_SYSTEM_BUS_ADDRESS=unix:path={tmp_path}/no-bus")
+        serve = padbridge("--name", NAME, "--pair", "--config-dir", str(tmp_path / "host"), command="serve",
+                          wrapper=(*nowhere, "ip", "netns", "exec", "pbhost"))
+        code = pairing_code(serve)
+        _, line = serve.wait_stderr(lambda line: "not announced on the LAN" in line, what="why it is not announced")
+        assert "avahi-daemon is not running" in line and "systemctl enable --now avahi-daemon" in line, line
+        # It keeps serving: pairing by address works.
+        paired = subprocess.run([*nowhere, "ip", "netns", "exec", "pbclient", padbridge_binary(), "pair",
+                                 f"{HOST_ADDRESS}:48100", code, "--config-dir", str(tmp_path / "client")],
+                                capture_output=True, text=True, timeout=DEADLINE)
+        assert paired.returncode == 0, paired.stderr
+        assert serve.proc.poll() is None
+
+        hosts = subprocess.run([*nowhere, "ip", "netns", "exec", "pbclient", padbridge_binary(), "hosts",
+                                "--config-dir", str(tmp_path / "client")],
+                               capture_output=True, text=True, timeout=DEADLINE)
+        assert hosts.returncode != 0
+        assert "avahi-daemon is not running" in hosts.stderr, hosts.stderr
+        assert "systemctl enable --now avahi-daemon" in hosts.stderr, hosts.stderr
+    finally:
+        next(links, None)
