@@ -152,6 +152,12 @@ public final class ForwardingHost {
     }()
     /// Handles datagrams that are not the link's (pairing), when set.
     public var onOtherDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
+    /// Told the paths of the clients whose session is confirmed (they proved their key), whenever that set changes:
+    /// `ConnectedClientSockets` gives each a socket of its own.
+    public var onClientPathsChanged: ((Set<DatagramPath>) -> Void)?
+    private var clientPaths: Set<DatagramPath> = []
+    /// A socket per confirmed client (production only: the socket-based initializer makes it).
+    private var connectedSockets: ConnectedClientSockets?
 
     /// A host on `socket`'s datagrams, making real virtual pads on `loop`.
     public convenience init(
@@ -169,6 +175,15 @@ public final class ForwardingHost {
             })
         tick = { [weak self] in self?.tick() }
         socket.onDatagram = { [weak self] bytes, path in self?.receive(bytes, along: path) }
+        do {
+            let sockets = try ConnectedClientSockets(sharingPortOf: socket, logger: logger) { [weak self] bytes, path in
+                self?.receive(bytes, along: path)
+            }
+            connectedSockets = sockets
+            onClientPathsChanged = { [weak sockets] paths in sockets?.follow(paths) }
+        } catch {
+            logger.notice("\(error): every client's datagrams share the listening socket's queue")
+        }
     }
 
     /// A host over the given ports: datagrams go to `sender`, arrive through `receive(_:along:)`; `timer` calls
@@ -220,6 +235,8 @@ public final class ForwardingHost {
     public func close() {
         timer?.close()
         timer = nil
+        connectedSockets?.close()
+        connectedSockets = nil
         for client in clients.values { for pad in client.pads.values { pad.virtual.close() } }
         clients.removeAll()
         sessions.removeAll()
@@ -292,7 +309,10 @@ public final class ForwardingHost {
         guard opened else { return drop("unauthenticated, replayed or for no session") }
         guard let message = try? LinkClientMessageView(plaintext) else { return drop("malformed") }
         if confirming { confirmPendingSession(of: client, at: time) }
-        if client.current?.keys.localIndex == index { client.path = path }
+        if client.current?.keys.localIndex == index, client.path != path {
+            client.path = path
+            clientPathsMayHaveChanged()
+        }
         client.receivedDatagrams &+= 1
         client.liveness.heard(atMicroseconds: time)
         if client.lost { resume(client) }
@@ -369,6 +389,7 @@ public final class ForwardingHost {
         }
         client.current = pending
         client.path = pending.path
+        clientPathsMayHaveChanged()
         // The new session starts afresh: the client sends its pad table again, each pad's frames from where it says,
         // and gets every pad's whole feedback state.
         for pad in client.pads.values {
@@ -574,6 +595,17 @@ public final class ForwardingHost {
         }
         clients[client.key] = nil
         roomMayHaveChanged = true
+        clientPathsMayHaveChanged()
+    }
+
+    /// Tells `onClientPathsChanged` the confirmed clients' paths if they are not what it was told last (a client
+    /// confirmed, moved or removed: never on a frame's own path).
+    private func clientPathsMayHaveChanged() {
+        guard let onClientPathsChanged else { return }
+        let paths = Set(clients.values.filter { $0.current != nil }.map(\.path))
+        guard paths != clientPaths else { return }
+        clientPaths = paths
+        onClientPathsChanged(paths)
     }
 
     /// What is due now: pads whose linger ran out, sessions that ended, lost links, feedback to send again, delayed

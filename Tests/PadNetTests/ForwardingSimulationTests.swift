@@ -78,6 +78,31 @@ import Testing
         #expect(pad.shown == .holding(.b), "later input is forwarded")
     }
 
+    /// What `serve` gives a socket of its own (`ConnectedClientSockets`): the path of each client that confirmed a
+    /// session, told when a client comes, moves (a new `connect` from another port takes over) or is revoked, and never
+    /// for a handshake nobody confirmed.
+    @Test func theHostTellsTheConfirmedClientsPathsAsTheyChange() throws {
+        let link = try LinkSimulation()
+        var told: [Set<DatagramPath>] = []
+        link.host.onClientPathsChanged = { told.append($0) }
+        link.cutClientToHost = true
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        #expect(told.isEmpty, "nothing reached the host")
+        link.cutClientToHost = false
+        link.run(forMilliseconds: 200)
+        #expect(told.map { $0.map(\.remote) } == [[link.clients[0].address]], "its path, told once")
+
+        try link.connect([.simulated("aaaaaaaaaaaa")])  // the first is killed; a new connect from another port
+        link.run(forMilliseconds: 1_500)
+        #expect(told.last.map { $0.map(\.remote) } == [link.clients[1].address], "the path moved to the new port")
+
+        link.writePairedClients("# revoked everyone\n")
+        link.host.reloadPairedClients()
+        #expect(told.last == [], "a revoked client has no path")
+        #expect(told.count == 3, "told only when the set changed, not with every datagram")
+    }
+
     static func isEvent(_ event: ForwardingHost.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }
     static func isEvent(_ event: ForwardingClient.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }
 
