@@ -71,6 +71,8 @@ public final class ForwardingClient {
         var feedback = FeedbackStateReceiver()
         var feedbackToAcknowledge: UInt32?
         var attached = true
+        /// Frames were recorded before the session in use (so the host may have applied some of them).
+        var continuesNumbering = false
         init(slot: UInt8, controller: Controller) {
             self.slot = slot
             self.controller = controller
@@ -365,7 +367,8 @@ public final class ForwardingClient {
             : (padTableVersion, pads.map { pad in
                 LinkPadDescription(
                     slot: pad.slot, fingerprint: pad.controller.fingerprint, kind: pad.controller.kind.rawValue,
-                    requestedVirtualKind: options.virtualKind, attached: pad.attached, name: pad.controller.name)
+                    requestedVirtualKind: options.virtualKind, attached: pad.attached, name: pad.controller.name,
+                    continuesNumbering: pad.continuesNumbering)
             })
         encoder.begin(
             padTable: table, pingMicroseconds: ping,
@@ -444,6 +447,7 @@ public final class ForwardingClient {
                 previousSession = session?.keys
                 session = (keys, now)
                 padTableAcknowledged = 0
+                numberPadsOn()
                 statistics.datagramsReceived &+= 1
                 statistics.sessionSent = 0
                 statistics.sessionReceived = 0
@@ -457,7 +461,13 @@ public final class ForwardingClient {
         armTimer()
     }
 
+    /// A new session: each pad's frames are numbered on from where they are (the table says so for pads with frames).
+    private func numberPadsOn() {
+        for pad in pads where pad.sender.newest != nil { pad.continuesNumbering = true }
+    }
+
     private func established(_ keys: LinkSessionKeys) {
+        numberPadsOn()
         state = .established
         session = (keys, now)
         previousSession = nil

@@ -507,6 +507,7 @@ public final class ForwardingHost {
                     pad.virtual.goNeutral()
                     onEvent(.padDetached(client: client.name, pad: description))
                 }
+                if description.continuesNumbering { pad.receiver.continueNumbering() }
                 pad.slot = description.slot
                 pad.description = description
                 pad.attached = description.attached
