@@ -1,4 +1,5 @@
 import Crypto
+import PadNoise
 
 /// A rate with a burst: `capacity` tokens, `perSecond` come back each second (up to the capacity). Pure.
 struct TokenBucket: Sendable {
@@ -82,20 +83,23 @@ struct HandshakeAdmission: Sendable {
 struct AddressCookies: Sendable {
     static let secretLifetimeMicroseconds: UInt64 = 120_000_000
 
-    private var current: SymmetricKey
-    private var previous: SymmetricKey?
+    private var current: [UInt8]
+    private var previous: [UInt8]?
     private var rotatedMicroseconds: UInt64
 
     init(atMicroseconds now: UInt64 = 0) {
-        current = SymmetricKey(size: .bits256)
+        current = Self.newSecret()
         rotatedMicroseconds = now
     }
+
+    /// 32 random bytes (the system's generator, through swift-crypto).
+    private static func newSecret() -> [UInt8] { SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) } }
 
     private mutating func rotate(at now: UInt64) {
         guard now >= rotatedMicroseconds + Self.secretLifetimeMicroseconds else { return }
         // Two lifetimes or more: the previous secret is too old to honour as well.
         previous = now >= rotatedMicroseconds + 2 * Self.secretLifetimeMicroseconds ? nil : current
-        current = SymmetricKey(size: .bits256)
+        current = Self.newSecret()
         rotatedMicroseconds = now
     }
 
@@ -112,19 +116,19 @@ struct AddressCookies: Sendable {
     {
         rotate(at: now)
         for secret in [current, previous].compactMap({ $0 }) {
-            let key = SymmetricKey(data: Self.cookie(for: address, secret: secret))
-            if HMAC<SHA256>.isValidAuthenticationCode(mac2, authenticating: covered, using: key) { return true }
+            let cookie = Self.cookie(for: address, secret: secret)
+            if MessageAuthentication.isValid(mac2, key: cookie[...], message: covered) { return true }
         }
         return false
     }
 
-    private static func cookie(for address: SocketAddress, secret: SymmetricKey) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: address.cookieInput, using: secret))
+    private static func cookie(for address: SocketAddress, secret: [UInt8]) -> [UInt8] {
+        MessageAuthentication.code(key: secret[...], message: address.cookieInput[...])
     }
 
     /// MAC with a cookie: what a sender puts in its handshake's mac2 field.
     static func mac2(cookie: [UInt8], over covered: [UInt8]) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: covered, using: SymmetricKey(data: cookie)))
+        MessageAuthentication.code(key: cookie[...], message: covered[...])
     }
 }
 

@@ -1,4 +1,5 @@
 import Crypto
+import PadNoise
 public import PadCore
 
 /// An initiation's MACs and a host's cookie replies (WireGuard's mac1, mac2 and cookie reply, with HMAC-SHA256
@@ -14,11 +15,11 @@ public import PadCore
 ///   bytes. The cookie is the host's for the sender's address and port (`AddressCookies`): only a sender that
 ///   receives there gets it, and only the one that made that initiation can read it.
 public struct LinkInitiationMACs: Sendable {
-    private let mac1Key: SymmetricKey
+    private let mac1Key: [UInt8]
     private let cookieKey: SymmetricKey
 
     public init(hostKey: LinkPublicKey) {
-        mac1Key = SymmetricKey(data: SHA256.hash(data: Array("padbridge link 3 mac1".utf8) + hostKey.bytes))
+        mac1Key = Array(SHA256.hash(data: Array("padbridge link 3 mac1".utf8) + hostKey.bytes))
         cookieKey = SymmetricKey(data: SHA256.hash(data: Array("padbridge link 3 cookie".utf8) + hostKey.bytes))
     }
 
@@ -29,17 +30,17 @@ public struct LinkInitiationMACs: Sendable {
     /// The initiation datagram carrying `handshake` (IK's first message), its MACs filled in (mac2 with `cookie`).
     public func initiation(senderIndex: UInt32, handshake: [UInt8], cookie: [UInt8]? = nil) -> [UInt8] {
         let beforeMac1 = [0x01] + LinkDatagram.u32(senderIndex) + handshake
-        let beforeMac2 = beforeMac1 + Array(HMAC<SHA256>.authenticationCode(for: beforeMac1, using: mac1Key))
+        let beforeMac2 = beforeMac1 + MessageAuthentication.code(key: mac1Key[...], message: beforeMac1[...])
         return beforeMac2
             + (cookie.map { AddressCookies.mac2(cookie: $0, over: beforeMac2) }
                 ?? [UInt8](repeating: 0, count: LinkDatagram.macSize))
     }
 
-    /// Whether `datagram` is an initiation whose mac1 is this host's: swift-crypto's constant-time comparison.
+    /// Whether `datagram` is an initiation whose mac1 is this host's, compared in constant time.
     public func hasValidMac1(_ datagram: [UInt8]) -> Bool {
         guard datagram.count == LinkDatagram.initiationSize else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(
-            datagram[Self.mac1Offset..<Self.mac2Offset], authenticating: datagram[0..<Self.mac1Offset], using: mac1Key)
+        return MessageAuthentication.isValid(
+            datagram[Self.mac1Offset..<Self.mac2Offset], key: mac1Key[...], message: datagram[0..<Self.mac1Offset])
     }
 
     /// The cookie reply carrying `cookie` to the sender of `initiation`.
