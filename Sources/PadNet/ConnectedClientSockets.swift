@@ -14,7 +14,7 @@ public final class ConnectedClientSockets {
     /// Sockets beyond this many are not made (their clients stay on the listening socket, as before).
     public static let maximumSockets = 64
     /// How many datagrams the listening socket reads per turn once it shares its port.
-    public static let listeningDatagramsPerTurn = 8
+    public static let listeningDatagramsPerTurn = 2
 
     private let listening: UDPSocket
     private let logger: Logger
