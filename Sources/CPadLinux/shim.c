@@ -270,6 +270,45 @@ ssize_t CPadLinux_sendDatagram(
     return sendmsg(fd, &message, MSG_DONTWAIT);
 }
 
+int CPadLinux_openConnectedDatagramSocket(
+    int family, const unsigned char *local, int localLength, int interfaceIndex, unsigned short port, const void *to,
+    socklen_t toLength) {
+    int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int on = 1, off = 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0) goto failed;
+    if (CPadLinux_enablePacketInfo(fd, family) != 0) goto failed;
+    int bound;
+    if (family == AF_INET6) {
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) != 0) goto failed;
+        struct sockaddr_in6 address = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+        if (localLength == 4) {
+            address.sin6_addr.s6_addr[10] = 0xff;
+            address.sin6_addr.s6_addr[11] = 0xff;
+            memcpy(&address.sin6_addr.s6_addr[12], local, 4);
+        } else if (localLength == 16) {
+            memcpy(&address.sin6_addr, local, 16);
+            if (IN6_IS_ADDR_LINKLOCAL(&address.sin6_addr)) address.sin6_scope_id = (uint32_t)interfaceIndex;
+        }
+        bound = bind(fd, (const struct sockaddr *)&address, sizeof address);
+    } else if (family == AF_INET && (localLength == 4 || localLength == 0)) {
+        struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port)};
+        if (localLength == 4) memcpy(&address.sin_addr, local, 4);
+        bound = bind(fd, (const struct sockaddr *)&address, sizeof address);
+    } else {
+        errno = EAFNOSUPPORT;
+        goto failed;
+    }
+    if (bound != 0) goto failed;
+    if (connect(fd, (const struct sockaddr *)to, toLength) != 0) goto failed;
+    return fd;
+failed:;
+    int error = errno;
+    close(fd);
+    errno = error;
+    return -1;
+}
+
 // MARK: - epoll with a nanosecond timeout
 
 int CPadLinux_epollWait(int epollFD, struct epoll_event *events, int capacity, long long timeoutNanoseconds) {

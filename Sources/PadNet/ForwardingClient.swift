@@ -71,6 +71,8 @@ public final class ForwardingClient {
         var feedback = FeedbackStateReceiver()
         var feedbackToAcknowledge: UInt32?
         var attached = true
+        /// Frames were recorded before the session in use (so the host may have applied some of them).
+        var continuesNumbering = false
         init(slot: UInt8, controller: Controller) {
             self.slot = slot
             self.controller = controller
@@ -108,6 +110,9 @@ public final class ForwardingClient {
     private var renewal: (handshake: LinkClientHandshake, sentMicroseconds: UInt64)?
     /// The clock of the last initiation sent: never sent smaller, whatever the wall clock does meanwhile.
     private var lastInitiationClock: UInt64 = 0
+    /// The cookie a host under load gave this client for its address, and when: later initiations carry it while
+    /// the host still honours it.
+    private var cookie: (bytes: [UInt8], receivedMicroseconds: UInt64)?
     private var liveness: LinkLiveness
     private var backoff = ReconnectBackoff()
     private var nextAttemptMicroseconds: UInt64 = 0
@@ -296,7 +301,17 @@ public final class ForwardingClient {
     private func makeHandshake() -> LinkClientHandshake? {
         let clock = max(clocks.wallClockMicroseconds(), lastInitiationClock &+ 1)
         lastInitiationClock = clock
-        return try? LinkClientHandshake(identity: identity, hostKey: hostKey, wallClockMicroseconds: clock)
+        let fresh = cookie.flatMap { now < $0.receivedMicroseconds + AddressCookies.secretLifetimeMicroseconds ? $0.bytes : nil }
+        return try? LinkClientHandshake(identity: identity, hostKey: hostKey, wallClockMicroseconds: clock, cookie: fresh)
+    }
+
+    /// A host under load asked the initiation in flight for a cookie: it goes again at once, carrying it.
+    private func resend(withCookieFrom datagram: LinkDatagram, _ handshake: inout LinkClientHandshake) -> Bool {
+        guard handshake.takeCookie(from: datagram), let bytes = handshake.cookie else { return false }
+        cookie = (bytes, now)
+        sender.send(handshake.initiation, along: hostPath)
+        statistics.datagramsSent &+= 1
+        return true
     }
 
     private func connect() {
@@ -352,7 +367,8 @@ public final class ForwardingClient {
             : (padTableVersion, pads.map { pad in
                 LinkPadDescription(
                     slot: pad.slot, fingerprint: pad.controller.fingerprint, kind: pad.controller.kind.rawValue,
-                    requestedVirtualKind: options.virtualKind, attached: pad.attached, name: pad.controller.name)
+                    requestedVirtualKind: options.virtualKind, attached: pad.attached, name: pad.controller.name,
+                    continuesNumbering: pad.continuesNumbering)
             })
         encoder.begin(
             padTable: table, pingMicroseconds: ping,
@@ -403,6 +419,18 @@ public final class ForwardingClient {
                 return
             }
             handle(message)
+        } else if bytes.first == 0x04, let datagram = LinkDatagram(bytes) {
+            // A host under load asks the initiation in flight to prove this client's address (its cookie).
+            switch state {
+            case .handshaking(var handshake):
+                if resend(withCookieFrom: datagram, &handshake) { state = .handshaking(handshake) }
+            case .established:
+                guard var renewing = renewal, resend(withCookieFrom: datagram, &renewing.handshake) else { return }
+                renewal = renewing
+            case .waiting, .stopped:
+                return
+            }
+            return
         } else if bytes.first == 0x02, let datagram = LinkDatagram(bytes) {
             switch state {
             case .handshaking(var handshake):
@@ -419,6 +447,7 @@ public final class ForwardingClient {
                 previousSession = session?.keys
                 session = (keys, now)
                 padTableAcknowledged = 0
+                numberPadsOn()
                 statistics.datagramsReceived &+= 1
                 statistics.sessionSent = 0
                 statistics.sessionReceived = 0
@@ -432,7 +461,13 @@ public final class ForwardingClient {
         armTimer()
     }
 
+    /// A new session: each pad's frames are numbered on from where they are (the table says so for pads with frames).
+    private func numberPadsOn() {
+        for pad in pads where pad.sender.newest != nil { pad.continuesNumbering = true }
+    }
+
     private func established(_ keys: LinkSessionKeys) {
+        numberPadsOn()
         state = .established
         session = (keys, now)
         previousSession = nil

@@ -45,6 +45,9 @@ public final class ForwardingHost {
         /// paired-clients cannot be read: what is wrong (file and line); every client is refused until it is fixed.
         case pairedClientsUnreadable(String)
         case dropped(count: Int, reason: String)
+        /// More handshakes than usual came (a flood?): `cookieReplies` of them were asked to prove their address
+        /// before any public-key work (paired clients do so by themselves).
+        case underLoad(cookieReplies: Int)
     }
 
     private final class HostedPad {
@@ -127,7 +130,10 @@ public final class ForwardingHost {
     /// Sessions (current, previous and pending) by their index, each pointing at its client.
     private var sessions: [UInt32: LinkPublicKey] = [:]
     private var timer: (any LinkWakeTimer)?
+    /// What an initiation must pass before the host does any public-key work for it.
+    private var initiationGate: LinkInitiationGate
     private var refusals = RateLimitedCount(intervalMicroseconds: 1_000_000)
+    private var cookieReplies = RateLimitedCount(intervalMicroseconds: 10_000_000)
     private var handshakeRefusals = RateLimitedCount(intervalMicroseconds: 10_000_000)
     /// Whether a pad went or began to linger since unforwarded pads were last tried.
     private var roomMayHaveChanged = false
@@ -146,6 +152,12 @@ public final class ForwardingHost {
     }()
     /// Handles datagrams that are not the link's (pairing), when set.
     public var onOtherDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
+    /// Told the paths of the clients whose session is confirmed (they proved their key), whenever that set changes:
+    /// `ConnectedClientSockets` gives each a socket of its own.
+    public var onClientPathsChanged: ((Set<DatagramPath>) -> Void)?
+    private var clientPaths: Set<DatagramPath> = []
+    /// A socket per confirmed client (production only: the socket-based initializer makes it).
+    private var connectedSockets: ConnectedClientSockets?
 
     /// A host on `socket`'s datagrams, making real virtual pads on `loop`.
     public convenience init(
@@ -163,6 +175,15 @@ public final class ForwardingHost {
             })
         tick = { [weak self] in self?.tick() }
         socket.onDatagram = { [weak self] bytes, path in self?.receive(bytes, along: path) }
+        do {
+            let sockets = try ConnectedClientSockets(sharingPortOf: socket, logger: logger) { [weak self] bytes, path in
+                self?.receive(bytes, along: path)
+            }
+            connectedSockets = sockets
+            onClientPathsChanged = { [weak sockets] paths in sockets?.follow(paths) }
+        } catch {
+            logger.notice("\(error): every client's datagrams share the listening socket's queue")
+        }
     }
 
     /// A host over the given ports: datagrams go to `sender`, arrive through `receive(_:along:)`; `timer` calls
@@ -176,6 +197,9 @@ public final class ForwardingHost {
         self.timer = timer
         self.clocks = clocks
         self.identity = identity
+        initiationGate = LinkInitiationGate(
+            hostKey: LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!,
+            atMicroseconds: clocks.monotonicMicroseconds())
         self.store = store
         self.options = options
         self.logger = logger
@@ -211,6 +235,8 @@ public final class ForwardingHost {
     public func close() {
         timer?.close()
         timer = nil
+        connectedSockets?.close()
+        connectedSockets = nil
         for client in clients.values { for pad in client.pads.values { pad.virtual.close() } }
         clients.removeAll()
         sessions.removeAll()
@@ -227,13 +253,33 @@ public final class ForwardingHost {
         if let (index, counter) = LinkDatagram.transportHeader(of: bytes) {
             transport(bytes, index: index, counter: counter, along: path)
         } else if let first = bytes.first, first == 0x01 {
-            if let datagram = LinkDatagram(bytes) { handshake(datagram, along: path) } else { drop("malformed") }
+            initiation(bytes, along: path)
         } else if let first = bytes.first, PairingDatagram.firstByte.contains(first), let other = onOtherDatagram {
             other(bytes, path)
         } else {
-            drop(bytes.first == 0x02 ? "a response sent to the host" : "not padbridge's")
+            drop(bytes.first == 0x02 || bytes.first == 0x04 ? "an answer sent to the host" : "not padbridge's")
         }
         armTimer()
+    }
+
+    /// An initiation: its length and MACs, then the load, before any public-key work (`LinkInitiationGate`).
+    private func initiation(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
+        guard bytes.count == LinkDatagram.initiationSize else { return drop("malformed") }
+        let initiation = Array(bytes)
+        let time = now
+        switch initiationGate.check(initiation, from: path.remote, atMicroseconds: time) {
+        case .answer:
+            guard let datagram = LinkDatagram(initiation) else { return drop("malformed") }
+            let answer = handshake(datagram, along: path)
+            initiationGate.remember(initiation, from: path.remote, answer: answer, atMicroseconds: time)
+        case let .answerAgain(answer):
+            sender.send(answer, along: path)
+        case let .askForCookie(reply):
+            sender.send(reply, along: path)
+            if let count = cookieReplies.note(atMicroseconds: time) { onEvent(.underLoad(cookieReplies: count)) }
+        case let .drop(reason):
+            drop(reason)
+        }
     }
 
     private func transport(_ datagram: UnsafeRawBufferPointer, index: UInt32, counter: UInt64, along path: DatagramPath) {
@@ -263,14 +309,18 @@ public final class ForwardingHost {
         guard opened else { return drop("unauthenticated, replayed or for no session") }
         guard let message = try? LinkClientMessageView(plaintext) else { return drop("malformed") }
         if confirming { confirmPendingSession(of: client, at: time) }
-        if client.current?.keys.localIndex == index { client.path = path }
+        if client.current?.keys.localIndex == index, client.path != path {
+            client.path = path
+            clientPathsMayHaveChanged()
+        }
         client.receivedDatagrams &+= 1
         client.liveness.heard(atMicroseconds: time)
         if client.lost { resume(client) }
         handle(message, from: client)
     }
 
-    private func handshake(_ datagram: LinkDatagram, along path: DatagramPath) {
+    /// Answers a paired client's initiation (public-key work); returns the answer sent, nil when refused.
+    private func handshake(_ datagram: LinkDatagram, along path: DatagramPath) -> [UInt8]? {
         var clock: UInt64 = 0
         var refusal: (key: LinkPublicKey, reason: String)?
         let time = now
@@ -298,7 +348,8 @@ public final class ForwardingHost {
             if let refusal, handshakeRefusals.note(atMicroseconds: time) != nil {
                 onEvent(.handshakeRefused(client: paired[refusal.key] ?? refusal.key.fingerprint, reason: refusal.reason))
             }
-            return drop("handshake from an unpaired client, replayed, or forged")
+            drop("handshake from an unpaired client, or replayed")
+            return nil
         }
         sender.send(response, along: path)
         let client: HostedClient
@@ -311,6 +362,7 @@ public final class ForwardingHost {
         if let earlier = client.pending { sessions[earlier.keys.localIndex] = nil }
         client.pending = HostSession(keys: keys, initiationClock: clock, startedMicroseconds: time, path: path)
         sessions[keys.localIndex] = key
+        return response
     }
 
     /// The first datagram of a session answered earlier: it becomes the session in use. The session it replaces
@@ -337,6 +389,7 @@ public final class ForwardingHost {
         }
         client.current = pending
         client.path = pending.path
+        clientPathsMayHaveChanged()
         // The new session starts afresh: the client sends its pad table again, each pad's frames from where it says,
         // and gets every pad's whole feedback state.
         for pad in client.pads.values {
@@ -454,6 +507,7 @@ public final class ForwardingHost {
                     pad.virtual.goNeutral()
                     onEvent(.padDetached(client: client.name, pad: description))
                 }
+                if description.continuesNumbering { pad.receiver.continueNumbering() }
                 pad.slot = description.slot
                 pad.description = description
                 pad.attached = description.attached
@@ -542,6 +596,17 @@ public final class ForwardingHost {
         }
         clients[client.key] = nil
         roomMayHaveChanged = true
+        clientPathsMayHaveChanged()
+    }
+
+    /// Tells `onClientPathsChanged` the confirmed clients' paths if they are not what it was told last (a client
+    /// confirmed, moved or removed: never on a frame's own path).
+    private func clientPathsMayHaveChanged() {
+        guard let onClientPathsChanged else { return }
+        let paths = Set(clients.values.filter { $0.current != nil }.map(\.path))
+        guard paths != clientPaths else { return }
+        clientPaths = paths
+        onClientPathsChanged(paths)
     }
 
     /// What is due now: pads whose linger ran out, sessions that ended, lost links, feedback to send again, delayed

@@ -5,17 +5,31 @@ public import PadNoise
 /// The link's outer datagrams (after pairing): a Noise `IK` handshake, then transport messages. WireGuard's shape:
 ///
 /// ```
-/// 0x01 initiation | u32 sender index | IK message 1 (-> e, es, s, ss; payload: u64 the client's wall clock, µs)
-/// 0x02 response   | u32 sender index | u32 receiver index | IK message 2 (<- e, ee, se)
-/// 0x03 transport  | u32 receiver index | u64 counter | ChaCha20-Poly1305(message), the 13-byte header authenticated
+/// 0x01 initiation   | u32 sender index | IK message 1 (104 bytes: -> e, es, s, ss; payload: u64 the client's wall
+///                     clock, µs) | mac1 (32) | mac2 (32)                                              173 bytes
+/// 0x02 response     | u32 sender index | u32 receiver index | IK message 2 (<- e, ee, se)
+/// 0x03 transport    | u32 receiver index | u64 counter | ChaCha20-Poly1305(message), the 13-byte header authenticated
+/// 0x04 cookie reply | u32 receiver index | nonce (12) | the host's cookie for the client's address, sealed (48)
 /// ```
-/// Indexes are random per session, so a datagram finds its session without revealing who sent it. Decoding is total.
+/// Indexes are random per session, so a datagram finds its session without revealing who sent it. mac1 proves the
+/// sender knows the host's public key (only paired clients do) and is checked before any public-key work; mac2 is
+/// zeros, or proves the sender's address with the cookie a host under load asked for (`LinkInitiationMACs`).
+/// Decoding is total.
 public enum LinkDatagram: Sendable, Hashable {
-    case initiation(senderIndex: UInt32, handshake: [UInt8])
+    case initiation(senderIndex: UInt32, handshake: [UInt8], mac1: [UInt8], mac2: [UInt8])
     case response(senderIndex: UInt32, receiverIndex: UInt32, handshake: [UInt8])
     case transport(receiverIndex: UInt32, counter: UInt64, ciphertext: [UInt8])
+    case cookieReply(receiverIndex: UInt32, nonce: [UInt8], sealedCookie: [UInt8])
 
-    public static let prologue = Array("padbridge link 2".utf8)
+    /// Bumped with every change of the handshake's datagrams: 3 added the initiation's MACs.
+    public static let prologue = Array("padbridge link 3".utf8)
+    /// IK's first message with its 8-byte payload: e (32), s sealed (48), the clock sealed (24).
+    public static let initiationHandshakeSize = 104
+    public static let macSize = 32
+    /// An initiation, whole: every other length is not one.
+    public static let initiationSize = 1 + 4 + initiationHandshakeSize + 2 * macSize
+    /// A cookie reply, whole: smaller than the initiation it answers.
+    public static let cookieReplySize = 1 + 4 + 12 + macSize + 16
     /// The largest datagram either side sends (a transport datagram carries at most
     /// `LinkClientMessage.maximumEncodedSize` bytes of message): never fragmented, even over IPv6.
     public static let maximumSize = 1_200
@@ -26,7 +40,10 @@ public enum LinkDatagram: Sendable, Hashable {
         do throws(LinkDecodingError) {
             switch try reader.u8() {
             case 0x01:
-                self = .initiation(senderIndex: try reader.u32(), handshake: Array(reader.rest()))
+                guard bytes.count == Self.initiationSize else { return nil }
+                self = .initiation(
+                    senderIndex: try reader.u32(), handshake: Array(try reader.take(Self.initiationHandshakeSize)),
+                    mac1: Array(try reader.take(Self.macSize)), mac2: Array(try reader.take(Self.macSize)))
             case 0x02:
                 let sender = try reader.u32()
                 self = .response(senderIndex: sender, receiverIndex: try reader.u32(), handshake: Array(reader.rest()))
@@ -35,6 +52,10 @@ public enum LinkDatagram: Sendable, Hashable {
                 let counter = try reader.u64()
                 guard reader.remaining >= 16 else { return nil }  // not even a tag
                 self = .transport(receiverIndex: receiver, counter: counter, ciphertext: Array(reader.rest()))
+            case 0x04:
+                guard bytes.count == Self.cookieReplySize else { return nil }
+                self = .cookieReply(
+                    receiverIndex: try reader.u32(), nonce: Array(try reader.take(12)), sealedCookie: Array(reader.rest()))
             default:
                 return nil
             }
@@ -45,9 +66,10 @@ public enum LinkDatagram: Sendable, Hashable {
 
     public var encoded: [UInt8] {
         switch self {
-        case let .initiation(sender, handshake): [0x01] + Self.u32(sender) + handshake
+        case let .initiation(sender, handshake, mac1, mac2): [0x01] + Self.u32(sender) + handshake + mac1 + mac2
         case let .response(sender, receiver, handshake): [0x02] + Self.u32(sender) + Self.u32(receiver) + handshake
         case let .transport(receiver, counter, ciphertext): Self.transportHeader(receiver, counter) + ciphertext
+        case let .cookieReply(receiver, nonce, sealed): [0x04] + Self.u32(receiver) + nonce + sealed
         }
     }
 
@@ -158,20 +180,40 @@ public struct LinkSessionKeys: Sendable {
 public struct LinkClientHandshake {
     public let localIndex: UInt32
     private var handshake: NoiseHandshake
-    public let initiation: [UInt8]
+    private let macs: LinkInitiationMACs
+    private let message: [UInt8]
+    /// The datagram to send (again, unchanged, until the host answers or asks for a cookie).
+    public private(set) var initiation: [UInt8]
+    /// The host's cookie for this client's address that the initiation carries (its mac2), if any.
+    public private(set) var cookie: [UInt8]?
 
     /// `wallClockMicroseconds` goes in the encrypted payload: the host accepts each client's initiations only with
     /// a growing clock, so a captured initiation replayed later opens no session (WireGuard's TAI64N timestamp).
-    public init(identity: Curve25519.KeyAgreement.PrivateKey, hostKey: LinkPublicKey, wallClockMicroseconds: UInt64)
-        throws(NoiseError)
-    {
+    /// `cookie`: the one a host under load gave this client lately (it proves the client's address at once).
+    public init(
+        identity: Curve25519.KeyAgreement.PrivateKey, hostKey: LinkPublicKey, wallClockMicroseconds: UInt64,
+        cookie: [UInt8]? = nil
+    ) throws(NoiseError) {
         localIndex = UInt32.random(in: 1...UInt32.max)
         handshake = try NoiseHandshake(
             pattern: .IK, role: .initiator, prologue: LinkDatagram.prologue, localStatic: identity,
             remoteStatic: hostKey.bytes)
+        macs = LinkInitiationMACs(hostKey: hostKey)
         let clock = (0..<8).map { UInt8(truncatingIfNeeded: wallClockMicroseconds >> (8 * UInt64($0))) }
-        initiation = LinkDatagram.initiation(
-            senderIndex: localIndex, handshake: try handshake.writeMessage(payload: clock)).encoded
+        message = try handshake.writeMessage(payload: clock)
+        self.cookie = cookie
+        initiation = macs.initiation(senderIndex: localIndex, handshake: message, cookie: cookie)
+    }
+
+    /// A host under load answered this initiation with a cookie: the initiation now carries it (send it again).
+    /// False for anything else: another handshake's cookie reply, a forgery, the same cookie again.
+    public mutating func takeCookie(from datagram: LinkDatagram) -> Bool {
+        guard case let .cookieReply(receiver, nonce, sealed) = datagram, receiver == localIndex,
+            let cookie = macs.openCookie(nonce: nonce, sealedCookie: sealed, answering: initiation), cookie != self.cookie
+        else { return false }
+        self.cookie = cookie
+        initiation = macs.initiation(senderIndex: localIndex, handshake: message, cookie: cookie)
+        return true
     }
 
     /// The session, if `datagram` is the host's response to this initiation.
@@ -184,14 +226,15 @@ public struct LinkClientHandshake {
 }
 
 /// The host's side: answers an initiation from a paired client. Returns the response datagram, the client's key
-/// and the session; nil for anything else (an unpaired key, a replayed initiation, a forgery, garbage).
+/// and the session; nil for anything else (an unpaired key, a replayed initiation, a forgery, garbage). Public-key
+/// work: a host checks the initiation's MACs first (`LinkInitiationGate`).
 public enum LinkHostHandshake {
     /// `accepts(client, clock)`: whether the client is paired and `clock` is later than its last initiation's.
     public static func respond(
         to datagram: LinkDatagram, identity: Curve25519.KeyAgreement.PrivateKey,
         accepts: (LinkPublicKey, _ wallClockMicroseconds: UInt64) -> Bool
     ) -> (response: [UInt8], client: LinkPublicKey, session: LinkSessionKeys)? {
-        guard case let .initiation(sender, message) = datagram,
+        guard case let .initiation(sender, message, _, _) = datagram,
             var handshake = try? NoiseHandshake(
                 pattern: .IK, role: .responder, prologue: LinkDatagram.prologue, localStatic: identity),
             let payload = try? handshake.readMessage(message), payload.count == 8,

@@ -9,9 +9,14 @@ public import PadNoise
 /// message or confirmation, never to a response, a confirmation of pairing or a refusal, so two hosts never bounce
 /// datagrams between them); make it send more than it received (a first message must be padded to
 /// `PairingDatagram.minimumInitiationSize`, larger than any answer); evict a person's exchange in progress (a full
-/// table turns new first messages away instead); close the window with junk (a confirmation whose sender's key does
-/// not even authenticate is noise, not a wrong code); close it for others with wrong codes (counted per source
-/// address, `PairingWindow.wrongTriesPerSource`, up to `wrongTriesAllowed` in all).
+/// table turns new first messages away instead, and one source holds at most `pendingPerSource` exchanges, a new
+/// one replacing its own oldest); keep a person from pairing or stall the host with a flood of first messages (public-key work
+/// only within `limits`: beyond a burst and a steady rate the host is under load, and a first message gets an
+/// exchange only if its mac2 proves its sender's address with the cookie the host gave it, at a few a second per
+/// source; random bytes fail the first message's own check, which needs no public-key work, and get nothing);
+/// close the window with junk (a confirmation whose sender's key does not even authenticate is noise, not a wrong
+/// code); close it for others with wrong codes (counted per source address, `PairingWindow.wrongTriesPerSource`,
+/// up to `wrongTriesAllowed` in all).
 public struct PairingResponder {
     public private(set) var window: PairingWindow?
     private let identity: Curve25519.KeyAgreement.PrivateKey
@@ -34,6 +39,14 @@ public struct PairingResponder {
     private var wrongTriesBySource: [[UInt8]: Int] = [:]
     /// At most this many exchanges at once; a first message beyond it is turned away (no exchange is evicted).
     static let pendingLimit = 64
+    /// At most this many from one source (an IPv4 address, an IPv6 /64): a new one replaces the source's oldest
+    /// (a person who runs `pair` again; a flooder churns only its own).
+    static let pendingPerSource = 2
+    /// New exchanges (each a key generation and two agreements): a burst of 8 and 2 a second from anyone, then
+    /// 3 and 1 a second per source that proved its address.
+    static let limits = HandshakeAdmission.Limits(burst: 8, perSecond: 2, burstPerSource: 3, perSecondPerSource: 1)
+    private var admission = HandshakeAdmission(Self.limits, atMicroseconds: 0)
+    private var cookies = AddressCookies()
     /// An exchange not confirmed within this long is forgotten (a client confirms within a round trip).
     static let pendingLifetimeMicroseconds: UInt64 = 10_000_000
 
@@ -61,6 +74,8 @@ public struct PairingResponder {
         case refused(PairingRefusal)
         /// The client paired, but its key could not be stored (why); it was told.
         case notStored(String)
+        /// Under load (a flood of first messages?): a first message was asked to prove its sender's address.
+        case askedForCookie
     }
 
     /// Handles one pairing datagram from `address`: the reply to send (if any), and what happened. `accept` stores
@@ -76,7 +91,7 @@ public struct PairingResponder {
             return initiation(message, from: address, atMicroseconds: now)
         case let .confirmation(message):
             return confirmation(message, from: address, atMicroseconds: now, accept: accept)
-        case .response, .paired, .refused:
+        case .response, .paired, .refused, .cookieReply:
             return (nil, nil)  // answers: never answered
         }
     }
@@ -86,21 +101,46 @@ public struct PairingResponder {
     {
         guard let window else { return (PairingDatagram.refused(.noWindow).encoded, .refused(.noWindow)) }
         pending.removeAll { now >= $0.startedMicroseconds + Self.pendingLifetimeMicroseconds }
-        if let earlier = pending.first(where: { $0.address == address && $0.initiation == message }) {
+        // The first message without its mac2 (the client sends it again with one when asked for a cookie).
+        let handshakeMessage = Array(message.dropLast(PairingDatagram.macSize))
+        if let earlier = pending.first(where: { $0.address == address && $0.initiation == handshakeMessage }) {
             return (PairingDatagram.response(earlier.response).encoded, nil)
         }
         if let refusal = refusal(for: address, window: window, atMicroseconds: now) {
             return (PairingDatagram.refused(refusal).encoded, nil)
         }
-        guard pending.count < Self.pendingLimit || pending.contains(where: { $0.address == address }) else {
+        // Its own check first (hashes and one ChaCha20-Poly1305, no public-key work): random bytes stop here.
+        guard var handshake = try? PairingHandshake.responder(code: window.code, identity: identity),
+            (try? handshake.readMessage(handshakeMessage)) != nil
+        else { return (nil, nil) }
+        // An earlier exchange of this client's (another first message) gives way to this one, and so does the
+        // oldest of its source's when the source holds its share: a source never evicts another's exchange.
+        var others = pending.filter { $0.address != address }
+        let source = address.rateLimitedSource
+        if let oldest = others.firstIndex(where: { $0.address.rateLimitedSource == source }),
+            others.count(where: { $0.address.rateLimitedSource == source }) >= Self.pendingPerSource
+        {
+            others.remove(at: oldest)
+        }
+        guard others.count < Self.pendingLimit else {
             return (nil, nil)  // busy: the exchanges under way go on; this client sends again
         }
-        guard var handshake = try? PairingHandshake.responder(code: window.code, identity: identity),
-            (try? handshake.readMessage(message)) != nil,
-            let response = try? handshake.writeMessage(payload: PairingHandshake.namePayload(hostName))
-        else { return (nil, nil) }
-        pending.removeAll { $0.address == address }
-        pending.append(Exchange(address: address, initiation: message, handshake: handshake, response: response, startedMicroseconds: now))
+        if !admission.admitsWithoutCookie(atMicroseconds: now) {
+            let beforeMac2 = [0x50] + handshakeMessage
+            guard cookies.isValid(
+                mac2: message.suffix(PairingDatagram.macSize), over: beforeMac2[...], from: address, atMicroseconds: now)
+            else {
+                let cookie = cookies.cookie(for: address, atMicroseconds: now)
+                let reply = PairingDatagram.cookieReply(digest: PairingDatagram.digest(ofFirstMessage: beforeMac2), cookie: cookie)
+                return (reply.encoded, .askedForCookie)
+            }
+            guard admission.admitsProvenSource(address, atMicroseconds: now) else { return (nil, nil) }
+        }
+        guard let response = try? handshake.writeMessage(payload: PairingHandshake.namePayload(hostName)) else {
+            return (nil, nil)
+        }
+        pending = others
+        pending.append(Exchange(address: address, initiation: handshakeMessage, handshake: handshake, response: response, startedMicroseconds: now))
         return (PairingDatagram.response(response).encoded, nil)
     }
 
@@ -170,7 +210,10 @@ public struct PairingInitiator {
     /// The handshake after the first message: each response is read from a copy of it.
     private var afterFirstMessage: NoiseHandshake
     private let clientName: String
+    /// The first datagram without its mac2, and whole (mac2 zeros, or made with the host's cookie).
+    private var firstMessageBeforeMac2: [UInt8]?
     private var firstMessage: [UInt8]?
+    private var cookie: [UInt8]?
     private var branches: [(response: [UInt8], keys: NoiseTransportKeys, hostKey: LinkPublicKey, hostName: String, confirmation: [UInt8])] = []
     static let branchLimit = 4
 
@@ -179,19 +222,21 @@ public struct PairingInitiator {
         self.clientName = clientName
     }
 
-    /// The first datagram (sent again, unchanged, until the host answers), padded to
+    /// The first datagram (sent again, unchanged, until the host answers or asks for a cookie), padded to
     /// `PairingDatagram.minimumInitiationSize`.
     public mutating func start() throws(NoiseError) -> [UInt8] {
         if let firstMessage { return firstMessage }
-        let padding = PairingDatagram.minimumInitiationSize - 1 - 32 - 16
-        let datagram = PairingDatagram.initiation(
+        let padding = PairingDatagram.minimumInitiationSize - 1 - 32 - 16 - PairingDatagram.macSize
+        let beforeMac2 = PairingDatagram.initiation(
             try afterFirstMessage.writeMessage(payload: [UInt8](repeating: 0, count: padding))).encoded
+        firstMessageBeforeMac2 = beforeMac2
+        let datagram = beforeMac2 + [UInt8](repeating: 0, count: PairingDatagram.macSize)
         firstMessage = datagram
         return datagram
     }
 
     public enum Outcome: Sendable, Equatable {
-        /// Send this (a confirmation), and keep listening.
+        /// Send this (a confirmation, or the first message with the host's cookie), and keep listening.
         case send([UInt8])
         /// Both sides stored the other's key: the host's key and name.
         case paired(LinkPublicKey, hostName: String)
@@ -225,6 +270,15 @@ public struct PairingInitiator {
             return .ignored
         case let .refused(reason):
             return .refused(reason)
+        case let .cookieReply(digest, cookie):
+            // A host under load asks for the first message again, proving this client's address with its cookie.
+            guard branches.isEmpty, let beforeMac2 = firstMessageBeforeMac2,
+                digest == PairingDatagram.digest(ofFirstMessage: beforeMac2), cookie != self.cookie
+            else { return .ignored }
+            self.cookie = cookie
+            let datagram = beforeMac2 + AddressCookies.mac2(cookie: cookie, over: beforeMac2)
+            firstMessage = datagram
+            return .send(datagram)
         case .initiation, .confirmation:
             return .ignored
         }

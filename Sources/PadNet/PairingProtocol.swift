@@ -6,13 +6,17 @@ public import PadNoise
 /// confirmation, a transport message sealed with the new keys. Every decoder is total.
 ///
 /// ```
-/// client -> host  0x50 "P" | msg1 (-> e; payload: zeros, padding the datagram to 192 bytes)
+/// client -> host  0x50 "P" | msg1 (-> e; payload: zeros, padding it to 160 bytes) | mac2 (32)          192 bytes
 /// host -> client  0x51     | msg2 (<- e, ee, s, es; payload: the host's name, at most 64 bytes)
 /// client -> host  0x52     | msg3 (-> s, se, psk; payload: the client's name, at most 64 bytes)
 /// host -> client  0x53     | sealed("padbridge paired", counter 0): both keys are stored
 /// host -> client  0x54     | reason (1 byte): refused (0: wrong code, 1: no pairing window open, 2: too many tries,
 ///                            3: the host could not store the pairing)
+/// host -> client  0x55     | SHA-256(the first message before mac2), 16 bytes | cookie (32)              49 bytes
 /// ```
+/// mac2 is zeros, or HMAC-SHA256(cookie, the first message before mac2): a host under load (a flood of first
+/// messages) makes a new exchange only for a first message whose mac2 proves its sender's address, and answers the
+/// others with its cookie for that address (0x55; the digest tells the client which first message it answers).
 /// No answer is larger than what it answers: the first message is padded to 192 bytes, more than a response can
 /// be (1 + 32 + 48 + 64 + 16 = 161).
 public enum PairingDatagram: Sendable, Hashable {
@@ -21,10 +25,19 @@ public enum PairingDatagram: Sendable, Hashable {
     case confirmation([UInt8])
     case paired([UInt8])
     case refused(PairingRefusal)
+    case cookieReply(digest: [UInt8], cookie: [UInt8])
 
-    public static let firstByte: ClosedRange<UInt8> = 0x50...0x54
+    public static let firstByte: ClosedRange<UInt8> = 0x50...0x55
     /// A first message (whole datagram) is at least this long; a host ignores a shorter one.
     public static let minimumInitiationSize = 192
+    static let macSize = 32
+    static let digestSize = 16
+    public static let cookieReplySize = 1 + digestSize + macSize
+
+    /// What a cookie reply names its first message by.
+    static func digest(ofFirstMessage beforeMac2: some Collection<UInt8>) -> [UInt8] {
+        Array(SHA256.hash(data: Array(beforeMac2)).prefix(digestSize))
+    }
 
     public init?(_ bytes: some Collection<UInt8>) {
         guard let kind = bytes.first else { return nil }
@@ -37,6 +50,9 @@ public enum PairingDatagram: Sendable, Hashable {
         case 0x54:
             guard body.count == 1, let reason = PairingRefusal(rawValue: body[0]) else { return nil }
             self = .refused(reason)
+        case 0x55:
+            guard bytes.count == Self.cookieReplySize else { return nil }
+            self = .cookieReply(digest: Array(body.prefix(Self.digestSize)), cookie: Array(body.dropFirst(Self.digestSize)))
         default: return nil
         }
     }
@@ -48,6 +64,7 @@ public enum PairingDatagram: Sendable, Hashable {
         case let .confirmation(body): [0x52] + body
         case let .paired(body): [0x53] + body
         case let .refused(reason): [0x54, reason.rawValue]
+        case let .cookieReply(digest, cookie): [0x55] + digest + cookie
         }
     }
 }
@@ -70,7 +87,8 @@ public enum PairingRefusal: UInt8, Sendable, Hashable, CustomStringConvertible {
 
 /// The shared constants of the pairing handshake.
 public enum PairingHandshake {
-    public static let prologue = Array("padbridge pair 1".utf8)
+    /// Bumped with every change of pairing's datagrams: 2 added the first message's mac2.
+    public static let prologue = Array("padbridge pair 2".utf8)
     public static let confirmationText = Array("padbridge paired".utf8)
     /// The longest name (UTF-8 bytes) either side sends.
     public static let nameLimit = 64

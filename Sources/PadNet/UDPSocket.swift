@@ -204,6 +204,10 @@ public final class UDPSocket {
     public var onDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
     /// Datagrams dropped because they were longer than the buffer (none of padbridge's is).
     public private(set) var truncatedDatagrams = 0
+    /// At most this many datagrams are read each time the loop finds the socket readable; the rest wait for its next
+    /// turn (epoll is level-triggered), after the other descriptors that were ready. A shared socket that a flood may
+    /// keep full reads a few at a time, so the sockets of paired clients are read in between.
+    public var maximumDatagramsPerWake = Int.max
 
     /// A socket bound to `address` (port 0: any free port).
     public init(bindingTo address: SocketAddress, loop: DeviceEventLoop) throws(LinkSocketError) {
@@ -237,6 +241,38 @@ public final class UDPSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         localAddress = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
+        try startWatching(fd)
+    }
+
+    /// A socket on `listening`'s port for one peer: bound to `local` (the address the peer's datagrams came to;
+    /// nil: the listening socket's address) and connected to `remote`. The kernel then queues that peer's datagrams
+    /// here, apart from the listening socket's queue (which a flood may fill), until this socket is closed. The
+    /// listening socket must allow it first (`allowConnectedSocketsOnItsPort`).
+    public init(
+        connectedTo remote: SocketAddress, sharingPortOf listening: UDPSocket, local: LocalDestination?
+    ) throws(LinkSocketError) {
+        loop = listening.loop
+        family = listening.family
+        let localBytes = local.map { $0.address.withUnsafeBytes { Array($0) } } ?? listening.localAddress.hostBytes
+        let fd = localBytes.withUnsafeBytes { localPointer in
+            remote.storage.withUnsafeBytes { target in
+                CPadLinux_openConnectedDatagramSocket(
+                    listening.family, localPointer.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    Int32(localPointer.count), local?.interfaceIndex ?? 0, listening.localAddress.port,
+                    target.baseAddress, socklen_t(target.count))
+            }
+        }
+        guard fd >= 0 else { throw .socketFailed(operation: "a socket of its own for \(remote)", errno: errno) }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        localAddress = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
+        try startWatching(fd)
+    }
+
+    private func startWatching(_ fd: Int32) throws(LinkSocketError) {
         let descriptor = FileDescriptor(rawValue: fd)
         self.descriptor = descriptor
         do {
@@ -248,6 +284,16 @@ public final class UDPSocket {
             self.descriptor = nil
             throw .socketFailed(operation: "watching the socket", errno: EINVAL)
         }
+    }
+
+    /// Lets sockets made by `init(connectedTo:sharingPortOf:local:)` share this socket's port. Set after binding,
+    /// so that binding still fails while another socket (a second `serve`) holds the port, and a second `serve`
+    /// still cannot bind it afterwards (it does not ask to share).
+    public func allowConnectedSocketsOnItsPort() throws(LinkSocketError) {
+        guard let descriptor else { return }
+        var on: Int32 = 1
+        guard setsockopt(descriptor.rawValue, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
+        else { throw .socketFailed(operation: "setsockopt(SO_REUSEADDR)", errno: errno) }
     }
 
     /// Sends one datagram; false when the kernel refused it now (the caller counts it as lost).
@@ -297,12 +343,15 @@ public final class UDPSocket {
 
     deinit { close() }
 
-    /// Every datagram waiting now (level-triggered epoll would call again anyway; draining saves wake-ups).
+    /// Every datagram waiting now, up to `maximumDatagramsPerWake` (level-triggered epoll would call again anyway;
+    /// draining saves wake-ups).
     private func receiveAll() {
         guard let descriptor else { return }
         var storage = sockaddr_storage()
         var local: (UInt64, UInt64) = (0, 0)
-        while true {
+        var budget = maximumDatagramsPerWake
+        while budget > 0 {
+            budget -= 1
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             var localLength: Int32 = 0
             var interfaceIndex: Int32 = 0

@@ -1,5 +1,6 @@
 public import Crypto
 import CSodium
+public import Synchronization
 
 /// What can go wrong in a Noise handshake or transport message. Every decoder here is total: any bytes give a value
 /// or one of these, never a trap.
@@ -134,7 +135,7 @@ public struct NoiseHandshake: Sendable {
             for token in pattern.messages[messageIndex] {
                 switch token {
                 case .e:
-                    let ephemeral = pendingEphemeral ?? Curve25519.KeyAgreement.PrivateKey()
+                    let ephemeral = pendingEphemeral ?? Self.generateEphemeral()
                     pendingEphemeral = nil
                     localEphemeral = ephemeral
                     let publicKey = Array(ephemeral.publicKey.rawRepresentation)
@@ -234,7 +235,14 @@ public struct NoiseHandshake: Sendable {
         symmetric.mixKey(try Self.dh(mine, theirs))
     }
 
+    /// A fresh ephemeral key pair (its public key is a scalar multiplication: counted).
+    static func generateEphemeral() -> Curve25519.KeyAgreement.PrivateKey {
+        NoisePublicKeyOperations.current?.record()
+        return Curve25519.KeyAgreement.PrivateKey()
+    }
+
     static func dh(_ privateKey: Curve25519.KeyAgreement.PrivateKey, _ publicKey: [UInt8]) throws(NoiseError) -> [UInt8] {
+        NoisePublicKeyOperations.current?.record()
         guard let peer = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: publicKey),
             let shared = try? privateKey.sharedSecretFromKeyAgreement(with: peer)
         else { throw .invalidPublicKey }
@@ -243,6 +251,22 @@ public struct NoiseHandshake: Sendable {
         guard bytes.contains(where: { $0 != 0 }) else { throw .invalidPublicKey }
         return bytes
     }
+}
+
+/// Counts the public-key operations (X25519 key generations and agreements, the costly part of a handshake) that
+/// handshakes perform within `$current.withValue(counter) { ... }`, on the task or thread that runs them: tests
+/// show with it that junk costs a host none. Outside such a scope nothing is counted.
+public final class NoisePublicKeyOperations: Sendable {
+    private let total = Atomic<Int>(0)
+
+    public init() {}
+
+    /// The operations counted so far.
+    public var performed: Int { total.load(ordering: .relaxed) }
+
+    func record() { total.add(1, ordering: .relaxed) }
+
+    @TaskLocal public static var current: NoisePublicKeyOperations?
 }
 
 /// Noise's SymmetricState: the chaining key, the handshake hash and the current CipherState.

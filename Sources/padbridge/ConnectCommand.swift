@@ -156,7 +156,8 @@ struct ConnectCommand: ParsableCommand {
                         + "still trying. Is `padbridge serve` running there, and UDP port \(destination.port) open in its "
                         + "firewall? If the host was reinstalled, its key changed and it cannot read this machine's "
                         + "handshake: delete its line in \(store.pairedHostsPath) and pair again (`padbridge pair "
-                        + "\(hostArgument ?? paired.name) CODE`)")
+                        + "\(hostArgument ?? paired.name) CODE`). Both machines also need versions of padbridge that "
+                        + "speak the same link (`padbridge --version` on each)")
             }
         }
         defer { client.close() }

@@ -159,7 +159,8 @@ struct PairCommand: ParsableCommand {
         case nil:
             throw CommandFailure(
                 "no answer from \(address) (\(target)) within \(Self.answerTimeoutMilliseconds / 1000) s: is "
-                    + "`padbridge serve --pair` running there, and UDP port \(target.port) open in its firewall?")
+                    + "`padbridge serve --pair` running there, and UDP port \(target.port) open in its firewall? Both "
+                    + "machines also need versions of padbridge that pair the same way (`padbridge --version` on each)")
         }
     }
 }
@@ -307,6 +308,7 @@ struct ServeCommand: ParsableCommand {
         }
         shutdown = ending.request
         var unanswered = RateLimitedCount(intervalMicroseconds: 1_000_000)
+        var askedForCookies = RateLimitedCount(intervalMicroseconds: 10_000_000)
         host.onOtherDatagram = { bytes, path in
             let now = MonotonicInstant.now().microseconds
             let from = path.remote
@@ -331,6 +333,13 @@ struct ServeCommand: ParsableCommand {
                 output.write(
                     "padbridge: wrong pairing code from \(from); "
                         + (left > 0 ? "\(left) tries left" : "pairing window closed"))
+            case .askedForCookie?:
+                if let count = askedForCookies.note(atMicroseconds: now) {
+                    output.write(
+                        "padbridge: pairing under load: \(count) first message(s) asked to prove their address with a "
+                            + "cookie before any public-key work (a flood of first messages? a person's `pair` does so "
+                            + "by itself)")
+                }
             case .refused?, nil:
                 break
             }
@@ -417,6 +426,9 @@ enum ServeStatus {
         case let .handshakeRefused(client, reason): "handshake refused: \"\(client)\": \(reason)"
         case let .pairedClientsUnreadable(problem): "cannot read the paired clients: \(problem)"
         case let .dropped(count, reason): "dropped \(count) datagram(s): \(reason)"
+        case let .underLoad(count):
+            "under load: \(count) handshake(s) asked to prove their address with a cookie before any public-key work "
+                + "(more handshakes than usual are coming: a flood? paired clients prove theirs by themselves)"
         }
     }
 }

@@ -78,6 +78,84 @@ import Testing
         #expect(pad.shown == .holding(.b), "later input is forwarded")
     }
 
+    /// Presses the host applied but could not acknowledge (the downlink was cut) are not applied again when the
+    /// client, having lost the link, makes a new session and sends them once more: a game would see a press twice.
+    /// Seen in the flood kernel test: 18 old edges at once after the client reconnected.
+    @Test func pressesAppliedBeforeALostLinkAreNotAppliedAgainInTheNextSession() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        link.cutHostToClient = true
+        for tap in 0..<6 {
+            source.send(tap % 2 == 0 ? .holding(.a) : .neutral)
+            link.run(forMilliseconds: 5)
+        }
+        link.run(forMilliseconds: 1_000)
+        #expect(link.clientEvents.contains { Self.isEvent($0, "linkLost") }, "the client gave the link up")
+        link.cutHostToClient = false
+        link.run(forMilliseconds: 3_000)
+        #expect(link.clientEvents.filter { Self.isEvent($0, "connected") }.count == 2, "and made a new session")
+        let history = [PadSnapshot.neutral] + pad.history
+        let presses = zip(history.dropFirst(), history).filter { $0[.a] && !$1[.a] }.count
+        #expect(presses == 3, "3 taps, each shown once (shown: \(pad.history.map { $0[.a] ? "A" : "-" }.joined()))")
+    }
+
+    /// The same at the session renewal every two minutes: frames in flight when the client switches sessions are
+    /// shown once.
+    @Test func pressesInFlightAtARenewalAreShownOnce() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 119_800)
+        // Taps every 4 ms across the renewal at two minutes, the host's transport datagrams lost for 300 ms around it
+        // (no acknowledgement reaches the client, the handshake does: the new session's first datagrams carry frames
+        // the host already showed).
+        var taps = 0
+        var cut = false
+        link.drops = { end, bytes in cut && end == .host && bytes.first == 0x03 }  // transport: the handshake passes
+        for millisecond in stride(from: 119_800, to: 120_300, by: 2) {
+            cut = (119_900..<120_200).contains(millisecond)
+            if millisecond % 4 == 0 { taps += 1 }
+            source.send(millisecond % 4 == 0 ? .holding(.a) : .neutral)
+            link.run(forMilliseconds: 2)
+        }
+        cut = false
+        link.run(forMilliseconds: 100)
+        #expect(link.clientEvents.filter { Self.isEvent($0, "linkLost") }.isEmpty)
+        let history = [PadSnapshot.neutral] + pad.history
+        let presses = zip(history.dropFirst(), history).filter { $0[.a] && !$1[.a] }.count
+        #expect(presses == taps)
+    }
+
+    /// What `serve` gives a socket of its own (`ConnectedClientSockets`): the path of each client that confirmed a
+    /// session, told when a client comes, moves (a new `connect` from another port takes over) or is revoked, and never
+    /// for a handshake nobody confirmed.
+    @Test func theHostTellsTheConfirmedClientsPathsAsTheyChange() throws {
+        let link = try LinkSimulation()
+        var told: [Set<DatagramPath>] = []
+        link.host.onClientPathsChanged = { told.append($0) }
+        link.cutClientToHost = true
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        #expect(told.isEmpty, "nothing reached the host")
+        link.cutClientToHost = false
+        link.run(forMilliseconds: 200)
+        #expect(told.map { $0.map(\.remote) } == [[link.clients[0].address]], "its path, told once")
+
+        try link.connect([.simulated("aaaaaaaaaaaa")])  // the first is killed; a new connect from another port
+        link.run(forMilliseconds: 1_500)
+        #expect(told.last.map { $0.map(\.remote) } == [link.clients[1].address], "the path moved to the new port")
+
+        link.writePairedClients("# revoked everyone\n")
+        link.host.reloadPairedClients()
+        #expect(told.last == [], "a revoked client has no path")
+        #expect(told.count == 3, "told only when the set changed, not with every datagram")
+    }
+
     static func isEvent(_ event: ForwardingHost.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }
     static func isEvent(_ event: ForwardingClient.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }
 

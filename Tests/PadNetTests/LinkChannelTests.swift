@@ -8,7 +8,12 @@ import Testing
     @Test func datagramsHaveTheirDocumentedBytes() {
         let transport = LinkDatagram.transport(receiverIndex: 0x0102_0304, counter: 5, ciphertext: [UInt8](repeating: 0xAA, count: 16))
         #expect(transport.encoded == [0x03, 0x04, 0x03, 0x02, 0x01, 5, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0xAA, count: 16))
-        #expect(LinkDatagram.initiation(senderIndex: 1, handshake: [9]).encoded == [0x01, 1, 0, 0, 0, 9])
+        let handshake = [UInt8](repeating: 9, count: 104)
+        let mac1 = [UInt8](repeating: 1, count: 32), mac2 = [UInt8](repeating: 2, count: 32)
+        let initiation = LinkDatagram.initiation(senderIndex: 1, handshake: handshake, mac1: mac1, mac2: mac2).encoded
+        #expect(initiation == [0x01, 1, 0, 0, 0] + handshake + mac1 + mac2 && initiation.count == LinkDatagram.initiationSize)
+        #expect(LinkDatagram(initiation.dropLast()) == nil && LinkDatagram(initiation + [0]) == nil,
+                "an initiation has one length")
         #expect(LinkDatagram([0x03, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] + [UInt8](repeating: 0, count: 15)) == nil,
                 "a transport datagram without room for a tag")
     }

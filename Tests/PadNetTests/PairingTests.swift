@@ -137,6 +137,7 @@ import Testing
         for datagram: PairingDatagram in [
             .refused(.noWindow), .refused(.wrongCode), .response([UInt8](repeating: 7, count: 150)),
             .paired([UInt8](repeating: 7, count: 32)),
+            .cookieReply(digest: [UInt8](repeating: 7, count: 16), cookie: [UInt8](repeating: 7, count: 32)),
         ] {
             #expect(closed.handle(datagram, from: Self.address(1), atMicroseconds: 1, accept: { _ in }).reply == nil)
             #expect(open.handle(datagram, from: Self.address(1), atMicroseconds: 1, accept: { _ in }).reply == nil)
@@ -211,6 +212,8 @@ import Testing
 
     /// Finding 10: first messages from many addresses (a flood while a window is open) do not evict a person's
     /// exchange in progress; wrong codes are counted per source, so one source cannot close the window for others.
+    /// (A source is an IPv4 address: a new exchange replaces its own source's oldest, see
+    /// `aPersonsNewTryReplacesItsOwnOldestExchange`, so the flood comes from other addresses than the person's.)
     @Test func otherSourcesCannotDisruptAPairingInProgress() throws {
         let host = Curve25519.KeyAgreement.PrivateKey()
         var responder = PairingResponder(identity: host, hostName: "pc")
@@ -220,7 +223,7 @@ import Testing
         let answer = try #require(responder.handle(PairingDatagram(try person.start())!, from: personAddress, atMicroseconds: 1, accept: { _ in }).reply)
         for index in 0..<500 {
             var flood = try PairingInitiator(code: Self.code, identity: .init(), clientName: "x")
-            _ = responder.handle(PairingDatagram(try flood.start())!, from: Self.address(9000 + index), atMicroseconds: 2, accept: { _ in })
+            _ = responder.handle(PairingDatagram(try flood.start())!, from: Self.address(9000 + index, host: "127.0.1.\(index % 250 + 1)"), atMicroseconds: 2, accept: { _ in })
         }
         var accepted: [PairedClient] = []
         var events: [PairingResponder.Event] = []

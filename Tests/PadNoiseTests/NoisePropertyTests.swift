@@ -117,4 +117,20 @@ import Testing
             #expect(throws: NoiseError.self) { _ = try initiator.readMessage(noise) }
         }
     }
+
+    /// The count tests rely on to show that junk costs no public-key work: each side of IK does five X25519
+    /// operations (its ephemeral key, then es, ss / ee, se on one side and es, ss, ee, se on the other), XXpsk3 four
+    /// a side; handshakes outside the scope count nothing.
+    @Test(arguments: [(NoisePattern.IK, 10), (.XXpsk3, 8)])
+    func publicKeyOperationsAreCountedWhereAsked(pattern: NoisePattern, expected: Int) throws {
+        let operations = NoisePublicKeyOperations()
+        try NoisePublicKeyOperations.$current.withValue(operations) {
+            var (initiator, responder, _, _) = try Self.pair(pattern)
+            try Self.run(&initiator, &responder)
+        }
+        #expect(operations.performed == expected)
+        var (initiator, responder, _, _) = try Self.pair(pattern)
+        try Self.run(&initiator, &responder)
+        #expect(operations.performed == expected, "outside the scope")
+    }
 }

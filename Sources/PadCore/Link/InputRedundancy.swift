@@ -161,8 +161,23 @@ public struct InputRedundancyReceiver: Sendable {
         }
     }
 
-    /// A new session of the same pad: the client may number from anywhere (a new `connect` starts at 1).
-    public mutating func restart() { applied = nil }
+    /// The last sequence number applied in the sessions before this one (kept by `restart`).
+    private var appliedInEarlierSession: UInt32?
+
+    /// A new session of the same pad: the client may number from anywhere (a new `connect` starts at 1), unless it
+    /// says it numbers on (`continueNumbering`).
+    public mutating func restart() {
+        appliedInEarlierSession = applied ?? appliedInEarlierSession
+        applied = nil
+    }
+
+    /// The client numbers this session's frames on from its earlier session's (the same `connect`): what was applied
+    /// then stands, so frames applied but never acknowledged (the acknowledgement lost, the link given up) are not
+    /// applied again when the new session carries them. Only before the session's first frame.
+    public mutating func continueNumbering() {
+        guard applied == nil else { return }
+        applied = appliedInEarlierSession
+    }
 }
 
 /// Serial-number arithmetic on 32-bit sequence numbers (RFC 1982): `a` is newer than `b` when it is less than 2^31

@@ -13,6 +13,10 @@ public struct LinkPadDescription: Sendable, Hashable {
     /// False while the pad is unplugged on the client: the host shows it neutral and keeps it.
     public var attached: Bool
     public var name: String
+    /// The pad's frames are numbered on from the client's earlier session with this host (the same `connect`, after a
+    /// renewal or a lost link), not from 1: frames the host applied then are not applied again, even when their
+    /// acknowledgement never reached the client (`InputRedundancyReceiver.continueNumbering`).
+    public var continuesNumbering: Bool
 
     /// The longest ID, kind and name (UTF-8 bytes) on the wire; longer ones are cut when sent.
     public static let idLimit = 16
@@ -21,8 +25,9 @@ public struct LinkPadDescription: Sendable, Hashable {
 
     public init(
         slot: UInt8, fingerprint: Fingerprint, kind: String, requestedVirtualKind: VirtualPadKind?, attached: Bool,
-        name: String
+        name: String, continuesNumbering: Bool = false
     ) {
+        self.continuesNumbering = continuesNumbering
         self.slot = slot
         self.fingerprint = fingerprint
         self.kind = kind
@@ -48,7 +53,7 @@ public struct LinkPadDescription: Sendable, Hashable {
         writer.text(fingerprint.rawValue, limit: Self.idLimit)
         writer.text(kind, limit: Self.kindLimit)
         writer.u8(requestedVirtualKind.map { $0 == .xbox360 ? 1 : 2 } ?? 0)
-        writer.u8(attached ? 1 : 0)
+        writer.u8((attached ? Self.attachedFlag : 0) | (continuesNumbering ? Self.continuesNumberingFlag : 0))
         writer.text(name, limit: Self.nameLimit)
     }
 
@@ -65,13 +70,15 @@ public struct LinkPadDescription: Sendable, Hashable {
         case 2: requestedVirtualKind = .dualSense
         default: throw .invalid(field: "virtual kind")
         }
-        switch try reader.u8() {
-        case 0: attached = false
-        case 1: attached = true
-        default: throw .invalid(field: "attached")
-        }
+        let flags = try reader.u8()
+        guard flags & ~(Self.attachedFlag | Self.continuesNumberingFlag) == 0 else { throw .invalid(field: "pad flags") }
+        attached = flags & Self.attachedFlag != 0
+        continuesNumbering = flags & Self.continuesNumberingFlag != 0
         name = Self.printable(try reader.text(limit: Self.nameLimit, field: "pad name"))
     }
+
+    static let attachedFlag: UInt8 = 1
+    static let continuesNumberingFlag: UInt8 = 2
 
     /// The most bytes one takes on the wire.
     static let maximumEncodedSize = 1 + (1 + idLimit) + (1 + kindLimit) + 1 + 1 + (1 + nameLimit)
@@ -84,7 +91,8 @@ public struct LinkPadDescription: Sendable, Hashable {
 /// u8 version (2)
 /// u8 flags: bit 0 pad table, bit 1 ping, bit 2 acknowledgement wanted (input frames not yet acknowledged)
 /// [pad table] u32 version | u8 count (at most 12) | count x (u8 slot | text id | text kind | u8 virtual kind
-///             (0 any, 1 xbox360, 2 dualsense) | u8 attached | text name)
+///             (0 any, 1 xbox360, 2 dualsense) | u8 flags (bit 0 attached, bit 1 numbering continues from the
+///             client's earlier session) | text name)
 /// [ping]      u64 sender's clock (µs)
 /// u8 feedback-ack count | count x (u8 slot | u32 version)
 /// u8 block count | count x (u8 slot | u32 base | u8 flags (bit 0: continues the block before) | u8 frame count |

@@ -64,7 +64,7 @@ import Testing
                 requestedVirtualKind: .dualSense, attached: true, name: "DualSense Wireless Controller"),
             LinkPadDescription(
                 slot: 1, fingerprint: Fingerprint(rawValue: "170657e359c5"), kind: "xbox360", requestedVirtualKind: nil,
-                attached: false, name: "pad"),
+                attached: false, name: "pad", continuesNumbering: true),
         ])
         client.inputs = [LinkInputBlock(
             slot: 0, base: 0, frames: (1...5).map { LinkFrame(sequence: UInt32($0), snapshot: .random(using: &generator)) })]
@@ -72,6 +72,7 @@ import Testing
         let decodedClient = try LinkClientMessage(decoding: client.encoded)
         #expect(decodedClient == client)
         #expect(decodedClient.padTable?.pads[1].attached == false && decodedClient.inputs[0].frames.count == 5)
+        #expect(decodedClient.padTable.map { $0.pads.map(\.continuesNumbering) } == [false, true])
 
         var host = LinkHostMessage()
         host.padTableAcknowledgement = 7

@@ -154,6 +154,34 @@ struct LossyChannel<Datagram> {
         #expect(receiver.receive(sender.block(slot: 0)) == [.neutral], "after another new session")
     }
 
+    /// A session whose client numbers on (the same `connect` after a renewal or a lost link): frames applied in the
+    /// session before are not applied again though their acknowledgement never reached the client, and what follows
+    /// them is; a client that does not say so (a new `connect`, numbering from 1) starts afresh.
+    @Test func aSessionThatNumbersOnSkipsWhatTheSessionBeforeApplied() {
+        var sender = InputRedundancySender()
+        var receiver = InputRedundancyReceiver()
+        for tap in 0..<4 {
+            sender.record(tap % 2 == 0 ? .holding(.a) : .neutral)
+            _ = receiver.receive(sender.block(slot: 0))
+        }
+        #expect(receiver.applied == 4 && sender.unacknowledged.count == 4, "applied, none acknowledged")
+        receiver.restart()
+        receiver.continueNumbering()
+        sender.record(.holding(.b))
+        #expect(receiver.receive(sender.block(slot: 0)) == [.holding(.b)], "only the frame after those applied")
+
+        receiver.restart()
+        receiver.restart()  // a renewal with no frame in between keeps what was applied before it
+        receiver.continueNumbering()
+        sender.record(.neutral)
+        #expect(receiver.receive(sender.block(slot: 0)) == [.neutral])
+
+        var newConnect = InputRedundancySender()
+        receiver.restart()
+        newConnect.record(.holding(.x))
+        #expect(receiver.receive(newConnect.block(slot: 0)) == [.holding(.x)], "a new numbering from 1 starts afresh")
+    }
+
     /// Finding 6: a block whose base is beyond what the receiver applied (the block before it was lost) is not
     /// applied: applying it would skip the presses in between for good. At a session's start, a block that
     /// continues another (a pad's frames split over datagrams) waits for the one it continues.

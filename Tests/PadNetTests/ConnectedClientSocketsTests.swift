@@ -1,0 +1,90 @@
+@testable import PadLinux
+import PadNet
+import Testing
+
+/// A paired client's own socket on the host's port, on 127.0.0.1: its datagrams are queued and read apart from a
+/// flood's.
+@Suite("ConnectedClientSockets on 127.0.0.1", .serialized)
+struct ConnectedClientSocketsTests {
+    private static let loopbackAny = "127.0.0.1:0"
+
+    /// The listening socket's receive buffer filled with junk (more than any default buffer holds), then a datagram from
+    /// a client with a socket of its own and one from a client without: the first is read at the loop's first turn,
+    /// after at most one turn's share of junk; the second was dropped by the kernel with the junk.
+    @Test func aClientsDatagramsAreQueuedAndReadApartFromAFlood() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve(Self.loopbackAny, defaultPort: 0, passive: true).first)
+        let listening = try UDPSocket(bindingTo: any, loop: loop)
+        let client = try UDPSocket(bindingTo: any, loop: loop)
+        let stranger = try UDPSocket(bindingTo: any, loop: loop)
+        let flooder = try UDPSocket(bindingTo: any, loop: loop)
+        var delivered: [(bytes: [UInt8], path: DatagramPath)] = []
+        let sockets = try ConnectedClientSockets(sharingPortOf: listening, logger: .init(label: "test")) { bytes, path in
+            delivered.append((Array(bytes), path))
+            if bytes.first == 0xAA || delivered.count > 100_000 { loop.stop() }
+        }
+        listening.onDatagram = { bytes, path in
+            delivered.append((Array(bytes), path))
+            if bytes.first == 0xAA || bytes.first == 0x01 || delivered.count > 100_000 { loop.stop() }
+        }
+        let watchdog = try loop.makeTimer { loop.stop() }
+
+        // The client is heard once on the listening socket (as its handshake is); then it gets its own socket.
+        #expect(client.send([0x01], to: listening.localAddress))
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
+        try loop.run()
+        let path = try #require(delivered.last?.path)
+        #expect(delivered.map(\.bytes) == [[0x01]] && path.remote == client.localAddress)
+        sockets.follow([path])
+        #expect(sockets.count == 1)
+        delivered.removeAll()
+
+        let junk = [UInt8](repeating: 0x55, count: 1_400)
+        for _ in 0..<20_000 { flooder.send(junk, to: listening.localAddress) }
+        #expect(stranger.send([0xBB] + junk.dropFirst(), to: listening.localAddress))
+        #expect(client.send([0xAA], to: listening.localAddress))
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
+        try loop.run()
+        let mark = try #require(delivered.lastIndex { $0.bytes == [0xAA] }, "the client's datagram arrived")
+        #expect(delivered[mark].path == path, "along the path the client was heard by")
+        #expect(mark <= ConnectedClientSockets.listeningDatagramsPerTurn, "read after at most one turn's junk")
+        let junkCount = delivered.count - 1
+        #expect(junkCount > 0 && junkCount < 20_000, "the flood filled the listening socket")
+
+        // The rest of the junk, then: the stranger's datagram was dropped with it (the control: without a socket of its
+        // own the client's would have been too).
+        listening.onDatagram = { bytes, path in delivered.append((Array(bytes), path)) }
+        let drained = try loop.makeTimer { loop.stop() }
+        try drained.schedule(at: MonotonicInstant.now().adding(milliseconds: 300))
+        try loop.run()
+        #expect(!delivered.contains { $0.bytes.first == 0xBB }, "the kernel dropped the stranger's datagram with the junk")
+
+        // A client no longer followed is heard on the listening socket again.
+        sockets.follow([])
+        #expect(sockets.count == 0)
+        delivered.removeAll()
+        listening.onDatagram = { bytes, path in
+            delivered.append((Array(bytes), path))
+            loop.stop()
+        }
+        #expect(client.send([0xCC], to: listening.localAddress))
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
+        try loop.run()
+        #expect(delivered.map(\.bytes) == [[0xCC]])
+        watchdog.close()
+        drained.close()
+        sockets.close()
+    }
+
+    /// Sharing the port with clients' sockets does not let a second `serve` bind it.
+    @Test func aSecondListenerStillCannotTakeThePort() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve(Self.loopbackAny, defaultPort: 0, passive: true).first)
+        let listening = try UDPSocket(bindingTo: any, loop: loop)
+        let sockets = try ConnectedClientSockets(sharingPortOf: listening, logger: .init(label: "test")) { _, _ in }
+        let taken = try #require(
+            try SocketAddress.resolve("127.0.0.1:\(listening.localAddress.port)", defaultPort: 0).first)
+        #expect(throws: LinkSocketError.self) { try UDPSocket(bindingTo: taken, loop: loop) }
+        sockets.close()
+    }
+}
