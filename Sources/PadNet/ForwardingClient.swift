@@ -71,8 +71,10 @@ public final class ForwardingClient {
         var feedback = FeedbackStateReceiver()
         var feedbackToAcknowledge: UInt32?
         var attached = true
-        /// Frames were recorded before the session in use (so the host may have applied some of them).
+        /// Frames of this pad went out in an earlier session (so the host may have applied some of them).
         var continuesNumbering = false
+        /// Frames of this pad went out in some session.
+        var framesSent = false
         init(slot: UInt8, controller: Controller) {
             self.slot = slot
             self.controller = controller
@@ -386,6 +388,7 @@ public final class ForwardingClient {
     }
 
     private func append(_ pad: ForwardedPad) {
+        pad.framesSent = true
         encoder.append(
             slot: pad.slot, base: pad.sender.acknowledged, continues: false, frames: pad.sender.framesToSendInPlace,
             emit: transmit)
@@ -461,9 +464,10 @@ public final class ForwardingClient {
         armTimer()
     }
 
-    /// A new session: each pad's frames are numbered on from where they are (the table says so for pads with frames).
+    /// A new session: the pads whose frames went out in an earlier one number on, and the table says so (a pad
+    /// whose frames were only read, before this `connect`'s first session, numbers from 1 as far as the host knows).
     private func numberPadsOn() {
-        for pad in pads where pad.sender.newest != nil { pad.continuesNumbering = true }
+        for pad in pads { pad.continuesNumbering = pad.framesSent }
     }
 
     private func established(_ keys: LinkSessionKeys) {

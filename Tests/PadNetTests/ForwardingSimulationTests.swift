@@ -102,6 +102,28 @@ import Testing
         #expect(presses == 3, "3 taps, each shown once (shown: \(pad.history.map { $0[.a] ? "A" : "-" }.joined()))")
     }
 
+    /// A new `connect` (numbering from 1) whose pad was read before its first session: the host starts that pad
+    /// afresh, not where the `connect` before it had got to (it would drop the new one's frames as old). Found by the
+    /// many-pads kernel test: a client that came back showed none of its values.
+    @Test func aNewConnectsFramesReadBeforeItsFirstSessionAreShown() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        for tap in 0..<20 {
+            try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")]).send(tap % 2 == 0 ? .holding(.a) : .neutral)
+            link.run(forMilliseconds: 5)
+        }
+        try link.connect([.simulated("aaaaaaaaaaaa")])  // the first is killed
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        source.send(.holding(.b))  // read before the new connect's handshake is answered
+        link.run(forMilliseconds: 1_500)
+        #expect(link.virtualPads.count == 1 && pad.shown == .holding(.b))
+        source.send(.holding(.x))
+        link.run(forMilliseconds: 5)
+        #expect(pad.shown == .holding(.x))
+    }
+
     /// The same at the session renewal every two minutes: frames in flight when the client switches sessions are
     /// shown once.
     @Test func pressesInFlightAtARenewalAreShownOnce() throws {
