@@ -289,6 +289,29 @@ import Testing
         #expect(largest <= LinkDatagram.maximumSize, "a \(largest)-byte datagram")
     }
 
+    /// Two pads streaming sticks at 1 kHz each, half a millisecond apart (one client: the host hears a frame every
+    /// 0.5 ms): the host's delayed acknowledgement, put off by each frame that comes within 1 ms, must still come
+    /// often enough for the client to hear the host. Before it was bounded, a stream with no gap of 1 ms was never
+    /// acknowledged, and the client took the link for lost every 400 ms and handshook again.
+    @Test func aStreamWithoutPausesIsStillAcknowledgedAndTheLinkHolds() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa"), .simulated("bbbbbbbbbbbb")])
+        link.run(forMilliseconds: 50)
+        let sources = try ["aaaaaaaaaaaa", "bbbbbbbbbbbb"].map { try #require(link.sources[Fingerprint(rawValue: $0)]) }
+        let start = link.now
+        for frame in 0..<4_000 {  // 2 s
+            sources[frame % 2].send(.holding(leftX: Int16(frame % 2_000) * 16 + 1))
+            link.run(forMicroseconds: 500)
+        }
+        #expect(!link.clientEvents.contains { Self.isEvent($0, "linkLost") }, "the client took the link for lost")
+        let answers = link.sent.filter { $0.from == .host && $0.at >= start }.map(\.at)
+        let longestGap = zip([start] + answers, answers + [link.now]).map { $1 - $0 }.max() ?? 0
+        #expect(longestGap <= LinkLiveness.longestAcknowledgementDelayMicroseconds + 1_000,
+                "the host was silent for \(longestGap / 1000) ms of the stream (\(answers.count) datagrams)")
+        #expect(answers.count <= 2 * 2_000_000 / Int(LinkLiveness.longestAcknowledgementDelayMicroseconds),
+                "one acknowledgement a frame is not what a stream gets: \(answers.count) in 2 s")
+    }
+
     /// Finding 8: a client whose wall clock stepped back (NTP, a dual boot) and that connects again is not refused.
     @Test func aClientWhoseClockSteppedBackConnectsAgain() throws {
         let link = try LinkSimulation()
