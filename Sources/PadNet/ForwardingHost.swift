@@ -662,7 +662,7 @@ public final class ForwardingHost {
             if client.current != nil { onEvent(.clientGone(client: client.name)) }
         }
         if roomMayHaveChanged { forwardWaitingPads() }
-        armTimer()
+        armTimer(afterTick: true)
     }
 
     /// Pads that got no virtual pad for want of room try again (there may be room now).
@@ -677,7 +677,11 @@ public final class ForwardingHost {
 
     /// One timer for every client: the next linger to end, link-lost check, feedback to send again, or delayed
     /// acknowledgement. (The host sends no keepalives of its own: it answers the client's.)
-    private func armTimer() {
+    ///
+    /// What is already due stays due now: the loop runs its timers between batches of datagrams, against the
+    /// clock read when the batch began, so a deadline put off to "now + 1 µs" by each datagram read would wait for
+    /// as long as a backlog lasts. Only a tick, which has just done what was due, waits at least 1 µs more.
+    private func armTimer(afterTick: Bool = false) {
         if roomMayHaveChanged { forwardWaitingPads() }
         var wake: UInt64?
         for client in clients.values {
@@ -695,7 +699,7 @@ public final class ForwardingHost {
             wake = min(wake ?? due, due)
         }
         guard let wake else { timer?.cancel(); return }
-        timer?.schedule(atMicroseconds: max(wake, now + 1))
+        timer?.schedule(atMicroseconds: max(wake, afterTick ? now + 1 : now))
     }
 }
 
