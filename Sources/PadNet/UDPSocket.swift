@@ -210,7 +210,7 @@ public final class UDPSocket {
     /// (default `datagramsPerWake`): the loop's timers run only between turns.
     public var maximumDatagramsPerWake = UDPSocket.datagramsPerWake
     /// The default bound (see `receiveAll`).
-    public static let datagramsPerWake = 64
+    public static let datagramsPerWake = 16
 
     /// A socket bound to `address` (port 0: any free port).
     public init(bindingTo address: SocketAddress, loop: DeviceEventLoop) throws(LinkSocketError) {
