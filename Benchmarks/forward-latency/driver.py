@@ -11,6 +11,8 @@ Scenarios (one VM boot runs both):
 - loopback: both sides in the VM's root namespace, over 127.0.0.1.
 - lossy:    the sending side in namespace pbbench-client, the receiving side in pbbench-host, joined by a veth
             pair; each side's sending shaped by netem: 10 % loss and 5 ms delay.
+- soak:     only when named: padbridge alone over loopback, a new ABS_X value every 1 ms for --soak-minutes; each
+            side's RSS, open descriptors, threads and CPU sampled at the start and after every minute.
 
 Figures per peer and scenario:
 - added latency: one probe is written to the peer's source (an ABS_X value + SYN_REPORT in one write(2); on the
@@ -27,7 +29,7 @@ Figures per peer and scenario:
 Usage (scripts/bench-forward boots the VM and passes these):
   driver.py --padbridge PATH --raw-udp-forwarder PATH [--peers raw-udp,padbridge,remap,usbip]
             [--scenarios loopback,lossy] [--rounds 3] [--probes-per-round 300] [--lossy-probes 400]
-            [--idle-seconds 5] [--stream-seconds 3] [--json results.json] [--log-dir DIR]
+            [--idle-seconds 5] [--stream-seconds 3] [--soak-minutes 10] [--json results.json] [--log-dir DIR]
 Exit status: 0 when the benchmark ran (even if some peers were skipped), 1 when the harness itself failed.
 """
 
@@ -76,6 +78,8 @@ percentile, source_capabilities = _remap.percentile, _remap.source_capabilities
 # same run, interleaved with the others: a change judged against its own baseline on the same noisy machine.
 PEER_ORDER = ["raw-udp", "padbridge-before", "padbridge", "remap", "usbip"]
 SCENARIOS = ["loopback", "lossy"]
+# Run only when asked for (--scenarios soak): one padbridge client at 1 kHz for --soak-minutes over loopback.
+EXTRA_SCENARIOS = ["soak"]
 
 XBOX360_NAME = "Microsoft X-Box 360 pad"
 RAW_UDP_NAME = "padbridge-bench raw udp forwarder"
@@ -841,6 +845,99 @@ def measure_counts(peer: Peer, pacer: str, isolated: int, stream_frames: int, id
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# Soak: one client at 1 kHz for minutes; each side's memory and open descriptors sampled every minute.
+
+
+def process_footprint(pid: int) -> Optional[dict]:
+    """RSS (kB, VmRSS), open descriptors and threads of one process; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            status = dict(line.split(":", 1) for line in f if ":" in line)
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return None
+    return {"rss_kb": int(status["VmRSS"].split()[0]), "fds": fds, "threads": int(status["Threads"])}
+
+
+def measure_soak(peer: Peer, minutes: int, pacer: str) -> dict:
+    """The C pacer writes a new ABS_X value to the source every 1 ms on an absolute schedule for `minutes`; this
+    reads the output node meanwhile, counting the ABS_X events that came out, and at the start and after each
+    minute samples each side's RSS, open descriptors, threads and CPU time, and the link-lost lines in its log."""
+    settle([peer], 0.3)
+    count = minutes * 60_000
+    first = peer.next_value_index
+    peer.next_value_index += count
+    fd = peer.source.device.fd
+    pids = {side: peer.side_pids(side)[0] for side in ("client", "host")}
+
+    def sample(minute: int, out_events: int, reader_dropped: int) -> dict:
+        row = {"minute": minute, "at_ns": now_ns(), "out_events": out_events, "reader_syn_dropped": reader_dropped}
+        for side, pid in pids.items():
+            row[side] = process_footprint(pid)
+            row[f"{side}_cpu_ns"] = on_cpu_ns([pid])
+            process = peer.processes[side][0]
+            with process.changed:
+                row[f"{side}_link_lost_lines"] = sum("lost" in line for line in process.lines)
+        return row
+
+    samples = [sample(0, 0, 0)]
+    log(f"{peer.name}: soak: {count} frames at 1 kHz ({minutes} min); minute 0: {json.dumps(samples[0])}")
+    process = subprocess.Popen([pacer, "pace", "uinput", str(fd), str(count), str(first)], pass_fds=[fd],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out_events, reader_dropped = 0, 0
+    started = time.monotonic()
+    next_sample = started + 60
+    finished_at = None
+    while True:
+        if finished_at is None and process.poll() is not None:
+            finished_at = time.monotonic()
+        if finished_at is not None and time.monotonic() - finished_at > 1.0:
+            break
+        readable, _, _ = select.select([peer.output_fd], [], [], 0.05)
+        if readable:
+            for _, type_, code, _ in peer.read_output():
+                if type_ == e.EV_ABS and code == e.ABS_X:
+                    out_events += 1
+                elif type_ == e.EV_SYN and code == e.SYN_DROPPED:
+                    reader_dropped += 1
+        if time.monotonic() >= next_sample and len(samples) <= minutes:
+            samples.append(sample(len(samples), out_events, reader_dropped))
+            log(f"{peer.name}: soak minute {len(samples) - 1}: {json.dumps(samples[-1])}")
+            next_sample += 60
+    if len(samples) <= minutes:  # the last minute ends with the pacer (its schedule may end a little late)
+        samples.append(sample(len(samples), out_events, reader_dropped))
+    output = process.stdout.read().split()
+    return {"minutes": minutes, "frames": count, "out_events": out_events, "reader_syn_dropped": reader_dropped,
+            "pacer": " ".join(output) if process.returncode == 0 else f"failed ({process.returncode}): {output}",
+            "samples": samples}
+
+
+def soak_table(soak: dict) -> str:
+    lines = [f"scenario soak: padbridge, one client, 1 kHz for {soak['minutes']} min over loopback: "
+             f"{soak['frames']} frames written, {soak['out_events']} ABS_X events out "
+             f"(reader SYN_DROPPED {soak['reader_syn_dropped']}); pacer: {soak['pacer']}",
+             f"{'minute':>6} {'out/s':>7} {'host RSS kB':>11} {'fds':>4} {'thr':>4} {'cpu ms/s':>8} "
+             f"{'client RSS kB':>13} {'fds':>4} {'thr':>4} {'cpu ms/s':>8} {'link lost lines host/client':>28}"]
+    previous = None
+    for row in soak["samples"]:
+        seconds = (row["at_ns"] - previous["at_ns"]) / 1e9 if previous else None
+
+        def rate(key):
+            return f"{(row[key] - previous[key]) / seconds:.0f}" if previous else "-"
+
+        def cpu(side):
+            return f"{(row[f'{side}_cpu_ns'] - previous[f'{side}_cpu_ns']) / 1e6 / seconds:.0f}" if previous else "-"
+
+        host, client = row["host"] or {}, row["client"] or {}
+        lines.append(f"{row['minute']:>6} {rate('out_events'):>7} {host.get('rss_kb', '-'):>11} {host.get('fds', '-'):>4} "
+                     f"{host.get('threads', '-'):>4} {cpu('host'):>8} {client.get('rss_kb', '-'):>13} "
+                     f"{client.get('fds', '-'):>4} {client.get('threads', '-'):>4} {cpu('client'):>8} "
+                     f"{row['host_link_lost_lines']:>13}/{row['client_link_lost_lines']}")
+        previous = row
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # Results
 
 
@@ -900,6 +997,10 @@ def table(report: dict) -> str:
 
     lines = []
     for scenario in report["scenarios"]:
+        if scenario["scenario"] == "soak":
+            lines.append(soak_table(scenario["soak"]) if scenario.get("soak") else
+                         f"scenario soak: {scenario.get('note', 'not run')}\n")
+            continue
         header = (f"{'peer':<10} {'kind':<4} {'probes':>6} {'lost':>4} {'p50 us':>8} {'p99 us':>8} {'max us':>8} "
                   f"{'p50/fl':>6} {'p99/fl':>6} {'cpu ms/1k client':>16} {'host':>6} {'/fl':>5} "
                   f"{'idle ms/s client':>16} {'host':>6} {'1kHz in/s':>9} {'out/s':>6} {'p99 us':>8}")
@@ -948,7 +1049,24 @@ def table(report: dict) -> str:
 # ----------------------------------------------------------------------------------------------------------------
 
 
+def run_soak(args) -> dict:
+    """One padbridge client at 1 kHz for --soak-minutes over loopback (the other peers sit this one out)."""
+    peer = Peer("padbridge", 0, os.path.join(args.log_dir, "soak"))
+    os.makedirs(peer.log_dir, exist_ok=True)
+    starter = PeerStarter(args, loopback_network(), "/tmp/padbridge-bench-forward-soak")
+    try:
+        peer.source = starter.source_for(peer)
+        start_and_warm_up([peer], starter)
+        if not peer.active:
+            return {"scenario": "soak", "note": peer.note}
+        return {"scenario": "soak", "soak": measure_soak(peer, args.soak_minutes, args.raw_udp_forwarder)}
+    finally:
+        starter.stop(peer)
+
+
 def run_scenario(args, scenario: str) -> dict:
+    if scenario == "soak":
+        return run_soak(args)
     network = loopback_network() if scenario == "loopback" else lossy_network()
     names = [p for p in args.peers if not (scenario == "lossy" and p == "remap")]
     peers = [Peer(name, index, os.path.join(args.log_dir, scenario)) for index, name in enumerate(names)]
@@ -991,7 +1109,9 @@ def parse_args(argv):
     parser.add_argument("--peers", default=None, help="default: all (padbridge-before with --padbridge-before)")
     parser.add_argument("--padbridge-before", default=None,
                         help="another padbridge binary measured as the peer padbridge-before (a baseline)")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"of {SCENARIOS + EXTRA_SCENARIOS}; soak only when named")
+    parser.add_argument("--soak-minutes", type=int, default=10, help="the soak scenario's length")
     parser.add_argument("--padbridge", required=True)
     parser.add_argument("--raw-udp-forwarder", required=True)
     parser.add_argument("--rounds", type=int, default=3)
@@ -1011,9 +1131,9 @@ def parse_args(argv):
     if "padbridge-before" in args.peers and not args.padbridge_before:
         parser.error("the peer padbridge-before needs --padbridge-before PATH")
     args.scenarios = [s for s in args.scenarios.split(",") if s]
-    bad = [p for p in args.peers if p not in PEER_ORDER] + [s for s in args.scenarios if s not in SCENARIOS]
+    bad = [p for p in args.peers if p not in PEER_ORDER] + [s for s in args.scenarios if s not in SCENARIOS + EXTRA_SCENARIOS]
     if bad or not args.peers or not args.scenarios:
-        parser.error(f"unknown peers or scenarios {bad}; peers: {PEER_ORDER}, scenarios: {SCENARIOS}")
+        parser.error(f"unknown peers or scenarios {bad}; peers: {PEER_ORDER}, scenarios: {SCENARIOS + EXTRA_SCENARIOS}")
     return args
 
 
@@ -1021,7 +1141,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     report = {"kernel": os.uname().release, "cpus": os.cpu_count(), "netem_each_way": " ".join(NETEM),
               "rounds": args.rounds, "probes_per_round": args.probes_per_round, "lossy_probes": args.lossy_probes,
-              "idle_seconds": args.idle_seconds, "stream_seconds": args.stream_seconds, "scenarios": []}
+              "idle_seconds": args.idle_seconds, "stream_seconds": args.stream_seconds,
+              "soak_minutes": args.soak_minutes, "scenarios": []}
     for scenario in args.scenarios:
         report["scenarios"].append(run_scenario(args, scenario))
     print(table(report), flush=True)

@@ -105,6 +105,9 @@ public final class ForwardingHost {
         var acknowledgementDueMicroseconds: UInt64?
         /// Whether the acknowledgement due was asked for (then frames that did not ask do not put it off).
         var acknowledgementRequested = false
+        /// When the first frame the acknowledgement due covers came: frames that keep coming put it off, but never
+        /// past `LinkLiveness.longestAcknowledgementDelayMicroseconds` from here.
+        var acknowledgementOwedSinceMicroseconds: UInt64?
         /// The newest frame of each slot of the table this host does not forward, acknowledged as received.
         var unforwardedAcknowledgements: [UInt8: UInt32] = [:]
         init(key: LinkPublicKey, name: String, path: DatagramPath, now: UInt64) {
@@ -450,10 +453,14 @@ public final class ForwardingHost {
             send(pong: pong, to: client)
         } else if framesCame {
             // Asked for (a press, a release, a touch, or frames sent again): soon. A stream of stick or motion frames
-            // that did not ask: once it pauses.
+            // that did not ask: once it pauses, or 50 ms after its first unacknowledged frame (a stream that never
+            // pauses for 1 ms, two pads at 1 kHz, must still be answered, or the client takes the link for lost).
             let delay = message.wantsAcknowledgement
                 ? LinkLiveness.requestedAcknowledgementMicroseconds : LinkLiveness.delayedAcknowledgementMicroseconds
-            let due = now + delay
+            let time = now
+            let owedSince = client.acknowledgementOwedSinceMicroseconds ?? time
+            client.acknowledgementOwedSinceMicroseconds = owedSince
+            let due = min(time + delay, owedSince + LinkLiveness.longestAcknowledgementDelayMicroseconds)
             if message.wantsAcknowledgement {
                 client.acknowledgementDueMicroseconds = min(client.acknowledgementDueMicroseconds ?? due, due)
             } else if client.acknowledgementRequested == false {
@@ -469,6 +476,7 @@ public final class ForwardingHost {
         guard client.current != nil else { return }
         client.acknowledgementDueMicroseconds = nil
         client.acknowledgementRequested = false
+        client.acknowledgementOwedSinceMicroseconds = nil
         let plaintext = replyEncoder.encode(
             padTableAcknowledgement: client.padTableVersion, pong: pong, takenOver: false,
             inputAcknowledgements: Concatenation(
@@ -654,7 +662,7 @@ public final class ForwardingHost {
             if client.current != nil { onEvent(.clientGone(client: client.name)) }
         }
         if roomMayHaveChanged { forwardWaitingPads() }
-        armTimer()
+        armTimer(afterTick: true)
     }
 
     /// Pads that got no virtual pad for want of room try again (there may be room now).
@@ -669,7 +677,11 @@ public final class ForwardingHost {
 
     /// One timer for every client: the next linger to end, link-lost check, feedback to send again, or delayed
     /// acknowledgement. (The host sends no keepalives of its own: it answers the client's.)
-    private func armTimer() {
+    ///
+    /// What is already due stays due now: the loop runs its timers between batches of datagrams, against the
+    /// clock read when the batch began, so a deadline put off to "now + 1 µs" by each datagram read would wait for
+    /// as long as a backlog lasts. Only a tick, which has just done what was due, waits at least 1 µs more.
+    private func armTimer(afterTick: Bool = false) {
         if roomMayHaveChanged { forwardWaitingPads() }
         var wake: UInt64?
         for client in clients.values {
@@ -687,7 +699,7 @@ public final class ForwardingHost {
             wake = min(wake ?? due, due)
         }
         guard let wake else { timer?.cancel(); return }
-        timer?.schedule(atMicroseconds: max(wake, now + 1))
+        timer?.schedule(atMicroseconds: max(wake, afterTick ? now + 1 : now))
     }
 }
 

@@ -206,8 +206,11 @@ public final class UDPSocket {
     public private(set) var truncatedDatagrams = 0
     /// At most this many datagrams are read each time the loop finds the socket readable; the rest wait for its next
     /// turn (epoll is level-triggered), after the other descriptors that were ready. A shared socket that a flood may
-    /// keep full reads a few at a time, so the sockets of paired clients are read in between.
-    public var maximumDatagramsPerWake = Int.max
+    /// keep full reads a few at a time, so the sockets of paired clients are read in between. Never unbounded
+    /// (default `datagramsPerWake`): the loop's timers run only between turns.
+    public var maximumDatagramsPerWake = UDPSocket.datagramsPerWake
+    /// The default bound (see `receiveAll`).
+    public static let datagramsPerWake = 16
 
     /// A socket bound to `address` (port 0: any free port).
     public init(bindingTo address: SocketAddress, loop: DeviceEventLoop) throws(LinkSocketError) {
@@ -343,8 +346,11 @@ public final class UDPSocket {
 
     deinit { close() }
 
-    /// Every datagram waiting now, up to `maximumDatagramsPerWake` (level-triggered epoll would call again anyway;
-    /// draining saves wake-ups).
+    /// The datagrams waiting now, at most `maximumDatagramsPerWake` (draining saves wake-ups; level-triggered epoll
+    /// calls again for the rest). The bound lets the loop's timers run between batches of a backlog: a host working
+    /// through a burst (many clients' frames at once on a slow machine) keeps acknowledging and answering, where
+    /// reading until empty kept every timer waiting while the backlog kept coming, so for over 400 ms the host
+    /// answered nothing and its clients took the link for lost.
     private func receiveAll() {
         guard let descriptor else { return }
         var storage = sockaddr_storage()

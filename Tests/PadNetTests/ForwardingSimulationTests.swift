@@ -311,6 +311,56 @@ import Testing
         #expect(largest <= LinkDatagram.maximumSize, "a \(largest)-byte datagram")
     }
 
+    /// Two pads streaming sticks at 1 kHz each, half a millisecond apart (one client: the host hears a frame every
+    /// 0.5 ms): the host's delayed acknowledgement, put off by each frame that comes within 1 ms, must still come
+    /// often enough for the client to hear the host. Before it was bounded, a stream with no gap of 1 ms was never
+    /// acknowledged, and the client took the link for lost every 400 ms and handshook again.
+    @Test func aStreamWithoutPausesIsStillAcknowledgedAndTheLinkHolds() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa"), .simulated("bbbbbbbbbbbb")])
+        link.run(forMilliseconds: 50)
+        let sources = try ["aaaaaaaaaaaa", "bbbbbbbbbbbb"].map { try #require(link.sources[Fingerprint(rawValue: $0)]) }
+        let start = link.now
+        for frame in 0..<4_000 {  // 2 s
+            sources[frame % 2].send(.holding(leftX: Int16(frame % 2_000) * 16 + 1))
+            link.run(forMicroseconds: 500)
+        }
+        #expect(!link.clientEvents.contains { Self.isEvent($0, "linkLost") }, "the client took the link for lost")
+        let answers = link.sent.filter { $0.from == .host && $0.at >= start }.map(\.at)
+        let longestGap = zip([start] + answers, answers + [link.now]).map { $1 - $0 }.max() ?? 0
+        #expect(longestGap <= LinkLiveness.longestAcknowledgementDelayMicroseconds + 1_000,
+                "the host was silent for \(longestGap / 1000) ms of the stream (\(answers.count) datagrams)")
+        #expect(answers.count <= 2 * 2_000_000 / Int(LinkLiveness.longestAcknowledgementDelayMicroseconds),
+                "one acknowledgement a frame is not what a stream gets: \(answers.count) in 2 s")
+    }
+
+    /// A host working through a backlog runs its timer only between batches of datagrams, against the clock read
+    /// when the batch began. A datagram read meanwhile must not put an overdue timer off to "now + 1 µs": that is
+    /// after the batch's clock, so the timer waited for the next batch, which pushed it again, and so on for as
+    /// long as datagrams kept coming (in the guest: no acknowledgement for 400 ms, every client took the link for
+    /// lost). Once an acknowledgement is overdue, the timer is due now.
+    @Test func anOverdueAcknowledgementIsNotPutOffByTheNextDatagram() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        link.hostTimerHeld = true
+        let start = link.now
+        var overdueAndPutOff: [UInt64] = []
+        for frame in 0..<200 {  // 100 ms, a frame every 0.5 ms, the host's timer held meanwhile
+            source.send(.holding(leftX: Int16(frame) * 16 + 1))
+            link.run(forMicroseconds: 500)
+            let late = link.now - start > LinkLiveness.longestAcknowledgementDelayMicroseconds + 1_000
+            if late, let deadline = link.hostTimer.deadline, deadline > link.now { overdueAndPutOff.append(deadline - link.now) }
+        }
+        #expect(overdueAndPutOff.isEmpty, "an overdue timer was put off \(overdueAndPutOff.count) times")
+        let before = link.sent.filter { $0.from == .host }.count
+        link.hostTimerHeld = false
+        link.run(forMicroseconds: 1)
+        #expect(link.sent.filter { $0.from == .host }.count > before, "the overdue acknowledgement went out at once")
+        #expect(!link.clientEvents.contains { Self.isEvent($0, "linkLost") })
+    }
+
     /// Finding 8: a client whose wall clock stepped back (NTP, a dual boot) and that connects again is not refused.
     @Test func aClientWhoseClockSteppedBackConnectsAgain() throws {
         let link = try LinkSimulation()

@@ -42,6 +42,41 @@ struct UDPSocketTests {
         #expect(!client.send([1], to: host.localAddress), "a closed socket sends nothing")
     }
 
+    /// A backlog (a host behind a burst of many clients' frames) is read a bounded batch per wake-up, so the loop's
+    /// timers (the host's acknowledgements, its link-lost checks) run between batches. Before, one wake-up read the
+    /// socket until it was empty: a backlog that kept coming kept every timer waiting, and a host working through
+    /// it acknowledged nothing for over 400 ms, so its clients took the link for lost (seen in the many-pads test).
+    @Test func aBacklogIsReadInBatchesWithTheTimersBetween() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve("127.0.0.1:0", defaultPort: 0, passive: true).first)
+        let host = try UDPSocket(bindingTo: any, loop: loop)
+        let client = try UDPSocket(bindingTo: any, loop: loop)
+        let backlog = 200
+        for index in 0..<backlog { #expect(client.send([UInt8(index & 0xFF)], to: host.localAddress)) }
+        var received = 0
+        var receivedWhenTheTimerFired: Int?
+        let timer = try loop.makeTimer {
+            receivedWhenTheTimerFired = received
+            if received == backlog { loop.stop() }
+        }
+        host.onDatagram = { _, _ in
+            received += 1
+            // Due from the first datagram's wake-up on: it fires once the batch it came in is over.
+            if received == 1 { try? timer.schedule(at: loop.now) }
+            if received == backlog, receivedWhenTheTimerFired != nil { loop.stop() }
+        }
+        let watchdog = try loop.makeTimer { loop.stop() }
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
+        try loop.run()
+        watchdog.close()
+        timer.close()
+        #expect(received == backlog)
+        let fired = try #require(receivedWhenTheTimerFired)
+        #expect(fired <= UDPSocket.datagramsPerWake, "the timer waited for \(fired) of the \(backlog) datagrams")
+        host.close()
+        client.close()
+    }
+
     @Test func aPortInUseSaysWhatToDo() throws {
         let loop = try DeviceEventLoop()
         let any = try #require(try SocketAddress.resolve("127.0.0.1:0", defaultPort: 0, passive: true).first)

@@ -23,6 +23,11 @@ public struct LinkLiveness: Sendable {
     /// passed without more (a delayed acknowledgement, as TCP's): one per burst, not one per frame, and before the
     /// client's first quick copy is due on a LAN.
     public static let delayedAcknowledgementMicroseconds: UInt64 = 1_000
+    /// ... but never later than this after the first frame it acknowledges came: a stream with no pause of
+    /// `delayedAcknowledgementMicroseconds` (two pads at 1 kHz, or a host working through a backlog) still hears
+    /// from the host 20 times a second, far within `timeoutMicroseconds` and before the client's probing starts
+    /// (`quietMicroseconds`).
+    public static let longestAcknowledgementDelayMicroseconds: UInt64 = 50_000
     /// The host acknowledges input the client asked it to (a press, a release, a touch, frames sent again) this long
     /// after it came (from its timer, not on the frame's own path; frames arriving meanwhile share the
     /// acknowledgement), well before the client's first quick copy is due on a LAN.
