@@ -3,17 +3,6 @@ import Testing
 
 /// libsodium's HMAC-SHA256 as the host's flood checks use it, against RFC 4231's published test vectors.
 @Suite struct MessageAuthenticationTests {
-    static func hex(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            bytes.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
-
     /// RFC 4231 test cases 1, 2, 4 and 6 (a short key, a key shorter than the hash, a 25-byte key over 50 bytes, a key
     /// longer than SHA-256's block).
     @Test(arguments: [
@@ -28,7 +17,7 @@ import Testing
     ] as [([UInt8], [UInt8], String)])
     func rfc4231Vectors(key: [UInt8], message: [UInt8], expected: String) {
         let code = MessageAuthentication.code(key: key[...], message: message[...])
-        #expect(code == Self.hex(expected))
+        #expect(code == bytes(expected))
         #expect(MessageAuthentication.isValid(code[...], key: key[...], message: message[...]))
         var forged = code
         forged[31] ^= 1
