@@ -238,12 +238,7 @@ public final class UDPSocket {
             Glibc.close(fd)
             throw .cannotBind(address.description, errno: error)
         }
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        localAddress = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
+        localAddress = Self.boundAddress(of: fd)
         try startWatching(fd)
     }
 
@@ -266,13 +261,18 @@ public final class UDPSocket {
             }
         }
         guard fd >= 0 else { throw .socketFailed(operation: "a socket of its own for \(remote)", errno: errno) }
+        localAddress = Self.boundAddress(of: fd)
+        try startWatching(fd)
+    }
+
+    /// The address `fd` is bound to (`getsockname`: the port the kernel chose for port 0).
+    private static func boundAddress(of fd: Int32) -> SocketAddress {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        localAddress = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
-        try startWatching(fd)
+        return withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
     }
 
     private func startWatching(_ fd: Int32) throws(LinkSocketError) {
