@@ -51,12 +51,17 @@ struct ConnectedClientSocketsTests {
         let junkCount = delivered.count - 1
         #expect(junkCount > 0 && junkCount < 20_000, "the flood filled the listening socket")
 
-        // The rest of the junk, then: the stranger's datagram was dropped with it (the control: without a socket of its
-        // own the client's would have been too).
-        listening.onDatagram = { bytes, path in delivered.append((Array(bytes), path)) }
-        let drained = try loop.makeTimer { loop.stop() }
-        try drained.schedule(at: MonotonicInstant.now().adding(milliseconds: 300))
+        // The rest of the junk, up to a marker queued behind it (there is room again: some junk was read), then: the
+        // stranger's datagram was dropped with it (the control: without a socket of its own the client's would have
+        // been too).
+        #expect(flooder.send([0xEE], to: listening.localAddress))
+        listening.onDatagram = { bytes, path in
+            delivered.append((Array(bytes), path))
+            if bytes.first == 0xEE { loop.stop() }
+        }
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
         try loop.run()
+        #expect(delivered.last?.bytes == [0xEE], "the marker behind the junk came")
         #expect(!delivered.contains { $0.bytes.first == 0xBB }, "the kernel dropped the stranger's datagram with the junk")
 
         // A client no longer followed is heard on the listening socket again.
@@ -72,7 +77,6 @@ struct ConnectedClientSocketsTests {
         try loop.run()
         #expect(delivered.map(\.bytes) == [[0xCC]])
         watchdog.close()
-        drained.close()
         sockets.close()
     }
 
