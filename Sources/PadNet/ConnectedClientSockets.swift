@@ -9,17 +9,30 @@ public import PadLinux
 ///
 /// Only clients that authenticated a datagram of a confirmed session get a socket (`ForwardingHost`'s
 /// `onClientPathsChanged`): someone without a paired key cannot make the host open any. A client that moves (another
-/// address or port) is heard on the listening socket again, and its socket follows it. Loop-confined.
+/// address or port) is heard on the listening socket again, and its socket follows it.
+///
+/// A client's datagrams are handed over in the order they came. Those that reached the port before its socket was
+/// made are still in the listening socket's queue, and that socket is read a few at a time: a client socket read
+/// at once would hand over newer ones first, and the host would take a stick value in an older one, arriving after,
+/// as superseded (never shown). So a new socket is read only once the listening socket has been read empty, or has
+/// read `listeningDatagramsBeforeHandover` more datagrams (a flood that never lets it empty: order is then given up
+/// for whatever was still behind the junk). Loop-confined.
 public final class ConnectedClientSockets {
     /// Sockets beyond this many are not made (their clients stay on the listening socket, as before).
     public static let maximumSockets = 64
     /// How many datagrams the listening socket reads per turn once it shares its port.
     public static let listeningDatagramsPerTurn = 2
+    /// A new client's socket is read at the latest after the listening socket read this many more datagrams: more
+    /// than its queue holds at the default buffer size (212,992 bytes, at least 768 a datagram as the kernel counts
+    /// them: about 280).
+    public static let listeningDatagramsBeforeHandover: UInt64 = 1_024
 
     private let listening: UDPSocket
     private let logger: Logger
     private let onDatagram: (UnsafeRawBufferPointer, DatagramPath) -> Void
     private var sockets: [DatagramPath: UDPSocket] = [:]
+    /// Sockets not read yet, and how many datagrams the listening socket had read when each was made.
+    private var waiting: [DatagramPath: UInt64] = [:]
 
     /// Sockets sharing `listening`'s port; their datagrams go to `onDatagram` as the listening socket's do.
     public init(
@@ -31,6 +44,7 @@ public final class ConnectedClientSockets {
         self.listening = listening
         self.logger = logger
         self.onDatagram = onDatagram
+        listening.onTurnEnded = { [weak self] drained in self?.listeningTurnEnded(drained: drained) }
     }
 
     /// The paths clients are heard along now: a socket for each new one, closed for each gone.
@@ -38,20 +52,48 @@ public final class ConnectedClientSockets {
         for (path, socket) in sockets where !paths.contains(path) {
             socket.close()
             sockets[path] = nil
+            waiting[path] = nil
         }
         for path in paths where sockets[path] == nil {
             guard sockets.count < Self.maximumSockets else { break }
             do {
-                let socket = try UDPSocket(connectedTo: path.remote, sharingPortOf: listening, local: path.local)
+                let behindListening = listening.hasQueuedDatagram
+                let socket = try UDPSocket(
+                    connectedTo: path.remote, sharingPortOf: listening, local: path.local, readingNow: !behindListening)
                 let onDatagram = self.onDatagram
                 // Its datagrams come along the path the client was heard by (the local address it was bound to).
-                socket.onDatagram = { bytes, _ in onDatagram(bytes, path) }
+                // One from elsewhere can only have come between the socket's bind and its connect: it goes as what
+                // it is.
+                socket.onDatagram = { bytes, from in onDatagram(bytes, from.remote == path.remote ? path : from) }
                 sockets[path] = socket
+                if behindListening {
+                    waiting[path] = listening.datagramsRead
+                    listening.maximumDatagramsPerWake = UDPSocket.datagramsPerWake  // catches up sooner
+                }
             } catch {
                 logger.notice("\(error); \(path.remote)'s datagrams share the listening socket's queue")
             }
         }
     }
+
+    /// Starts reading the sockets whose clients' earlier datagrams the listening socket has handed over by now.
+    private func listeningTurnEnded(drained: Bool) {
+        guard !waiting.isEmpty else { return }
+        for (path, readWhenMade) in waiting
+        where drained || listening.datagramsRead &- readWhenMade >= Self.listeningDatagramsBeforeHandover {
+            waiting[path] = nil
+            do {
+                try sockets[path]?.startReading()
+            } catch {
+                sockets[path] = nil  // closed: the client is heard on the listening socket again
+                logger.notice("\(error); \(path.remote)'s datagrams share the listening socket's queue")
+            }
+        }
+        if waiting.isEmpty { listening.maximumDatagramsPerWake = Self.listeningDatagramsPerTurn }
+    }
+
+    /// Client sockets made but not read yet (the listening socket still holds datagrams from before them).
+    public var waitingCount: Int { waiting.count }
 
     /// The sockets open now (for tests and status).
     public var count: Int { sockets.count }
@@ -60,5 +102,6 @@ public final class ConnectedClientSockets {
     public func close() {
         for socket in sockets.values { socket.close() }
         sockets.removeAll()
+        waiting.removeAll()
     }
 }

@@ -211,6 +211,11 @@ public final class UDPSocket {
     public var maximumDatagramsPerWake = UDPSocket.datagramsPerWake
     /// The default bound (see `receiveAll`).
     public static let datagramsPerWake = 16
+    /// Datagrams read so far (handed to `onDatagram`, or dropped as too long).
+    public private(set) var datagramsRead: UInt64 = 0
+    /// Called after each turn of reading: `drained` when the socket was read empty (the kernel had nothing more),
+    /// false when the turn's bound ended it. Not called when the handler closed the socket.
+    public var onTurnEnded: ((_ drained: Bool) -> Void)?
 
     /// A socket bound to `address` (port 0: any free port).
     public init(bindingTo address: SocketAddress, loop: DeviceEventLoop) throws(LinkSocketError) {
@@ -246,8 +251,10 @@ public final class UDPSocket {
     /// nil: the listening socket's address) and connected to `remote`. The kernel then queues that peer's datagrams
     /// here, apart from the listening socket's queue (which a flood may fill), until this socket is closed. The
     /// listening socket must allow it first (`allowConnectedSocketsOnItsPort`).
+    /// Not `readingNow`: nothing is read (the kernel queues) until `startReading()`.
     public init(
-        connectedTo remote: SocketAddress, sharingPortOf listening: UDPSocket, local: LocalDestination?
+        connectedTo remote: SocketAddress, sharingPortOf listening: UDPSocket, local: LocalDestination?,
+        readingNow: Bool = true
     ) throws(LinkSocketError) {
         loop = listening.loop
         family = listening.family
@@ -262,7 +269,24 @@ public final class UDPSocket {
         }
         guard fd >= 0 else { throw .socketFailed(operation: "a socket of its own for \(remote)", errno: errno) }
         localAddress = Self.boundAddress(of: fd)
-        try startWatching(fd)
+        if readingNow {
+            try startWatching(fd)
+        } else {
+            descriptor = FileDescriptor(rawValue: fd)
+        }
+    }
+
+    /// Starts reading a socket made not `readingNow` (nothing when it is read already, or closed). On failure the
+    /// socket is closed.
+    public func startReading() throws(LinkSocketError) {
+        guard watch == nil, let descriptor else { return }
+        try startWatching(descriptor.rawValue)
+    }
+
+    /// Whether a datagram waits to be read (it is looked at, not read).
+    public var hasQueuedDatagram: Bool {
+        guard let descriptor else { return false }
+        return recv(descriptor.rawValue, nil, 0, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) >= 0
     }
 
     /// The address `fd` is bound to (`getsockname`: the port the kernel chose for port 0).
@@ -347,7 +371,7 @@ public final class UDPSocket {
     deinit { close() }
 
     /// The datagrams waiting now, at most `maximumDatagramsPerWake` (draining saves wake-ups; level-triggered epoll
-    /// calls again for the rest). The bound lets the loop's timers run between batches of a backlog: a host working
+    /// calls again for the rest); then `onTurnEnded`. The bound lets the loop's timers run between batches of a backlog: a host working
     /// through a burst (many clients' frames at once on a slow machine) keeps acknowledging and answering, where
     /// reading until empty kept every timer waiting while the backlog kept coming, so for over 400 ms the host
     /// answered nothing and its clients took the link for lost.
@@ -356,6 +380,7 @@ public final class UDPSocket {
         var storage = sockaddr_storage()
         var local: (UInt64, UInt64) = (0, 0)
         var budget = maximumDatagramsPerWake
+        var drained = false
         while budget > 0 {
             budget -= 1
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -372,7 +397,11 @@ public final class UDPSocket {
                     }
                 }
             }
-            guard count >= 0 else { return }  // EAGAIN: drained; other errors (ICMP unreachable): nothing to read
+            guard count >= 0 else {  // EAGAIN: drained; other errors (ICMP unreachable): nothing to read now
+                drained = errno == EAGAIN || errno == EWOULDBLOCK
+                break
+            }
+            datagramsRead &+= 1
             if truncated != 0 {
                 truncatedDatagrams += 1
                 continue
@@ -388,5 +417,6 @@ public final class UDPSocket {
             }
             if self.descriptor == nil { return }  // closed by the handler
         }
+        onTurnEnded?(drained)
     }
 }

@@ -80,6 +80,46 @@ struct ConnectedClientSocketsTests {
         sockets.close()
     }
 
+    /// A client's datagrams still queued on the listening socket when its own socket is made are handed over before
+    /// those that reach its own socket: in the order the client sent them (the host would take a stick value in an
+    /// older datagram read after a newer one as superseded, and never show it).
+    @Test func datagramsQueuedBeforeAClientsSocketWasMadeComeFirst() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve(Self.loopbackAny, defaultPort: 0, passive: true).first)
+        let listening = try UDPSocket(bindingTo: any, loop: loop)
+        let client = try UDPSocket(bindingTo: any, loop: loop)
+        var delivered: [UInt8] = []
+        var paths: Set<DatagramPath> = []
+        let sockets = try ConnectedClientSockets(sharingPortOf: listening, logger: .init(label: "test")) { bytes, path in
+            delivered.append(bytes[0])
+            paths.insert(path)
+            if bytes[0] == 7 || delivered.count > 20 { loop.stop() }
+        }
+        var waitingOnceMade: Int?
+        listening.onDatagram = { bytes, path in
+            delivered.append(bytes[0])
+            paths.insert(path)
+            if bytes[0] == 1 {
+                // The client is confirmed by its first datagram: its socket is made while 2...5 are still queued on
+                // the listening socket, and what it sends next goes to its own.
+                sockets.follow([path])
+                waitingOnceMade = sockets.waitingCount
+                for byte: UInt8 in 6...7 { client.send([byte], to: listening.localAddress) }
+            }
+            if bytes[0] == 7 || delivered.count > 20 { loop.stop() }
+        }
+        for byte: UInt8 in 1...5 { #expect(client.send([byte], to: listening.localAddress)) }
+        let watchdog = try loop.makeTimer { loop.stop() }
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
+        try loop.run()
+        #expect(waitingOnceMade == 1, "the new socket waits for the listening socket's queue")
+        #expect(delivered == Array(1...7), "in the order sent")
+        #expect(paths.count == 1 && paths.first?.remote == client.localAddress, "along the one path")
+        #expect(sockets.count == 1 && sockets.waitingCount == 0, "read once the queue before it was")
+        watchdog.close()
+        sockets.close()
+    }
+
     /// Sharing the port with clients' sockets does not let a second `serve` bind it.
     @Test func aSecondListenerStillCannotTakeThePort() throws {
         let loop = try DeviceEventLoop()
