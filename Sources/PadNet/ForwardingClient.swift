@@ -572,13 +572,17 @@ public final class ForwardingClient {
         case .stopped:
             return
         }
-        armTimer()
+        armTimer(afterTick: true)
     }
 
     /// Whether the host has yet to acknowledge a pad's newest frame (or a press, release or touch before it).
     private var hasUnacknowledgedInput: Bool { pads.contains { $0.sender.hasUnacknowledged } }
 
-    private func armTimer() {
+    /// Arms the timer for what is due next. A deadline already passed stays due (armed at the loop's now: the loop
+    /// fires it after the handlers of its current wake, whose clock it reads once); only a tick, which just did what
+    /// was due, waits 1 µs more. Armed for "now + 1 µs" from a handler, it never came while every wake brought a
+    /// frame or a datagram.
+    private func armTimer(afterTick: Bool = false) {
         var wake: UInt64
         switch state {
         case .established:
@@ -593,6 +597,6 @@ public final class ForwardingClient {
         case .stopped:
             return
         }
-        timer?.schedule(atMicroseconds: max(wake, now + 1))
+        timer?.schedule(atMicroseconds: max(wake, afterTick ? now + 1 : now))
     }
 }

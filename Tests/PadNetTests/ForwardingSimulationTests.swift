@@ -361,6 +361,32 @@ import Testing
         #expect(!link.clientEvents.contains { Self.isEvent($0, "linkLost") })
     }
 
+    /// The client's side of the same: a client whose loop is busy with its pad's frames runs its timer only between
+    /// them, against the clock read when the batch began. An overdue deadline (here: the host gone silent, the
+    /// link to be counted lost) must not be put off to "now + 1 µs" by each frame sent meanwhile.
+    @Test func anOverdueClientDeadlineIsNotPutOffByTheNextFrame() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        let timer = try #require(link.clients.last?.timer)
+        link.cutHostToClient = true
+        link.clientTimersHeld = true
+        let start = link.now
+        var overdueAndPutOff: [UInt64] = []
+        for frame in 0..<1_000 {  // 500 ms, a frame every 0.5 ms, the client's timer held meanwhile
+            link.run(forMicroseconds: 500)
+            source.send(.holding(leftX: Int16(frame) * 16 + 1))  // read and sent at the loop's clock
+            let late = link.now - start > LinkLiveness.timeoutMicroseconds + 1_000
+            if late, let deadline = timer.deadline, deadline > link.now { overdueAndPutOff.append(deadline - link.now) }
+        }
+        #expect(overdueAndPutOff.isEmpty, "an overdue timer was put off \(overdueAndPutOff.count) times")
+        #expect(!link.clientEvents.contains { Self.isEvent($0, "linkLost") })
+        link.clientTimersHeld = false
+        link.run(forMicroseconds: 1)
+        #expect(link.clientEvents.contains { Self.isEvent($0, "linkLost") }, "the overdue check ran at once")
+    }
+
     /// Finding 8: a client whose wall clock stepped back (NTP, a dual boot) and that connects again is not refused.
     @Test func aClientWhoseClockSteppedBackConnectsAgain() throws {
         let link = try LinkSimulation()

@@ -27,6 +27,8 @@ final class LinkSimulation {
     /// While set, the host's timer does not fire (its datagrams are still delivered): a host whose loop is busy
     /// reading a backlog, which runs its timers only between batches.
     var hostTimerHeld = false
+    /// The same for every client's timer (a client's loop busy with its pad's frames).
+    var clientTimersHeld = false
 
     private struct InFlight {
         var arrives: UInt64
@@ -162,7 +164,7 @@ final class LinkSimulation {
                 hostTimer.deadline = nil
                 host.tick()
             }
-            for simulated in clients where !simulated.closed {
+            for simulated in clients where !simulated.closed && !clientTimersHeld {
                 consider(simulated.timer.deadline) {
                     simulated.timer.deadline = nil
                     simulated.client.tick()
