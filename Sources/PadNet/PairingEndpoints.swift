@@ -287,6 +287,10 @@ public struct PairingInitiator {
     /// Whether a host's response came (confirmations are then what is sent again).
     public var awaitingConfirmation: Bool { !branches.isEmpty }
 
+    /// Whether a host answered at all: a response, or a cookie it asked the first message to carry (a host under
+    /// load). Neither is proof of the host (nothing is before the code is checked): only a reason to keep trying.
+    public var heardFromAHost: Bool { !branches.isEmpty || cookie != nil }
+
     /// What to send again while no answer came: the first message, then every confirmation made.
     public var datagramsToRepeat: [[UInt8]] {
         branches.isEmpty ? (firstMessage.map { [$0] } ?? []) : branches.map(\.confirmation)
@@ -330,4 +334,7 @@ public struct PairingAttempt {
     public var verdictDueMicroseconds: UInt64? { refusal.map { $0.atMicroseconds + Self.refusalGraceMicroseconds } }
 
     public var datagramsToRepeat: [[UInt8]] { initiator.datagramsToRepeat }
+
+    /// Whether a host answered (see `PairingInitiator.heardFromAHost`).
+    public var heardFromAHost: Bool { initiator.heardFromAHost }
 }

@@ -47,6 +47,9 @@ struct PairCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     static let answerTimeoutMilliseconds: UInt64 = 10_000
+    /// How long pairing keeps trying once a host answered but pairing did not complete (a host under a flood reads
+    /// few of the datagrams that reach it: each step may take many tries).
+    static let answeredTimeoutMilliseconds: UInt64 = 30_000
     static let resendMilliseconds: UInt64 = 300
 
     func validate() throws {
@@ -127,11 +130,21 @@ struct PairCommand: ParsableCommand {
         let resend = try loop.repeating(everyMilliseconds: Self.resendMilliseconds) {
             for datagram in attempt.datagramsToRepeat { socket.send(datagram, to: target) }
         }
-        let giveUp = try loop.deadline(afterMilliseconds: Self.answerTimeoutMilliseconds) { loop.stop() }
+        var keptTrying: LoopDeadline?
+        let giveUp = try loop.deadline(afterMilliseconds: Self.answerTimeoutMilliseconds) {
+            guard attempt.heardFromAHost, keptTrying == nil else { return loop.stop() }
+            LineOutput.standardError.write(
+                "padbridge: \(address) answered but pairing is not done yet (the host is busy, or under a flood of "
+                    + "datagrams); still trying, up to \(Self.answeredTimeoutMilliseconds / 1000) s in all")
+            keptTrying = try? loop.deadline(
+                afterMilliseconds: Self.answeredTimeoutMilliseconds - Self.answerTimeoutMilliseconds) { loop.stop() }
+            if keptTrying == nil { loop.stop() }
+        }
         logger.info("pairing with \(address) (\(target))")
         try loop.run()
         resend.cancel()
         giveUp.cancel()
+        keptTrying?.cancel()
         verdict.close()
         if result == nil, case let .refused(reason)? = attempt.verdict(atMicroseconds: .max) {
             result = .failure(CommandFailure("\(address): \(reason)"))
@@ -156,6 +169,11 @@ struct PairCommand: ParsableCommand {
                 "padbridge: paired with \(address.canonical) (\(hostName)), host key \(key.fingerprint)")
         case let .failure(error):
             throw error
+        case nil where attempt.heardFromAHost:
+            throw CommandFailure(
+                "\(address) (\(target)) answered, but pairing did not complete within "
+                    + "\(Self.answeredTimeoutMilliseconds / 1000) s: the host is busy or under a flood of datagrams "
+                    + "(its log says \"under load\"); try again")
         case nil:
             throw CommandFailure(
                 "no answer from \(address) (\(target)) within \(Self.answerTimeoutMilliseconds / 1000) s: is "

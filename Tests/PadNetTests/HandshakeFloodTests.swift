@@ -286,6 +286,33 @@ import Testing
         #expect(person.receive(PairingDatagram(try #require(paired))!) == .paired(hostKey, hostName: "pc"))
     }
 
+    /// `pair` keeps trying longer once a host answered: a cookie reply (a host under load asking the first message
+    /// to prove its address) counts as an answer, as a response does; silence does not.
+    @Test func aCookieReplyIsAnAnswerSilenceIsNot() throws {
+        var responder = PairingResponder(identity: .init(), hostName: "pc")
+        responder.open(Self.code, atMicroseconds: 0)
+        var flooder = try PairingInitiator(code: Self.code, identity: .init(), clientName: "x")
+        let captured = PairingDatagram(try flooder.start())!
+        for index in 0..<100 {  // beyond the host's burst: it is under load
+            _ = responder.handle(captured, from: Self.address("198.51.100.\(index + 1):10000"), atMicroseconds: 10, accept: { _ in })
+        }
+        var person = try PairingInitiator(code: Self.code, identity: .init(), clientName: "deck")
+        let first = try person.start()
+        #expect(!person.heardFromAHost)
+        let reply = try #require(
+            responder.handle(PairingDatagram(first)!, from: Self.address("192.0.2.20:6000"), atMicroseconds: 20, accept: { _ in }).reply)
+        let datagram = try #require(PairingDatagram(reply))
+        guard case .cookieReply = datagram else {
+            Issue.record("the host under load answered \(datagram), not a cookie reply")
+            return
+        }
+        guard case .send = person.receive(datagram) else {
+            Issue.record("the first message was not sent again with the cookie")
+            return
+        }
+        #expect(person.heardFromAHost && !person.awaitingConfirmation)
+    }
+
     /// A person who runs `pair` again from the same machine (a new port) while its earlier exchanges wait: the new
     /// one replaces its source's oldest, so the third try pairs at once.
     @Test func aPersonsNewTryReplacesItsOwnOldestExchange() throws {
