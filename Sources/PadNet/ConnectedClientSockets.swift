@@ -79,8 +79,11 @@ public final class ConnectedClientSockets {
     /// Starts reading the sockets whose clients' earlier datagrams the listening socket has handed over by now.
     private func listeningTurnEnded(drained: Bool) {
         guard !waiting.isEmpty else { return }
+        // A turn that ended with its share may have taken the last datagram: then the listening socket is not
+        // readable again, and no later turn would say so.
+        let empty = drained || !listening.hasQueuedDatagram
         for (path, readWhenMade) in waiting
-        where drained || listening.datagramsRead &- readWhenMade >= Self.listeningDatagramsBeforeHandover {
+        where empty || listening.datagramsRead &- readWhenMade >= Self.listeningDatagramsBeforeHandover {
             waiting[path] = nil
             do {
                 try sockets[path]?.startReading()

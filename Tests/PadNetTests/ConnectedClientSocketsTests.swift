@@ -120,6 +120,40 @@ struct ConnectedClientSocketsTests {
         sockets.close()
     }
 
+    /// The turn that made a client's socket may read the listening socket's last datagram with its last share of the
+    /// turn, so the turn does not find the queue empty and the listening socket is never readable again: the new
+    /// socket must still be read (in the guest's motion test it never was: the host heard nothing more from the
+    /// client, and its handshakes went unanswered).
+    @Test func aSocketMadeWhenTheListeningTurnReadsTheLastDatagramIsRead() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve(Self.loopbackAny, defaultPort: 0, passive: true).first)
+        let listening = try UDPSocket(bindingTo: any, loop: loop)
+        let client = try UDPSocket(bindingTo: any, loop: loop)
+        var delivered: [UInt8] = []
+        let sockets = try ConnectedClientSockets(sharingPortOf: listening, logger: .init(label: "test")) { bytes, _ in
+            delivered.append(bytes[0])
+            if bytes[0] == 3 { loop.stop() }
+        }
+        listening.onDatagram = { bytes, path in
+            delivered.append(bytes[0])
+            if bytes[0] == 1 {
+                sockets.follow([path])  // 2 is still queued: the socket waits for it
+                client.send([3], to: listening.localAddress)
+            }
+        }
+        // As many as the listening socket reads in a turn: the turn ends with its share, not with an empty read.
+        for byte in 1...UInt8(ConnectedClientSockets.listeningDatagramsPerTurn) {
+            #expect(client.send([byte], to: listening.localAddress))
+        }
+        let watchdog = try loop.makeTimer { loop.stop() }
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 2_000))
+        try loop.run()
+        #expect(delivered == [1, 2, 3], "the client's socket was read once the listening socket had handed 2 over")
+        #expect(sockets.waitingCount == 0)
+        watchdog.close()
+        sockets.close()
+    }
+
     /// Sharing the port with clients' sockets does not let a second `serve` bind it.
     @Test func aSecondListenerStillCannotTakeThePort() throws {
         let loop = try DeviceEventLoop()
