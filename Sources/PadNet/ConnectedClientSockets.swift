@@ -1,5 +1,5 @@
 public import Logging
-public import PadLinux
+import PadLinux
 
 /// A socket of its own for each paired client on the host's port (`UDPSocket.init(connectedTo:sharingPortOf:local:)`),
 /// so that the kernel queues a client's datagrams apart from everyone else's: a flood of junk that fills the listening
