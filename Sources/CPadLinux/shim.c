@@ -191,25 +191,11 @@ int CPadLinux_enablePacketInfo(int fd, int family) {
     return 0;
 }
 
-ssize_t CPadLinux_receiveDatagram(
-    int fd, void *buffer, size_t capacity, void *from, socklen_t *fromLength, unsigned char local[16],
-    int *localLength, int *interfaceIndex, int *truncated) {
-    struct iovec vector = {.iov_base = buffer, .iov_len = capacity};
-    union {
-        struct cmsghdr align;
-        char bytes[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(struct in_pktinfo))];
-    } control;
-    struct msghdr message = {
-        .msg_name = from, .msg_namelen = *fromLength, .msg_iov = &vector, .msg_iovlen = 1,
-        .msg_control = control.bytes, .msg_controllen = sizeof control.bytes,
-    };
-    ssize_t count = recvmsg(fd, &message, MSG_DONTWAIT);
-    if (count < 0) return -1;
-    *fromLength = message.msg_namelen;
-    *truncated = (message.msg_flags & MSG_TRUNC) != 0;
+/// The local address and interface a datagram was sent to, from its IP_PKTINFO / IPV6_PKTINFO control message.
+static void readPacketInfo(struct msghdr *message, unsigned char local[16], int *localLength, int *interfaceIndex) {
     *localLength = 0;
     *interfaceIndex = 0;
-    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(message); header != NULL; header = CMSG_NXTHDR(message, header)) {
         if (header->cmsg_level == IPPROTO_IP && header->cmsg_type == IP_PKTINFO) {
             struct in_pktinfo info;
             memcpy(&info, CMSG_DATA(header), sizeof info);
@@ -224,7 +210,35 @@ ssize_t CPadLinux_receiveDatagram(
             *interfaceIndex = (int)info.ipi6_ifindex;
         }
     }
-    return count;
+}
+
+int CPadLinux_receiveDatagrams(
+    int fd, unsigned char *buffers, size_t slotCapacity, CPadLinux_ReceivedDatagram *received, int count) {
+    if (count < 1 || count > CPadLinux_receiveBatchLimit) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct iovec vectors[CPadLinux_receiveBatchLimit];
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(struct in_pktinfo))];
+    } control[CPadLinux_receiveBatchLimit];
+    struct mmsghdr messages[CPadLinux_receiveBatchLimit];
+    for (int i = 0; i < count; i++) {
+        vectors[i] = (struct iovec){.iov_base = buffers + (size_t)i * slotCapacity, .iov_len = slotCapacity};
+        messages[i] = (struct mmsghdr){.msg_hdr = {
+            .msg_name = &received[i].from, .msg_namelen = sizeof received[i].from, .msg_iov = &vectors[i],
+            .msg_iovlen = 1, .msg_control = control[i].bytes, .msg_controllen = sizeof control[i].bytes}};
+    }
+    int got = recvmmsg(fd, messages, (unsigned int)count, MSG_DONTWAIT, NULL);
+    if (got < 0) return -1;
+    for (int i = 0; i < got; i++) {
+        received[i].fromLength = messages[i].msg_hdr.msg_namelen;
+        received[i].length = messages[i].msg_len;
+        received[i].truncated = (messages[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+        readPacketInfo(&messages[i].msg_hdr, received[i].local, &received[i].localLength, &received[i].interfaceIndex);
+    }
+    return got;
 }
 
 /// Makes `buffer` (room for CMSG_SPACE(size)) the message's one control message: `level`/`type` carrying `data`.

@@ -198,7 +198,12 @@ public final class UDPSocket {
     private var watch: DeviceEventLoop.WatchToken?
     private let loop: DeviceEventLoop
     private let family: Int32
-    private var receiveBuffer = [UInt8](repeating: 0, count: 2048)
+    /// Slots for one batch of received datagrams (`receiveSlotBytes` each) and what the kernel said of each: made
+    /// at the first read, for at most `CPadLinux_receiveBatchLimit` datagrams (fewer when the socket reads fewer per
+    /// wake), and reused.
+    private var receiveSlots: [UInt8] = []
+    private var received: [CPadLinux_ReceivedDatagram] = []
+    private static let receiveSlotBytes = 2_048
     /// The address it is bound to (the port the kernel chose when 0 was asked for).
     public let localAddress: SocketAddress
     public var onDatagram: ((UnsafeRawBufferPointer, DatagramPath) -> Void)?
@@ -371,51 +376,64 @@ public final class UDPSocket {
     deinit { close() }
 
     /// The datagrams waiting now, at most `maximumDatagramsPerWake` (draining saves wake-ups; level-triggered epoll
-    /// calls again for the rest); then `onTurnEnded`. The bound lets the loop's timers run between batches of a backlog: a host working
-    /// through a burst (many clients' frames at once on a slow machine) keeps acknowledging and answering, where
-    /// reading until empty kept every timer waiting while the backlog kept coming, so for over 400 ms the host
-    /// answered nothing and its clients took the link for lost.
+    /// calls again for the rest); then `onTurnEnded`. Read in batches (recvmmsg): one system call for all that wait,
+    /// up to a batch, and none to find the queue empty (a batch that came short found it so). The bound lets the
+    /// loop's timers run between batches of a backlog: a host working through a burst (many clients' frames at once
+    /// on a slow machine) keeps acknowledging and answering, where reading until empty kept every timer waiting
+    /// while the backlog kept coming, so for over 400 ms the host answered nothing and its clients took the link for
+    /// lost.
     private func receiveAll() {
         guard let descriptor else { return }
-        var storage = sockaddr_storage()
-        var local: (UInt64, UInt64) = (0, 0)
+        let batch = max(1, min(maximumDatagramsPerWake, Int(CPadLinux_receiveBatchLimit)))
+        if received.count < batch {
+            received = Array(repeating: CPadLinux_ReceivedDatagram(), count: batch)
+            receiveSlots = Array(repeating: 0, count: batch * Self.receiveSlotBytes)
+        }
         var budget = maximumDatagramsPerWake
         var drained = false
         while budget > 0 {
-            budget -= 1
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            var localLength: Int32 = 0
-            var interfaceIndex: Int32 = 0
-            var truncated: Int32 = 0
-            let count = receiveBuffer.withUnsafeMutableBytes { buffer in
-                withUnsafeMutableBytes(of: &storage) { from in
-                    withUnsafeMutableBytes(of: &local) { localBytes in
-                        CPadLinux_receiveDatagram(
-                            descriptor.rawValue, buffer.baseAddress, buffer.count, from.baseAddress, &length,
-                            localBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), &localLength, &interfaceIndex,
-                            &truncated)
-                    }
+            let asked = min(budget, batch)
+            let count = receiveSlots.withUnsafeMutableBytes { slots in
+                received.withUnsafeMutableBufferPointer { received in
+                    CPadLinux_receiveDatagrams(
+                        descriptor.rawValue, slots.baseAddress?.assumingMemoryBound(to: UInt8.self), Self.receiveSlotBytes,
+                        received.baseAddress, Int32(asked))
                 }
             }
-            guard count >= 0 else {  // EAGAIN: drained; other errors (ICMP unreachable): nothing to read now
+            guard count > 0 else {  // EAGAIN: drained; other errors (ICMP unreachable): nothing to read now
                 drained = errno == EAGAIN || errno == EWOULDBLOCK
                 break
             }
-            datagramsRead &+= 1
-            if truncated != 0 {
-                truncatedDatagrams += 1
-                continue
+            budget -= Int(count)
+            for index in 0..<Int(count) {
+                datagramsRead &+= 1
+                if received[index].truncated != 0 {
+                    truncatedDatagrams += 1
+                    continue
+                }
+                let path = withUnsafeMutablePointer(to: &received[index]) { datagram in
+                    let from = withUnsafeBytes(of: &datagram.pointee.from) {
+                        SocketAddress($0.baseAddress!, length: datagram.pointee.fromLength)
+                    }
+                    let destination = datagram.pointee.localLength > 0
+                        ? withUnsafeBytes(of: &datagram.pointee.local) {
+                            LocalDestination(
+                                address: SocketAddressBytes($0.baseAddress!, length: Int(datagram.pointee.localLength)),
+                                interfaceIndex: datagram.pointee.interfaceIndex)
+                        } : nil
+                    return DatagramPath(remote: from, local: destination)
+                }
+                let length = received[index].length
+                receiveSlots.withUnsafeBytes {
+                    let start = index * Self.receiveSlotBytes
+                    onDatagram?(UnsafeRawBufferPointer(rebasing: $0[start..<start + length]), path)
+                }
+                if self.descriptor == nil { return }  // closed by the handler
             }
-            let from = withUnsafeBytes(of: &storage) { SocketAddress($0.baseAddress!, length: length) }
-            let destination = localLength > 0
-                ? withUnsafeBytes(of: &local) {
-                    LocalDestination(
-                        address: SocketAddressBytes($0.baseAddress!, length: Int(localLength)), interfaceIndex: interfaceIndex)
-                } : nil
-            receiveBuffer.withUnsafeBytes {
-                onDatagram?(UnsafeRawBufferPointer(rebasing: $0[0..<count]), DatagramPath(remote: from, local: destination))
+            if Int(count) < asked {  // the batch came short: nothing more was waiting
+                drained = true
+                break
             }
-            if self.descriptor == nil { return }  // closed by the handler
         }
         onTurnEnded?(drained)
     }

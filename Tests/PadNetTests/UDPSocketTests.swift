@@ -77,6 +77,39 @@ struct UDPSocketTests {
         client.close()
     }
 
+    /// What waits is read a batch at a time (one recvmmsg each), in order; a turn says whether it found the queue
+    /// empty; a datagram longer than a slot is dropped and counted, not cut, and the rest of its batch still comes.
+    @Test func waitingDatagramsAreReadInBatchesInOrder() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve("127.0.0.1:0", defaultPort: 0, passive: true).first)
+        let host = try UDPSocket(bindingTo: any, loop: loop)
+        let client = try UDPSocket(bindingTo: any, loop: loop)
+        for index in 0..<20 {
+            let payload = index == 5 ? [UInt8](repeating: 5, count: 3_000) : [UInt8](repeating: UInt8(index), count: index)
+            #expect(client.send(payload, to: host.localAddress))
+        }
+        var received: [[UInt8]] = []
+        var turns: [(read: UInt64, drained: Bool)] = []
+        host.onDatagram = { bytes, from in
+            #expect(from.remote == client.localAddress && from.local != nil)
+            received.append(Array(bytes))
+        }
+        host.onTurnEnded = { drained in
+            turns.append((host.datagramsRead, drained))
+            if drained { loop.stop() }
+        }
+        let watchdog = try loop.makeTimer { loop.stop() }
+        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
+        try loop.run()
+        watchdog.close()
+        #expect(received == (0..<20).filter { $0 != 5 }.map { [UInt8](repeating: UInt8($0), count: $0) })
+        #expect(host.truncatedDatagrams == 1)
+        #expect(turns.map(\.read) == [UInt64(UDPSocket.datagramsPerWake), 20])
+        #expect(turns.map(\.drained) == [false, true])
+        host.close()
+        client.close()
+    }
+
     @Test func aPortInUseSaysWhatToDo() throws {
         let loop = try DeviceEventLoop()
         let any = try #require(try SocketAddress.resolve("127.0.0.1:0", defaultPort: 0, passive: true).first)

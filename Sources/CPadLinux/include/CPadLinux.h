@@ -183,12 +183,27 @@ int CPadLinux_epollWait(int epollFD, struct epoll_event *events, int capacity, l
 /// reports IPv4 datagrams of a dual-stack socket through IP_PKTINFO). Returns 0, or -1 and errno.
 int CPadLinux_enablePacketInfo(int fd, int family);
 
-/// recvmsg(2) of one datagram: its source into `from`/`fromLength`; the local address it was sent to into `local`
-/// (`*localLength` 4 or 16; 0 when the kernel gave none) with the interface index; `*truncated` 1 when the datagram
-/// was longer than `capacity` (its rest is lost). Returns the bytes received, or -1 and errno.
-ssize_t CPadLinux_receiveDatagram(
-    int fd, void *buffer, size_t capacity, void *from, socklen_t *fromLength, unsigned char local[16],
-    int *localLength, int *interfaceIndex, int *truncated);
+/// What the kernel said of one datagram received by `CPadLinux_receiveDatagrams`: its source, the local address it
+/// was sent to (`localLength` 4 or 16; 0 when the kernel gave none) with the interface index, its length, and whether
+/// it was longer than its slot (`truncated`: its rest is lost).
+typedef struct {
+    struct sockaddr_storage from;
+    socklen_t fromLength;
+    unsigned char local[16];
+    int localLength;
+    int interfaceIndex;
+    int truncated;
+    size_t length;
+} CPadLinux_ReceivedDatagram;
+
+/// The most datagrams one `CPadLinux_receiveDatagrams` call takes.
+#define CPadLinux_receiveBatchLimit 16
+
+/// recvmmsg(2) without blocking: up to `count` (at most `CPadLinux_receiveBatchLimit`) datagrams waiting now, in one
+/// system call; the i-th into `buffers + i * slotCapacity`, what the kernel said of it into `received[i]`. Returns
+/// how many came (fewer than `count`: the queue is empty now), or -1 and errno (EAGAIN: none was waiting).
+int CPadLinux_receiveDatagrams(
+    int fd, unsigned char *buffers, size_t slotCapacity, CPadLinux_ReceivedDatagram *received, int count);
 
 /// sendmsg(2) of one datagram to `to`, leaving from `local` (4 bytes on an IPv4 socket; 4 or 16 on an IPv6 one, an
 /// IPv4 address going as its IPv4-mapped form) on `interfaceIndex` (0: any); `localLength` 0 sends without.
