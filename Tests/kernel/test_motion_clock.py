@@ -125,6 +125,10 @@ def test_forwarded_motion_keeps_its_sensor_clock_through_a_jittery_link(padbridg
         assert not reader.dropped, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
     finally:
         stand_in.close()
+    # A lost link would reconnect mid-stream (the host's pad neutral meanwhile): not what this test is about to pass.
+    for name, process in (("serve", serve), ("connect", client)):
+        lost = [line for _, line in process.stderr if "lost" in line]
+        assert lost == [], f"{name} counted the link lost while it streamed: {lost}"
 
     # The frames that show a sample (frames before the stream show accel X 0), with the sample's number.
     shown = [(timestamp, accel_x // TAG_STEP - 1, yaw) for timestamp, accel_x, yaw in frames
