@@ -169,6 +169,34 @@ private let info: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [
         #expect(assembler.apply(report, from: .pad) == .frameCompleted(resynced: false))
     }
 
+    /// A motion node's catch-up after SYN_DROPPED has the sensor's values but no MSC_TIMESTAMP (libevdev reads no
+    /// EV_MSC back): shown with the last sample's time, its motion would step the virtual pad's sensor clock by 0
+    /// and the next sample by the whole gap. A node with a sensor clock keeps showing its last sample until the next
+    /// one comes with its time, which then has the caught-up values.
+    @Test func aMotionCatchUpWaitsForItsSampleTime() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        let stamp = { (microseconds: Int32) in EvdevEvent(type: EV_MSC, code: MSC_TIMESTAMP, value: microseconds) }
+        for event in [abs(ABS_X, 8192), stamp(1_000), report] { assembler.apply(event, from: .motion) }
+        let before = assembler.snapshot.motion
+        assembler.apply(abs(ABS_X, 100), from: .motion)
+        #expect(assembler.apply(dropped, from: .motion) == .dropped)
+        assembler.apply(abs(ABS_X, 4096), from: .motion)
+        #expect(assembler.apply(report, from: .motion) == .frameCompleted(resynced: true))
+        #expect(assembler.snapshot.motion == before, "a sample without its time is shown")
+        for event in [abs(ABS_RX, 1024 * 90), stamp(357_000), report] { assembler.apply(event, from: .motion) }
+        let after = assembler.snapshot.motion
+        #expect(after.timestampMicroseconds == 357_000)
+        #expect(Swift.abs(after.accelMetersPerSecondSquared.x - 9.80665 / 2) < 1e-9, "the caught-up value is kept")
+        #expect(Swift.abs(after.gyroRadiansPerSecond.x - Double.pi / 2) < 1e-9)
+    }
+
+    @Test func aMotionCatchUpWithoutASensorClockIsShownAtOnce() {
+        var assembler = EvdevSnapshotAssembler(layout: layout, absoluteInfo: info)
+        for event in [abs(ABS_X, 8192), report] { assembler.apply(event, from: .motion) }
+        for event in [dropped, abs(ABS_X, 4096), report] { assembler.apply(event, from: .motion) }
+        #expect(Swift.abs(assembler.snapshot.motion.accelMetersPerSecondSquared.x - 9.80665 / 2) < 1e-9)
+    }
+
     @Test func seedingTakesKeysAlreadyHeldAndCurrentAxisValues() {
         var seeded = info
         seeded[.pad]![ABS_X]!.value = 255

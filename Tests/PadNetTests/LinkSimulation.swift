@@ -14,6 +14,9 @@ final class LinkSimulation {
     /// The wall clock the client's handshakes carry, µs (a test may step it back).
     var wallClockOffset: Int64 = 1_700_000_000_000_000 - 1_000_000_000
     var oneWayDelayMicroseconds: UInt64 = 500
+    /// The client -> host delay of each datagram, when set (instead of `oneWayDelayMicroseconds`): jitter, which
+    /// reorders what it lets overtake (as netem does).
+    var clientToHostDelayMicroseconds: (() -> UInt64)?
     /// Whether a datagram sent now in that direction is lost.
     var cutClientToHost = false
     var cutHostToClient = false
@@ -205,7 +208,8 @@ final class LinkSimulation {
             to = .host
             arrivingPath = DatagramPath(remote: address)
         }
-        inFlight.append(InFlight(arrives: now + oneWayDelayMicroseconds, order: sentCount, to: to, bytes: bytes, path: arrivingPath))
+        let delay = end == .host ? oneWayDelayMicroseconds : clientToHostDelayMicroseconds?() ?? oneWayDelayMicroseconds
+        inFlight.append(InFlight(arrives: now + delay, order: sentCount, to: to, bytes: bytes, path: arrivingPath))
     }
 
     /// Bytes sent by `end` (nil: by any client) from `time` on.

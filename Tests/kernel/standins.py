@@ -227,9 +227,12 @@ class PhysicalDualSense:
                 self.events.append(kind)
                 self._cond.notify_all()
 
-    def send_input(self, cross: bool = False):
+    def send_input(self, cross: bool = False, gyro: tuple[int, int, int] = (0, 0, 0),
+                   accel: tuple[int, int, int] = (0, 0, 0), sensor_ticks: int = 0):
         """One USB input report (0x01, 64 bytes, hid-playstation's layout): sticks centred, no touch, the cross
-        button (BTN_SOUTH) as given."""
+        button (BTN_SOUTH) as given; raw gyro (pitch, yaw, roll: 1/16 °/s under the identity calibration this
+        stand-in reports) and accel (x, y, z: 8192 per g), and the sensor clock (u32, 1/3 µs ticks: common block
+        bytes 15-20, 21-26 and 27-30)."""
         assert self.bus == BUS_USB, "input reports are sent on the USB bus only"
         report = bytearray(64)
         report[0] = 0x01
@@ -237,6 +240,7 @@ class PhysicalDualSense:
         self._input_sequence = (self._input_sequence + 1) & 0xFF
         report[7] = self._input_sequence
         report[8] = 0x08 | (0x20 if cross else 0)  # hat released, cross
+        struct.pack_into("<hhhhhhI", report, 1 + 15, *gyro, *accel, sensor_ticks & 0xFFFFFFFF)
         report[33] = report[37] = 0x80  # both touch points up
         event = bytearray(UHID_EVENT_SIZE)
         struct.pack_into("<IH", event, 0, UHID_INPUT2, len(report))

@@ -6,7 +6,9 @@
 /// only when that node's frame ends, so a read that stops mid-frame never shows half a frame. After a SYN_DROPPED
 /// the reader hands on a catch-up: the device's whole state read back by libevdev, ended by a SYN_REPORT. It is
 /// applied like any other events, on top of the frame that was cut short, and sets every key and axis. Nothing is
-/// lost: the next frame is the device's full state.
+/// lost: the next frame is the device's full state. (A motion node with a sensor clock shows its catch-up only with
+/// its next sample, which carries the time: a sample shown with another's time would put the gap into the next
+/// integration step of whoever integrates gyro by MSC_TIMESTAMP.)
 public struct EvdevSnapshotAssembler: Sendable {
     /// The state as of the last completed frame of every node.
     public private(set) var snapshot: PadSnapshot
@@ -25,6 +27,9 @@ public struct EvdevSnapshotAssembler: Sendable {
     private var touchSlot: Int = 0
     /// Nodes between a SYN_DROPPED and the SYN_REPORT that ends the catch-up (a bit per role).
     private var resyncing: UInt8 = 0
+    /// False from a motion node's SYN_DROPPED until its next MSC_TIMESTAMP: the catch-up's values have no sample
+    /// time (libevdev reads no EV_MSC back), so a node with a sensor clock shows them only with its next sample's.
+    private var motionSampleTimeKnown = true
     /// Whether the pad node reports the touchpad click (an SDL mapping may say so); otherwise the touchpad node
     /// does (hid-playstation: BTN_LEFT there).
     private let padDrivesTouchpadButton: Bool
@@ -94,12 +99,16 @@ public struct EvdevSnapshotAssembler: Sendable {
         case EvdevCode.evSyn:
             switch event.code {
             case EvdevCode.synReport:
-                commit(role)
                 let wasResyncing = resyncing & Self.bit(role) != 0
                 resyncing &= ~Self.bit(role)
+                if role != .motion || motionSampleTimeKnown || snapshot.motion.timestampMicroseconds == 0 {
+                    commit(role)
+                }
+                if role == .motion { motionSampleTimeKnown = true }
                 return .frameCompleted(resynced: wasResyncing)
             case EvdevCode.synDropped:
                 resyncing |= Self.bit(role)
+                if role == .motion { motionSampleTimeKnown = false }
                 return .dropped
             default:
                 return .pending
@@ -110,6 +119,7 @@ public struct EvdevSnapshotAssembler: Sendable {
             applyAbsolute(code: event.code, value: event.value, from: role)
         case EvdevCode.evMsc where role == .motion && event.code == EvdevCode.mscTimestamp:
             motionPending.motion.timestampMicroseconds = UInt64(UInt32(bitPattern: event.value))
+            motionSampleTimeKnown = true
         default:
             break
         }

@@ -14,9 +14,12 @@ public import PadCore
 /// - Output reports (rumble, lightbar, player and mic LEDs, trigger effects) reach `onFeedback`, one event per field.
 /// - Input: while the device is open it re-sends the current state every 20 ms like a real pad (SDL relies on the
 ///   stream), and at once when `apply` changes it.
-/// - Sensor clock: the pad's own, microseconds since creation plus 3.4 s. A real pad's clock has run a while by the
-///   time it connects, and SDL on Bluetooth holds back its LED reset until the sensor clock passes 10 200 000 ticks
-///   (1/3 µs each, so 3.4 s); starting there lets SDL set the lightbar right away.
+/// - Sensor clock (`VirtualSensorClock`): it steps as the source's sensor clock did (`MotionSample.
+///   timestampMicroseconds`: a forwarded or remapped pad's MSC_TIMESTAMP, `virtual`'s "timestamp"), so games and
+///   Steam integrate gyro as on the source, whenever the frames arrive; a source without one (0) gets the time the
+///   reports go out. It starts at 3.4 s: a real pad's clock has run a while by the time it connects, and SDL on
+///   Bluetooth holds back its LED reset until the sensor clock passes 10 200 000 ticks (1/3 µs each, so 3.4 s);
+///   starting there lets SDL set the lightbar right away.
 public final class VirtualDualSense: VirtualPad {
     public var kind: VirtualPadKind { .dualSense }
 
@@ -41,7 +44,9 @@ public final class VirtualDualSense: VirtualPad {
     private var heartbeat: LoopTimer?
     /// Fires once, 5 s after UHID_START, to say why no driver probed the pad (hid-playstation not loaded).
     private var probeWatchdog: LoopTimer?
-    private let createdAt = MonotonicInstant.now()
+    private var sensorClock = VirtualSensorClock(
+        startingAtMicroseconds: VirtualDualSense.sensorClockHeadStartMicroseconds,
+        arrivalMicroseconds: MonotonicInstant.now().microseconds)
 
     private var isStarted = false
     private var isOpen = false
@@ -186,8 +191,8 @@ public final class VirtualDualSense: VirtualPad {
     private func sendCurrentState() throws(DeviceAccessError) {
         guard device != nil else { return }
         var stamped = current
-        stamped.motion.timestampMicroseconds =
-            MonotonicInstant.now().microseconds - createdAt.microseconds + Self.sensorClockHeadStartMicroseconds
+        stamped.motion.timestampMicroseconds = sensorClock.stamp(
+            sourceMicroseconds: current.motion.timestampMicroseconds, arrivalMicroseconds: MonotonicInstant.now().microseconds)
         let sequence = self.sequence
         let event = reportBuffer.withUnsafeMutableBytes { buffer in
             let count = DualSenseInputReport.encode(stamped, transport: transport, sequence: sequence, into: buffer)
