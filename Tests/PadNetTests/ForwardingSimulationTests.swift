@@ -390,6 +390,24 @@ import Testing
         #expect(!link.clientEvents.contains { Self.isEvent($0, "linkLost") })
     }
 
+    /// A press asks for an acknowledgement: it goes from the host's timer at the end of the wake the press came in
+    /// (after every datagram of that wake, which share it), not a wake of its own later; so it is back before the
+    /// client's first quick copy is due, and none is sent.
+    @Test func aPressIsAcknowledgedAtTheEndOfTheWakeItCameIn() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 200)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        let pressedAt = link.now
+        source.send(.holding(.a))
+        link.run(forMilliseconds: 20)
+        let fromClient = link.sent.filter { $0.from != .host && $0.at >= pressedAt }
+        let fromHost = link.sent.filter { $0.from == .host && $0.at >= pressedAt }
+        #expect(fromHost.first?.at == pressedAt + link.oneWayDelayMicroseconds, "acknowledged as the press arrived")
+        #expect(fromClient.count == 1, "no quick copy once the acknowledgement came: \(fromClient.map(\.at))")
+        #expect(fromHost.count == 1)
+    }
+
     /// The client's side of the same: a client whose loop is busy with its pad's frames runs its timer only between
     /// them, against the clock read when the batch began. An overdue deadline (here: the host gone silent, the
     /// link to be counted lost) must not be put off to "now + 1 µs" by each frame sent meanwhile.

@@ -29,9 +29,10 @@ public struct LinkLiveness: Sendable {
     /// (`quietMicroseconds`).
     public static let longestAcknowledgementDelayMicroseconds: UInt64 = 50_000
     /// The host acknowledges input the client asked it to (a press, a release, a touch, frames sent again) this long
-    /// after it came (from its timer, not on the frame's own path; frames arriving meanwhile share the
-    /// acknowledgement), well before the client's first quick copy is due on a LAN.
-    public static let requestedAcknowledgementMicroseconds: UInt64 = 500
+    /// after it came: at once, which is from its timer at the end of the wake it came in (the loop fires a timer due
+    /// at its clock after that wake's handlers), so never on the frame's own path, shared by every datagram of that
+    /// wake, and without a wake of its own; back well before the client's first quick copy is due on a LAN.
+    public static let requestedAcknowledgementMicroseconds: UInt64 = 0
 
     public private(set) var lastHeardMicroseconds: UInt64
     public private(set) var lastSentMicroseconds: UInt64
