@@ -452,21 +452,26 @@ public final class ForwardingHost {
         if mustReply || client.hasPendingFeedback {
             send(pong: pong, to: client)
         } else if framesCame {
-            // Asked for (a press, a release, a touch, or frames sent again): soon. A stream of stick or motion frames
-            // that did not ask: once it pauses, or 50 ms after its first unacknowledged frame (a stream that never
-            // pauses for 1 ms, two pads at 1 kHz, must still be answered, or the client takes the link for lost).
-            let delay = message.wantsAcknowledgement
-                ? LinkLiveness.requestedAcknowledgementMicroseconds : LinkLiveness.delayedAcknowledgementMicroseconds
+            // Asked for (a press, a release, a touch, or frames sent again), or an isolated change (nothing owed and
+            // nothing sent to the client for a while: not a stream): at the end of this wake. A stream of stick or
+            // motion frames that did not ask: once it pauses, or 50 ms after its first unacknowledged frame (a
+            // stream that never pauses for 1 ms, two pads at 1 kHz, must still be answered, or the client takes the
+            // link for lost).
             let time = now
+            let isolated = client.acknowledgementOwedSinceMicroseconds == nil
+                && time >= client.liveness.lastSentMicroseconds + LinkLiveness.isolatedInputQuietMicroseconds
+            let atOnce = message.wantsAcknowledgement || isolated
+            let delay = atOnce
+                ? LinkLiveness.requestedAcknowledgementMicroseconds : LinkLiveness.delayedAcknowledgementMicroseconds
             let owedSince = client.acknowledgementOwedSinceMicroseconds ?? time
             client.acknowledgementOwedSinceMicroseconds = owedSince
             let due = min(time + delay, owedSince + LinkLiveness.longestAcknowledgementDelayMicroseconds)
-            if message.wantsAcknowledgement {
+            if atOnce {
                 client.acknowledgementDueMicroseconds = min(client.acknowledgementDueMicroseconds ?? due, due)
+                client.acknowledgementRequested = true
             } else if client.acknowledgementRequested == false {
                 client.acknowledgementDueMicroseconds = due
             }
-            if message.wantsAcknowledgement { client.acknowledgementRequested = true }
         }
     }
 

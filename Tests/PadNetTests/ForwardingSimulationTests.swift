@@ -408,6 +408,30 @@ import Testing
         #expect(fromHost.count == 1)
     }
 
+    /// A stick moved once, after a quiet while, is an isolated change: acknowledged at the end of the wake it came
+    /// in, not 1 ms later in a wake of its own; a stream that follows is acknowledged once it pauses, not per frame.
+    @Test func anIsolatedStickChangeIsAcknowledgedAtOnceAndAStreamIsNot() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 200)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        let movedAt = link.now
+        source.send(.holding(leftX: 5_000))
+        link.run(forMilliseconds: 20)
+        let answers = link.sent.filter { $0.from == .host && $0.at >= movedAt }
+        #expect(answers.first?.at == movedAt + link.oneWayDelayMicroseconds, "acknowledged as it arrived")
+        #expect(answers.count == 1)
+
+        let streamFrom = link.now
+        for frame in 0..<20 {  // 20 frames 1 ms apart, then a pause
+            source.send(.holding(leftX: Int16(6_000 + frame * 16)))
+            link.run(forMilliseconds: 1)
+        }
+        link.run(forMilliseconds: 20)
+        let streamAnswers = link.sent.filter { $0.from == .host && $0.at >= streamFrom }
+        #expect(streamAnswers.count <= 2, "a stream is not acknowledged frame by frame: \(streamAnswers.count) answers")
+    }
+
     /// The client's side of the same: a client whose loop is busy with its pad's frames runs its timer only between
     /// them, against the clock read when the batch began. An overdue deadline (here: the host gone silent, the
     /// link to be counted lost) must not be put off to "now + 1 µs" by each frame sent meanwhile.

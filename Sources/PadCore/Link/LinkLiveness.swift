@@ -33,6 +33,10 @@ public struct LinkLiveness: Sendable {
     /// at its clock after that wake's handlers), so never on the frame's own path, shared by every datagram of that
     /// wake, and without a wake of its own; back well before the client's first quick copy is due on a LAN.
     public static let requestedAcknowledgementMicroseconds: UInt64 = 0
+    /// Input that comes when nothing is owed and nothing went to the client for this long is an isolated change (a
+    /// stick moved once, not a stream): acknowledged as if asked, at the end of its wake, rather than 1 ms later in
+    /// a wake of its own. A stream's frames come while an acknowledgement is owed, or just after one went.
+    public static let isolatedInputQuietMicroseconds: UInt64 = 10_000
 
     public private(set) var lastHeardMicroseconds: UInt64
     public private(set) var lastSentMicroseconds: UInt64
