@@ -40,14 +40,13 @@ class AvahiSide:
         self.env = ("env", f"DBUS_SYSTEM_BUS_ADDRESS={self.bus}")
         self.wrapper = (*self.env, "ip", "netns", "exec", namespace)
         # Debian's system.conf gives the bus its policy (Avahi's included); --address moves only its socket.
+        # It prints its address once it listens there (--print-address): that line is what is waited for.
         self.dbus = subprocess.Popen(["ip", "netns", "exec", namespace, "dbus-daemon", "--system", "--nofork",
-                                      "--nopidfile", f"--address={self.bus}"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + DEADLINE
-        while not (directory / "bus").exists():
-            assert self.dbus.poll() is None, f"dbus-daemon in {namespace} exited with {self.dbus.returncode}"
-            assert time.monotonic() < deadline, f"dbus-daemon in {namespace} made no socket"
-            time.sleep(0.05)
+                                      "--nopidfile", f"--address={self.bus}", "--print-address=1"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        printed = self.dbus.stdout.readline()
+        assert printed.startswith(self.bus), \
+            f"dbus-daemon in {namespace} did not start listening (printed {printed!r}, exit {self.dbus.poll()})"
         # Each daemon its own host name (both would claim the VM's) and its own /run/avahi-daemon (a daemon refuses
         # to start where another's pid file is): a mount namespace of its own with a tmpfs there.
         config = directory / "avahi-daemon.conf"
