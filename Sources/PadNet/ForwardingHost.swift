@@ -103,7 +103,8 @@ public final class ForwardingHost {
         var lost = false
         /// When input received without a request to acknowledge it gets its (delayed) acknowledgement.
         var acknowledgementDueMicroseconds: UInt64?
-        /// Whether the acknowledgement due was asked for (then frames that did not ask do not put it off).
+        /// Whether the acknowledgement due is one that goes at the end of the wake (asked for, or an isolated change):
+        /// then frames that did not ask do not put it off.
         var acknowledgementRequested = false
         /// When the first frame the acknowledgement due covers came: frames that keep coming put it off, but never
         /// past `LinkLiveness.longestAcknowledgementDelayMicroseconds` from here.
