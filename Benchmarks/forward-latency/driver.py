@@ -877,7 +877,8 @@ def measure_soak(peer: Peer, minutes: int, pacer: str) -> dict:
             row[f"{side}_cpu_ns"] = on_cpu_ns([pid])
             process = peer.processes[side][0]
             with process.changed:
-                row[f"{side}_link_lost_lines"] = sum("lost" in line for line in process.lines)
+                row[f"{side}_link_lost_lines"] = sum(
+                    "link lost" in line or ("link to " in line and " lost" in line) for line in process.lines)
         return row
 
     samples = [sample(0, 0, 0)]

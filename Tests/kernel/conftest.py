@@ -276,6 +276,13 @@ class DeviceGone(Exception):
     pass
 
 
+def says_link_lost(line: str) -> bool:
+    """Whether a status line of `serve` ("link lost: CLIENT ...") or `connect` ("link to HOST (NAME) lost; ...") says
+    the link was lost (not, say, connect's warning that the kernel dropped a pad's events it fell behind on, whose
+    "presses and releases in between are lost" is about the pad, not the link)."""
+    return "link lost" in line or ("link to " in line and " lost" in line)
+
+
 def read_available(device: evdev.InputDevice, timeout: float) -> list:
     """Waits up to `timeout` for the device's fd to become readable and returns what is queued ([] on timeout).
     Raises DeviceGone when the node disappears."""

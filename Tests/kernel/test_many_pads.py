@@ -23,7 +23,7 @@ import time
 import evdev
 from evdev import ecodes
 
-from conftest import DEADLINE, padbridge_binary, read_available
+from conftest import DEADLINE, padbridge_binary, read_available, says_link_lost
 from test_forward import xpad_like_source
 from test_pairing import pairing_code
 
@@ -202,7 +202,7 @@ def test_four_clients_with_two_pads_each_stream_at_once_and_one_comes_back(padbr
             if process is clients[leaving]:
                 continue
             lost = [f"{at - away['left']:+.2f} s from the leaving: {line}"
-                    for at, line in process.stderr[stream_since[index]:] if "lost" in line and (
+                    for at, line in process.stderr[stream_since[index]:] if says_link_lost(line) and (
                         process is not serve or f"client{leaving}" not in line)]
             assert not lost, f"{process!r} during the stream: {lost}"
         for pad in range(len(sources)):
