@@ -151,7 +151,7 @@ let package = Package(
             name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "PadNetTests", dependencies: ["PadNet", "PadCore", "PadLinux", "PadNoise", "PadTestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictSwift),
+            name: "PadNetTests", dependencies: ["PadNet", "PadCore", "PadLinux", "PadNoise", "PadTestSupport", "PadLinuxTestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictSwift),
         .testTarget(name: "PadNoiseTests", dependencies: ["PadNoise", "PadTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadSessionsTests",

@@ -16,3 +16,12 @@ public final class LoopWatchdog {
 
     deinit { timer?.close() }
 }
+
+extension DeviceEventLoop {
+    /// Runs until a handler calls `stop()` or `seconds` pass; returns false on timeout.
+    public func run(forAtMost seconds: UInt64) throws -> Bool {
+        let watchdog = try LoopWatchdog(self, seconds: seconds)
+        try run()
+        return !watchdog.fired
+    }
+}

@@ -1,5 +1,6 @@
 import Glibc
 @testable import PadLinux
+import PadLinuxTestSupport
 import SystemPackage
 
 /// A program the tests run next to padbridge (evtest, a shell holding a file open), its standard output on a

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import PadCore
 @testable import PadLinux
+import PadLinuxTestSupport
 import Testing
 
 /// Virtual pads for the discovery and evdev kernel suites, made and waited for on one loop.

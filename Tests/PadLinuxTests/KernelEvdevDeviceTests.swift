@@ -2,6 +2,7 @@ import CPadLinux
 import Glibc
 import PadCore
 @testable import PadLinux
+import PadLinuxTestSupport
 import Testing
 
 /// `EvdevDevice` on real event nodes (the VM): reading, SYN_DROPPED recovery, grabs, unplug, and evtest's own

@@ -1,6 +1,7 @@
 import CPadLinux
 import Glibc
 @testable import PadLinux
+import PadLinuxTestSupport
 import SystemPackage
 import Testing
 
@@ -124,19 +125,6 @@ struct EvdevReader: ~Copyable {
 }
 
 extension DeviceEventLoop {
-    /// Runs until a handler calls `stop()` or `seconds` pass; returns false on timeout.
-    func run(forAtMost seconds: UInt64) throws -> Bool {
-        var timedOut = false
-        let deadline = try makeTimer {
-            timedOut = true
-            self.stop()
-        }
-        defer { deadline.close() }
-        try deadline.schedule(at: MonotonicInstant.now().adding(milliseconds: seconds * 1000))
-        try run()
-        return !timedOut
-    }
-
     /// Runs for `milliseconds`, servicing devices.
     func run(milliseconds: UInt64) throws {
         let deadline = try makeTimer { self.stop() }

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import PadCore
 @testable import PadLinux
+import PadLinuxTestSupport
 import Synchronization
 import SystemPackage
 import Testing

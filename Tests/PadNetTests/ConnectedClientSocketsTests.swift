@@ -1,4 +1,5 @@
 @testable import PadLinux
+import PadLinuxTestSupport
 import PadNet
 import Testing
 
@@ -27,12 +28,10 @@ struct ConnectedClientSocketsTests {
             delivered.append((Array(bytes), path))
             if bytes.first == 0xAA || bytes.first == 0x01 || delivered.count > 100_000 { loop.stop() }
         }
-        let watchdog = try loop.makeTimer { loop.stop() }
 
         // The client is heard once on the listening socket (as its handshake is); then it gets its own socket.
         #expect(client.send([0x01], to: listening.localAddress))
-        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
-        try loop.run()
+        #expect(try loop.run(forAtMost: 5), "what the test waits for came")
         let path = try #require(delivered.last?.path)
         #expect(delivered.map(\.bytes) == [[0x01]] && path.remote == client.localAddress)
         sockets.follow([path])
@@ -43,8 +42,7 @@ struct ConnectedClientSocketsTests {
         for _ in 0..<20_000 { flooder.send(junk, to: listening.localAddress) }
         #expect(stranger.send([0xBB] + junk.dropFirst(), to: listening.localAddress))
         #expect(client.send([0xAA], to: listening.localAddress))
-        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
-        try loop.run()
+        #expect(try loop.run(forAtMost: 5), "what the test waits for came")
         let mark = try #require(delivered.lastIndex { $0.bytes == [0xAA] }, "the client's datagram arrived")
         #expect(delivered[mark].path == path, "along the path the client was heard by")
         #expect(mark <= ConnectedClientSockets.listeningDatagramsPerTurn, "read after at most one turn's junk")
@@ -59,8 +57,7 @@ struct ConnectedClientSocketsTests {
             delivered.append((Array(bytes), path))
             if bytes.first == 0xEE { loop.stop() }
         }
-        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
-        try loop.run()
+        #expect(try loop.run(forAtMost: 5), "what the test waits for came")
         #expect(delivered.last?.bytes == [0xEE], "the marker behind the junk came")
         #expect(!delivered.contains { $0.bytes.first == 0xBB }, "the kernel dropped the stranger's datagram with the junk")
 
@@ -73,10 +70,8 @@ struct ConnectedClientSocketsTests {
             loop.stop()
         }
         #expect(client.send([0xCC], to: listening.localAddress))
-        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
-        try loop.run()
+        #expect(try loop.run(forAtMost: 5), "what the test waits for came")
         #expect(delivered.map(\.bytes) == [[0xCC]])
-        watchdog.close()
         sockets.close()
     }
 
@@ -109,14 +104,11 @@ struct ConnectedClientSocketsTests {
             if bytes[0] == 7 || delivered.count > 20 { loop.stop() }
         }
         for byte: UInt8 in 1...5 { #expect(client.send([byte], to: listening.localAddress)) }
-        let watchdog = try loop.makeTimer { loop.stop() }
-        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 5_000))
-        try loop.run()
+        #expect(try loop.run(forAtMost: 5), "what the test waits for came")
         #expect(waitingOnceMade == 1, "the new socket waits for the listening socket's queue")
         #expect(delivered == Array(1...7), "in the order sent")
         #expect(paths.count == 1 && paths.first?.remote == client.localAddress, "along the one path")
         #expect(sockets.count == 1 && sockets.waitingCount == 0, "read once the queue before it was")
-        watchdog.close()
         sockets.close()
     }
 
@@ -145,12 +137,9 @@ struct ConnectedClientSocketsTests {
         for byte in 1...UInt8(ConnectedClientSockets.listeningDatagramsPerTurn) {
             #expect(client.send([byte], to: listening.localAddress))
         }
-        let watchdog = try loop.makeTimer { loop.stop() }
-        try watchdog.schedule(at: MonotonicInstant.now().adding(milliseconds: 2_000))
-        try loop.run()
+        #expect(try loop.run(forAtMost: 2), "what the test waits for came")
         #expect(delivered == [1, 2, 3], "the client's socket was read once the listening socket had handed 2 over")
         #expect(sockets.waitingCount == 0)
-        watchdog.close()
         sockets.close()
     }
 
