@@ -2,6 +2,9 @@
 
 Peers, each with its own source pad and fed the same probes, interleaved (A, B, C, D, A, B, ...):
 - raw-udp:   raw_udp_forwarder.c, evdev bytes in one UDP datagram each way: the floor (no crypto, no redundancy).
+- udp+loop, udp+aead+ack: the same forwarder with parts of padbridge's work added, to price them apart (see
+             raw_udp_forwarder.c, send-with/receive-with): an epoll loop with one clock read per wake; then also
+             every datagram sealed with ChaCha20-Poly1305 (libsodium) and each one acknowledged back.
 - padbridge: `padbridge connect` -> `padbridge serve` (paired first, over the scenario's network).
 - remap:     `padbridge remap` (the local path, no network; loopback scenario only).
 - usbip:     USB/IP, the kernel's own device forwarding: a USB HID gamepad gadget on dummy_hcd (configfs, usb_f_hid),
@@ -76,13 +79,18 @@ percentile, source_capabilities = _remap.percentile, _remap.source_capabilities
 
 # padbridge-before: another padbridge binary (--padbridge-before, e.g. a build of an earlier commit) measured in the
 # same run, interleaved with the others: a change judged against its own baseline on the same noisy machine.
-PEER_ORDER = ["raw-udp", "padbridge-before", "padbridge", "remap", "usbip"]
+PEER_ORDER = ["raw-udp", "udp+loop", "udp+aead+ack", "padbridge-before", "padbridge", "remap", "usbip"]
 SCENARIOS = ["loopback", "lossy"]
 # Run only when asked for (--scenarios soak): one padbridge client at 1 kHz for --soak-minutes over loopback.
 EXTRA_SCENARIOS = ["soak"]
 
 XBOX360_NAME = "Microsoft X-Box 360 pad"
 RAW_UDP_NAME = "padbridge-bench raw udp forwarder"
+# The floor's variants: peer -> (the forwarder's features, its port, its output pad's name).
+FLOOR_VARIANTS = {
+    "udp+loop": ("loop", 48172, "padbridge-bench udp loop forwarder"),
+    "udp+aead+ack": ("loop,seal,ack", 48173, "padbridge-bench udp sealed forwarder"),
+}
 GADGET_PRODUCT = "usbip bench pad"
 GADGET_MANUFACTURER = "padbridge-bench"
 GADGET_NAME = f"{GADGET_MANUFACTURER} {GADGET_PRODUCT}"
@@ -247,6 +255,25 @@ def on_cpu_ns(pids: list[int]) -> int:
             except (OSError, IndexError, ValueError):
                 pass  # thread gone meanwhile
     return total
+
+
+CLOCK_TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def user_system_ns(pids: list[int]) -> tuple[int, int]:
+    """Time in user space and in the kernel of every thread of these processes (/proc stat utime and stime: the
+    scheduler's tick-sampled split, coarser than schedstat; used only to split it)."""
+    user = system = 0
+    for pid in pids:
+        for path in glob.glob(f"/proc/{pid}/task/*/stat"):
+            try:
+                with open(path) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                user += int(fields[11]) * CLOCK_TICK_NS
+                system += int(fields[12]) * CLOCK_TICK_NS
+            except (OSError, IndexError, ValueError):
+                pass  # thread gone meanwhile
+    return user, system
 
 
 def kernel_threads(prefixes: tuple[str, ...]) -> list[int]:
@@ -482,7 +509,12 @@ class Peer:
         return sorted(set(self.processes) | set(self.threads))
 
     def cpu_sample(self) -> dict:
-        return {"at_ns": now_ns(), **{side: on_cpu_ns(self.side_pids(side)) for side in self.sides()}}
+        sample = {"at_ns": now_ns()}
+        for side in self.sides():
+            pids = self.side_pids(side)
+            sample[side] = on_cpu_ns(pids)
+            sample[f"{side}/user"], sample[f"{side}/system"] = user_system_ns(pids)
+        return sample
 
     def open_output(self, node: str):
         self.output_node = node
@@ -531,6 +563,13 @@ class PeerStarter:
                                 str(RAW_UDP_PORT), RAW_UDP_NAME], peer.log_path("host"))
             sender = Process([*network.client_prefix, args.raw_udp_forwarder, "send", peer.source.node,
                               network.host_address, str(RAW_UDP_PORT)], peer.log_path("client"))
+            peer.processes = {"host": [receiver], "client": [sender]}
+        elif peer.name in FLOOR_VARIANTS:
+            features, port, peer.output_name = FLOOR_VARIANTS[peer.name]
+            receiver = Process([*network.host_prefix, args.raw_udp_forwarder, "receive-with", features,
+                                network.host_address, str(port), peer.output_name], peer.log_path("host"))
+            sender = Process([*network.client_prefix, args.raw_udp_forwarder, "send-with", features,
+                              peer.source.node, network.host_address, str(port)], peer.log_path("client"))
             peer.processes = {"host": [receiver], "client": [sender]}
         elif peer.name == "remap":
             peer.output_name = XBOX360_NAME
@@ -844,6 +883,28 @@ def measure_counts(peer: Peer, pacer: str, isolated: int, stream_frames: int, id
     log(f"{peer.name}: counts: {json.dumps(peer.counts)}")
 
 
+def measure_profile(peer: Peer, isolated: int):
+    """`perf record` (the cpu-clock software event: the emulated guest has no hardware counters) attached to each
+    side while `isolated` isolated changes go through; perf-<side>.data in the log directory, for `perf report`."""
+    settle([peer], 0.3)
+    recorders = {}
+    for side in peer.sides():
+        pids = peer.side_pids(side) if peer.processes.get(side) else []
+        if pids:
+            path = peer.log_path(f"perf-{side}").replace(".log", ".data")
+            recorders[side] = subprocess.Popen(
+                ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-o", path, "-p", ",".join(map(str, pids))],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # perf attaches meanwhile; nothing is measured yet
+    for _ in range(isolated):
+        probe_once(peer, "axis", 2.0)
+        time.sleep(0.02)  # the pace of isolated changes, not a wait for a result
+    for recorder in recorders.values():
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(60)
+    log(f"{peer.name}: profiled {isolated} isolated changes: {', '.join(recorders)}")
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Soak: one client at 1 kHz for minutes; each side's memory and open descriptors sampled every minute.
 
@@ -974,7 +1035,10 @@ def results_for(peers: list[Peer], scenario: str) -> dict:
         probe_cpu = cpu_delta(peer, "probe_start", "probe_end")
         events = sum(len(v) for v in peer.latencies_ns.values()) + sum(peer.lost.values())
         idle_cpu = cpu_delta(peer, "idle_start", "idle_end")
-        for side in [key for key in (probe_cpu or {}) if key != "seconds"]:
+        for side in [key for key in (probe_cpu or {}) if key != "seconds" and "/" not in key]:
+            split = [probe_cpu.get(f"{side}/user", 0), probe_cpu.get(f"{side}/system", 0)]
+            if sum(split) > 0:
+                row[f"cpu_user_share_{side}"] = split[0] / sum(split)
             if probe_cpu and events:
                 net = probe_cpu[side]
                 if idle_cpu:
@@ -1002,7 +1066,7 @@ def table(report: dict) -> str:
             lines.append(soak_table(scenario["soak"]) if scenario.get("soak") else
                          f"scenario soak: {scenario.get('note', 'not run')}\n")
             continue
-        header = (f"{'peer':<10} {'kind':<4} {'probes':>6} {'lost':>4} {'p50 us':>8} {'p99 us':>8} {'max us':>8} "
+        header = (f"{'peer':<16} {'kind':<4} {'probes':>6} {'lost':>4} {'p50 us':>8} {'p99 us':>8} {'max us':>8} "
                   f"{'p50/fl':>6} {'p99/fl':>6} {'cpu ms/1k client':>16} {'host':>6} {'/fl':>5} "
                   f"{'idle ms/s client':>16} {'host':>6} {'1kHz in/s':>9} {'out/s':>6} {'p99 us':>8}")
         lines += [f"scenario {scenario['scenario']}", header, "-" * len(header)]
@@ -1020,7 +1084,7 @@ def table(report: dict) -> str:
                 if not figures:
                     continue
                 lines.append(
-                    f"{r['peer'] if first else '':<10} {kind:<4} {figures['probes']:>6} {figures['lost']:>4} "
+                    f"{r['peer'] if first else '':<16} {kind:<4} {figures['probes']:>6} {figures['lost']:>4} "
                     f"{fmt(figures.get('p50_us'), '8.0f')} {fmt(figures.get('p99_us'), '8.0f')} "
                     f"{fmt(figures.get('max_us'), '8.0f')} {fmt(figures.get('p50_vs_floor'), '6.2f')} "
                     f"{fmt(figures.get('p99_vs_floor'), '6.2f')} "
@@ -1029,18 +1093,23 @@ def table(report: dict) -> str:
                        f"{fmt(stream.get('p99_us'), '8.0f')}" if first else ""))
                 first = False
             if r["note"]:
-                lines.append(f"{'':<10} note: {r['note']}")
+                lines.append(f"{'':<16} note: {r['note']}")
+            shares = {side[len("cpu_user_share_"):]: value for side, value in r.items()
+                      if side.startswith("cpu_user_share_")}
+            if shares:
+                lines.append(f"{'':<16} probe-phase CPU in user space: "
+                             + ", ".join(f"{side} {share:.0%}" for side, share in sorted(shares.items())))
             for phase, figures in ((r.get("counts") or {}).items()):
                 if not figures:
                     continue
                 if phase == "idle_per_s":
                     for side, idle in figures.items():
-                        lines.append(f"{'':<10} idle {side}: {idle['wakeups_per_s']} wake-ups/s, "
+                        lines.append(f"{'':<16} idle {side}: {idle['wakeups_per_s']} wake-ups/s, "
                                      f"{idle['datagrams_sent_per_s']} datagrams/s sent; {idle['calls_per_s']}")
                     continue
                 for side in [key for key in figures if key != "frames"]:
                     f = figures[side]
-                    lines.append(f"{'':<10} {phase} ({figures['frames']} frames) {side}: {f['total_per_frame']} calls/frame "
+                    lines.append(f"{'':<16} {phase} ({figures['frames']} frames) {side}: {f['total_per_frame']} calls/frame "
                                  f"(sent {f['datagrams_sent_per_frame']}, received {f['datagrams_received_per_frame']}, "
                                  f"waits {f['waits_per_frame']}): {f['calls_per_frame']}")
         lines.append("")
@@ -1097,6 +1166,8 @@ def run_scenario(args, scenario: str) -> dict:
             for peer in ready:
                 if peer.name != "usbip":  # its work is the kernel's, not a process's
                     measure_counts(peer, args.raw_udp_forwarder, args.count_frames, 1000, args.idle_seconds)
+                    if args.profile_frames:
+                        measure_profile(peer, args.profile_frames)
     finally:
         for peer in peers:
             starter.stop(peer)
@@ -1123,6 +1194,8 @@ def parse_args(argv):
     parser.add_argument("--stream-seconds", type=float, default=3.0)
     parser.add_argument("--count-frames", type=int, default=100,
                         help="isolated changes with system calls counted (loopback; 0: no counting)")
+    parser.add_argument("--profile-frames", type=int, default=0,
+                        help="isolated changes under `perf record` per peer after the counts (loopback; 0: none)")
     parser.add_argument("--json")
     parser.add_argument("--log-dir", default="/tmp")
     args = parser.parse_args(argv)
