@@ -45,7 +45,7 @@ public struct LinkClocks {
     /// handling it); `CLOCK_REALTIME` for the handshake. What `serve` and `connect` run on.
     public static func following(_ loop: DeviceEventLoop) -> LinkClocks {
         LinkClocks(
-            monotonicMicroseconds: { [weak loop] in (loop?.now ?? .now()).microseconds },
+            monotonicMicroseconds: { [clock = loop.wakeClock] in clock.now.microseconds },
             wallClockMicroseconds: { WallClock.nowMicroseconds })
     }
 }

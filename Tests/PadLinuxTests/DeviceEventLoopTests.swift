@@ -66,6 +66,38 @@ struct DeviceEventLoopTests {
         #expect(!fired)
     }
 
+    /// The loop keeps its timers' deadlines in a table of slots: a closed or dropped timer never fires, its slot goes
+    /// to the next timer made, and timers due together fire earliest first, each once.
+    @Test func closedAndDroppedTimersNeverFireAndTheirSlotsAreReused() throws {
+        let loop = try DeviceEventLoop()
+        let watchdog = try LoopWatchdog(loop, seconds: 5)
+        defer { #expect(!watchdog.fired, "the stopping timer never fired") }
+        var fired: [String] = []
+        let start = MonotonicInstant.now()
+        let slotsBefore = loop.timerTable.count  // the watchdog's
+        let closed = try loop.makeTimer { fired.append("closed") }
+        try closed.schedule(at: start)
+        closed.close()
+        try closed.schedule(at: start)  // a closed timer cannot be armed again
+        var dropped: LoopTimer? = try loop.makeTimer { fired.append("dropped") }
+        try dropped?.schedule(at: start)
+        #expect(loop.timerTable.count == slotsBefore + 1, "the closed timer's slot went to the next timer")
+        dropped = nil
+        var timers: [LoopTimer] = []
+        for (name, offset) in [("third", 3), ("first", 1), ("second", 2)] {
+            let timer = try loop.makeTimer { fired.append(name) }
+            try timer.schedule(at: start.adding(milliseconds: UInt64(offset)))
+            timers.append(timer)
+        }
+        #expect(loop.timerTable.count == slotsBefore + 3, "the dropped timer's slot went to the first of these")
+        let stopper = try loop.makeTimer { loop.stop() }
+        try stopper.schedule(at: start.adding(milliseconds: 20))
+        try loop.run()
+        #expect(fired == ["first", "second", "third"])
+        for timer in timers { timer.close() }
+        stopper.close()
+    }
+
     @Test func handlerErrorsEndRun() throws {
         let loop = try DeviceEventLoop()
         let failing = try loop.makeTimer { () throws(DeviceAccessError) in
