@@ -117,8 +117,10 @@ struct SocketAddressBytes: Sendable, Hashable {
 
     subscript(range: Range<Int>) -> [UInt8] { withUnsafeBytes { Array($0[range]) } }
 
+    /// The bytes past `length` are always zero (`init` copies only `length` bytes into zeroed words), so the words
+    /// compare as the bytes do: four integer comparisons for every datagram's path, not a byte-by-byte loop.
     static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.length == rhs.length && lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in left.elementsEqual(right) } }
+        lhs.length == rhs.length && lhs.words == rhs.words
     }
 
     func hash(into hasher: inout Hasher) { withUnsafeBytes { hasher.combine(bytes: $0) } }

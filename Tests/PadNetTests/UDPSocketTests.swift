@@ -1,6 +1,6 @@
 @testable import PadLinux
 import PadLinuxTestSupport
-import PadNet
+@testable import PadNet
 import Testing
 
 @Suite("UDPSocket on 127.0.0.1", .serialized)
@@ -12,6 +12,29 @@ struct UDPSocketTests {
         #expect(try SocketAddress.resolve("::1", defaultPort: 5).first?.description == "[::1]:5")
         #expect(throws: LinkSocketError.badAddress("127.0.0.1:0")) { try SocketAddress.resolve("127.0.0.1:0", defaultPort: 1) }
         #expect(throws: LinkSocketError.badAddress("[::1")) { try SocketAddress.resolve("[::1", defaultPort: 1) }
+    }
+
+    /// Addresses compare and hash by their bytes (`==` compares the words they are kept in; a datagram's path is
+    /// compared with its client's for every datagram).
+    @Test func addressesAreEqualExactlyWhenTheirBytesAre() throws {
+        func resolved(_ text: String) throws -> SocketAddress {
+            try #require(try SocketAddress.resolve(text, defaultPort: 1).first)
+        }
+        let same = [try resolved("127.0.0.1:48100"), try resolved("127.0.0.1:48100")]
+        #expect(same[0] == same[1] && same[0].hashValue == same[1].hashValue)
+        let others = try ["127.0.0.1:48101", "127.0.0.2:48100", "[::1]:48100", "[::ffff:127.0.0.1]:48100"].map(resolved)
+        for other in others { #expect(other != same[0], "\(other) differs from \(same[0])") }
+        #expect(try resolved("[::1]:7") == resolved("[::1]:7"))
+        #expect(try resolved("[::1]:7") != resolved("[::2]:7"), "a difference in the last bytes of an IPv6 address")
+        // Bytes past the length are not the address's: two prefixes of the same bytes differ by length alone.
+        let bytes: [UInt8] = Array(repeating: 0, count: 28)
+        let short = bytes.withUnsafeBytes { SocketAddressBytes($0.baseAddress!, length: 16) }
+        let long = bytes.withUnsafeBytes { SocketAddressBytes($0.baseAddress!, length: 28) }
+        #expect(short != long)
+        var garbage: [UInt8] = Array(repeating: 0xAA, count: 28)
+        garbage.replaceSubrange(0..<16, with: bytes[0..<16])
+        #expect(garbage.withUnsafeBytes { SocketAddressBytes($0.baseAddress!, length: 16) } == short,
+                "what lies past the length in the source is not copied")
     }
 
     @Test func datagramsGoBothWaysThroughTheLoop() throws {
