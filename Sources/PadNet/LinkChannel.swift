@@ -121,16 +121,18 @@ public struct LinkSessionKeys: Sendable {
     public mutating func seal(_ plaintext: [UInt8], into datagram: inout [UInt8]) throws(NoiseError) {
         let counter = nextCounter
         nextCounter += 1
-        datagram.removeAll(keepingCapacity: true)
-        datagram.append(0x03)
-        for shift in 0..<4 { datagram.append(UInt8(truncatingIfNeeded: remoteIndex >> (8 * UInt32(shift)))) }
-        for shift in 0..<8 { datagram.append(UInt8(truncatingIfNeeded: counter >> (8 * UInt64(shift)))) }
-        datagram.append(contentsOf: plaintext)
-        for _ in 0..<16 { datagram.append(0) }
         let end = LinkDatagram.transportHeaderSize + plaintext.count
+        // Sized once and written in place (appending byte by byte checked the buffer's uniqueness 29 times a seal).
+        datagram.removeAll(keepingCapacity: true)
+        datagram.append(contentsOf: repeatElement(0, count: end + 16))
         let sending = keys.sending
+        let remoteIndex = remoteIndex
         let outcome: Result<Void, NoiseError> = datagram.withUnsafeMutableBytes { bytes in
-            Result { () throws(NoiseError) in
+            bytes[0] = 0x03
+            bytes.storeBytes(of: remoteIndex.littleEndian, toByteOffset: 1, as: UInt32.self)
+            bytes.storeBytes(of: counter.littleEndian, toByteOffset: 5, as: UInt64.self)
+            plaintext.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[LinkDatagram.transportHeaderSize..<end]).copyMemory(from: $0) }
+            return Result { () throws(NoiseError) in
                 try sending.seal(
                     inPlace: UnsafeMutableRawBufferPointer(rebasing: bytes[LinkDatagram.transportHeaderSize..<end]),
                     tag: UnsafeMutableRawBufferPointer(rebasing: bytes[end...]), counter: counter,
