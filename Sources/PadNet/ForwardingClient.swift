@@ -124,6 +124,10 @@ public final class ForwardingClient {
     private var padTableVersion: UInt32 = 1
     private var padTableAcknowledged: UInt32 = 0
     private var timer: (any LinkWakeTimer)?
+    /// The socket (production only), whose datagrams stop coming here when this client goes.
+    private var socket: UDPSocket?
+    /// What the closures this client hands out call it through (no weak reference: see `OwnerReference`).
+    private let owner = OwnerReference<ForwardingClient>()
     private var generator = SystemRandomNumberGenerator()
     /// The last ping sent: its clock, and how many datagrams this session had sent with it (for the loss figure).
     private var lastPing: (microseconds: UInt64, sentCount: UInt32)?
@@ -164,8 +168,14 @@ public final class ForwardingClient {
                     controller: controller, profile: options.profile, target: target, grab: options.grab, loop: loop,
                     logger: logger, output: output)
             })
-        tick = { [weak self] in self?.tick() }
-        socket.onDatagram = { [weak self] bytes, path in self?.receive(bytes, along: path) }
+        tick = { [owner] in owner.target?.tick() }
+        socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
+        self.socket = socket
+    }
+
+    deinit {
+        owner.target = nil
+        socket?.onDatagram = nil
     }
 
     /// A client over the given ports: datagrams go to `sender` and arrive through `receive(_:along:)`; `timer`
@@ -194,6 +204,7 @@ public final class ForwardingClient {
         let start = clocks.monotonicMicroseconds()
         liveness = LinkLiveness(startingAtMicroseconds: start)
         tryingSinceMicroseconds = start
+        owner.target = self
         for (index, controller) in controllers.enumerated() {
             try add(controller, slot: UInt8(index))
         }
@@ -208,15 +219,16 @@ public final class ForwardingClient {
         let source = try makeSource(controller) { [unowned(unsafe) self, unowned(unsafe) pad] snapshot in
             self.forward(snapshot, of: pad)
         }
-        source.onDetached = { [weak self, weak pad] in
-            guard let self, let pad else { return }
+        // As above for the pad; the client through `owner` (nil while this client is destroyed).
+        source.onDetached = { [owner, unowned(unsafe) pad] in
+            guard let self = owner.target else { return }
             pad.attached = false
             self.padTableVersion &+= 1
             self.onEvent(.padDetached(controller.fingerprint))
             self.sendNow()
         }
-        source.onReattached = { [weak self, weak pad] in
-            guard let self, let pad else { return }
+        source.onReattached = { [owner, unowned(unsafe) pad] in
+            guard let self = owner.target else { return }
             pad.attached = true
             // A pad plugged in again starts from nothing: what the game set (lights, LEDs, trigger effects, rumble)
             // goes to it again.

@@ -164,6 +164,10 @@ public final class ForwardingHost {
     private var clientPaths: Set<DatagramPath> = []
     /// A socket per confirmed client (production only: the socket-based initializer makes it).
     private var connectedSockets: ConnectedClientSockets?
+    /// The listening socket (production only), whose datagrams stop coming here when this host goes.
+    private var socket: UDPSocket?
+    /// What the closures this host hands out call it through (no weak reference: see `OwnerReference`).
+    private let owner = OwnerReference<ForwardingHost>()
 
     /// A host on `socket`'s datagrams, making real virtual pads on `loop`.
     public convenience init(
@@ -179,11 +183,12 @@ public final class ForwardingHost {
                 try VirtualPadSession(
                     kind: kind, seed: seed, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
             })
-        tick = { [weak self] in self?.tick() }
-        socket.onDatagram = { [weak self] bytes, path in self?.receive(bytes, along: path) }
+        tick = { [owner] in owner.target?.tick() }
+        socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
+        self.socket = socket
         do {
-            let sockets = try ConnectedClientSockets(sharingPortOf: socket, logger: logger) { [weak self] bytes, path in
-                self?.receive(bytes, along: path)
+            let sockets = try ConnectedClientSockets(sharingPortOf: socket, logger: logger) { [owner] bytes, path in
+                owner.target?.receive(bytes, along: path)
             }
             connectedSockets = sockets
             onClientPathsChanged = { [weak sockets] paths in sockets?.follow(paths) }
@@ -211,7 +216,13 @@ public final class ForwardingHost {
         self.logger = logger
         self.onEvent = onEvent
         self.makePad = makePad
+        owner.target = self
         reloadPairedClients()
+    }
+
+    deinit {
+        owner.target = nil
+        socket?.onDatagram = nil
     }
 
     /// Reads paired-clients again (it changed): a client whose line is gone is cut off now (its datagrams dropped,
@@ -554,15 +565,17 @@ public final class ForwardingHost {
         let seed = "padbridge-forward-\(client.key.hex.prefix(16))-\(description.fingerprint)"
         var created: HostedPad?
         var readyEarly: VirtualPadNodes?
-        let announce = { [weak self, weak client] (nodes: VirtualPadNodes) in
-            guard let self, let client, let pad = created else { return }
+        // unowned(unsafe) client (a weak reference would slow every retain of it): sound because its pads are
+        // closed (remove, destroy) while it lives, and while this host is destroyed `owner` is nil first.
+        let announce = { [owner, unowned(unsafe) client] (nodes: VirtualPadNodes) in
+            guard let self = owner.target, let pad = created else { return }
             self.onEvent(.padAttached(client: client.name, pad: pad.description, kind: kind, nodes: nodes, mac: pad.virtual.mac))
         }
         do {
             let virtual = try makePad(
                 kind, seed,
-                { [weak self, weak client] event in
-                    guard let self, let client, let pad = created else { return }
+                { [owner, unowned(unsafe) client] event in
+                    guard let self = owner.target, let pad = created else { return }
                     pad.feedback.update(event)
                     if !client.lost && pad.isForwarded { self.send(to: client) }
                     self.armTimer()

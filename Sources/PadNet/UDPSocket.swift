@@ -310,8 +310,10 @@ public final class UDPSocket {
         let descriptor = FileDescriptor(rawValue: fd)
         self.descriptor = descriptor
         do {
-            watch = try loop.watch(descriptor, path: "udp \(localAddress)") { [weak self] _ throws(DeviceAccessError) in
-                self?.receiveAll()
+            // unowned(unsafe): no reference counting (nor a side table) per wake. Sound because the watch ends in
+            // close(), which deinit calls.
+            watch = try loop.watch(descriptor, path: "udp \(localAddress)") { [unowned(unsafe) self] _ throws(DeviceAccessError) in
+                self.receiveAll()
             }
         } catch {
             Glibc.close(fd)

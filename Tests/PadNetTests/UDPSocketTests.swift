@@ -1,3 +1,6 @@
+import Crypto
+import Glibc
+import Logging
 @testable import PadLinux
 import PadLinuxTestSupport
 @testable import PadNet
@@ -35,6 +38,38 @@ struct UDPSocketTests {
         garbage.replaceSubrange(0..<16, with: bytes[0..<16])
         #expect(garbage.withUnsafeBytes { SocketAddressBytes($0.baseAddress!, length: 16) } == short,
                 "what lies past the length in the source is not copied")
+    }
+
+    /// The host and the client call back through an unowned reference they clear in their deinit (not a weak one):
+    /// one dropped while its socket lives must take no more of its datagrams, and a datagram that comes then is read
+    /// and dropped, not handed to freed memory.
+    @Test func aHostDroppedWhileItsSocketLivesTakesNoMoreDatagrams() throws {
+        let loop = try DeviceEventLoop()
+        let any = try #require(try SocketAddress.resolve("127.0.0.1:0", defaultPort: 0, passive: true).first)
+        let listening = try UDPSocket(bindingTo: any, loop: loop)
+        let sender = try UDPSocket(bindingTo: any, loop: loop)
+        var template = Array("/tmp/padbridge-dropped-host-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        var host: ForwardingHost? = try ForwardingHost(
+            socket: listening, identity: Curve25519.KeyAgreement.PrivateKey(), store: TrustStore(directory: directory),
+            options: .init(virtualKind: nil, maximumPads: 8, lingerMilliseconds: 1_000), loop: loop,
+            logger: Logger(label: "dropped host"), onEvent: { _ in })
+        weak let dropped = host
+        #expect(listening.onDatagram != nil, "the host takes its socket's datagrams")
+        host = nil
+        #expect(dropped == nil, "nothing else keeps the host")
+        #expect(listening.onDatagram == nil, "its deinit gave its socket's datagrams back")
+        var turns = 0
+        listening.onTurnEnded = { _ in
+            turns += 1
+            loop.stop()
+        }
+        // A transport-shaped datagram (0x03, an index, a counter, a tag): what a client's frame would look like.
+        #expect(sender.send([0x03] + Array(repeating: 0x5A, count: 40), to: listening.localAddress))
+        #expect(try loop.run(forAtMost: 5), "the datagram was read")
+        #expect(turns == 1)
+        listening.close()
+        sender.close()
     }
 
     @Test func datagramsGoBothWaysThroughTheLoop() throws {
