@@ -883,26 +883,16 @@ def measure_counts(peer: Peer, pacer: str, isolated: int, stream_frames: int, id
     log(f"{peer.name}: counts: {json.dumps(peer.counts)}")
 
 
-def measure_profile(peer: Peer, isolated: int):
-    """`perf record` (the cpu-clock software event: the emulated guest has no hardware counters) attached to each
-    side while `isolated` isolated changes go through; perf-<side>.data in the log directory, for `perf report`."""
-    settle([peer], 0.3)
-    recorders = {}
-    for side in peer.sides():
-        pids = peer.side_pids(side) if peer.processes.get(side) else []
-        if pids:
-            path = peer.log_path(f"perf-{side}").replace(".log", ".data")
-            recorders[side] = subprocess.Popen(
-                ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-o", path, "-p", ",".join(map(str, pids))],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)  # perf attaches meanwhile; nothing is measured yet
-    for _ in range(isolated):
-        probe_once(peer, "axis", 2.0)
-        time.sleep(0.02)  # the pace of isolated changes, not a wait for a result
-    for recorder in recorders.values():
-        recorder.send_signal(signal.SIGINT)
-        recorder.wait(60)
-    log(f"{peer.name}: profiled {isolated} isolated changes: {', '.join(recorders)}")
+def callgrind_control(peers: list[Peer], command: str, enabled: bool):
+    """With --callgrind-window (the peers' processes run under `valgrind --tool=callgrind`): zeroes their counters
+    before the probe phase and dumps them after it, so a dump holds the probes' work alone."""
+    if not enabled:
+        return
+    for peer in peers:
+        for side in peer.sides():
+            for pid in (peer.side_pids(side) if peer.processes.get(side) else []):
+                result = run("callgrind_control", command, str(pid), check=False, timeout=120)
+                log(f"{peer.name}: callgrind_control {command} {pid} ({side}): status {result.returncode}")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -1156,7 +1146,9 @@ def run_scenario(args, scenario: str) -> dict:
         else:
             kinds, rounds, per_round, deadline = ["axis", "tap"], 1, args.lossy_probes, 2.0
         log(f"{scenario}: measuring {', '.join(p.name for p in ready)}: {rounds} x {per_round} probes, interleaved")
+        callgrind_control(ready, "--zero", args.callgrind_window)
         measure(ready, rounds, per_round, kinds, deadline)
+        callgrind_control(ready, "--dump=probes", args.callgrind_window)
         ready = [p for p in ready if p.active]
         log(f"{scenario}: idle window {args.idle_seconds:.0f} s")
         measure_idle(ready, args.idle_seconds)
@@ -1166,8 +1158,6 @@ def run_scenario(args, scenario: str) -> dict:
             for peer in ready:
                 if peer.name != "usbip":  # its work is the kernel's, not a process's
                     measure_counts(peer, args.raw_udp_forwarder, args.count_frames, 1000, args.idle_seconds)
-                    if args.profile_frames:
-                        measure_profile(peer, args.profile_frames)
     finally:
         for peer in peers:
             starter.stop(peer)
@@ -1194,8 +1184,8 @@ def parse_args(argv):
     parser.add_argument("--stream-seconds", type=float, default=3.0)
     parser.add_argument("--count-frames", type=int, default=100,
                         help="isolated changes with system calls counted (loopback; 0: no counting)")
-    parser.add_argument("--profile-frames", type=int, default=0,
-                        help="isolated changes under `perf record` per peer after the counts (loopback; 0: none)")
+    parser.add_argument("--callgrind-window", action="store_true",
+                        help="the peers run under callgrind: zero its counters before the probes, dump them after")
     parser.add_argument("--json")
     parser.add_argument("--log-dir", default="/tmp")
     args = parser.parse_args(argv)
