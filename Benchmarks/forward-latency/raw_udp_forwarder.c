@@ -67,24 +67,53 @@ static int parse_address(const char *host, const char *port, struct sockaddr_in 
     return 0;
 }
 
+/* The sending side's set-up: the destination, the grabbed source, a UDP socket. 0, or 1 (said on stderr). */
+static int open_sender(const char *source_path, const char *host, const char *port, struct sockaddr_in *destination,
+                       int *source, int *sock) {
+    if (parse_address(host, port, destination)) return 1;
+    *source = open(source_path, O_RDONLY | O_CLOEXEC);
+    if (*source < 0) return fail("open", source_path);
+    if (ioctl(*source, EVIOCGRAB, 1) < 0) return fail("EVIOCGRAB", source_path);
+    *sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (*sock < 0) return fail("socket", "udp");
+    return 0;
+}
+
+/* One read(2) of the source: its bytes (> 0), 0 when the source is gone, -1 on an error (said on stderr). */
+static ssize_t read_source(int source, const char *source_path, struct input_event *events, size_t size) {
+    for (;;) {
+        ssize_t n = read(source, events, size);
+        if (n >= 0) return n;
+        if (errno == EINTR) continue;
+        if (errno == ENODEV) return 0;
+        fail("read", source_path);
+        return -1;
+    }
+}
+
+/* Writes whole events (a partial one at the end is left out: uinput rejects it). 0, or 1 (said on stderr). */
+static int write_events(int uinput, const unsigned char *bytes, ssize_t length) {
+    length -= length % (ssize_t)sizeof(struct input_event);
+    for (ssize_t done = 0; done < length;) {
+        ssize_t w = write(uinput, bytes + done, (size_t)(length - done));
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return fail("write", "/dev/uinput");
+        }
+        done += w;
+    }
+    return 0;
+}
+
 static int send_side(const char *source_path, const char *host, const char *port) {
     struct sockaddr_in destination;
-    if (parse_address(host, port, &destination)) return 1;
-    int source = open(source_path, O_RDONLY | O_CLOEXEC);
-    if (source < 0) return fail("open", source_path);
-    if (ioctl(source, EVIOCGRAB, 1) < 0) return fail("EVIOCGRAB", source_path);
-    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (sock < 0) return fail("socket", "udp");
+    int source, sock;
+    if (open_sender(source_path, host, port, &destination, &source, &sock)) return 1;
 
     struct input_event events[64];
     for (;;) {
-        ssize_t n = read(source, events, sizeof events);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == ENODEV) return 0;
-            return fail("read", source_path);
-        }
-        if (n == 0) return 0;
+        ssize_t n = read_source(source, source_path, events, sizeof events);
+        if (n <= 0) return n < 0;
         /* A full socket buffer or an unreachable host loses the datagram, as UDP does. */
         if (sendto(sock, events, (size_t)n, 0, (struct sockaddr *)&destination, sizeof destination) < 0
             && errno != ENOBUFS && errno != ECONNREFUSED && errno != EAGAIN)
@@ -119,14 +148,20 @@ static int create_pad(const char *name) {
     return uinput;
 }
 
-static int receive_side(const char *host, const char *port, const char *name) {
+/* The receiving side's set-up: a UDP socket bound to ADDRESS PORT, the uinput pad. 0, or 1 (said on stderr). */
+static int open_receiver(const char *host, const char *port, const char *name, int *sock, int *uinput) {
     struct sockaddr_in local;
     if (parse_address(host, port, &local)) return 1;
-    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (sock < 0) return fail("socket", "udp");
-    if (bind(sock, (struct sockaddr *)&local, sizeof local) < 0) return fail("bind", host);
-    int uinput = create_pad(name);
-    if (uinput < 0) return 1;
+    *sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (*sock < 0) return fail("socket", "udp");
+    if (bind(*sock, (struct sockaddr *)&local, sizeof local) < 0) return fail("bind", host);
+    *uinput = create_pad(name);
+    return *uinput < 0;
+}
+
+static int receive_side(const char *host, const char *port, const char *name) {
+    int sock, uinput;
+    if (open_receiver(host, port, name, &sock, &uinput)) return 1;
 
     struct input_event events[64];
     for (;;) {
@@ -135,15 +170,7 @@ static int receive_side(const char *host, const char *port, const char *name) {
             if (errno == EINTR) continue;
             return fail("recv", host);
         }
-        n -= n % (ssize_t)sizeof events[0]; /* whole events only: uinput rejects a partial one */
-        for (ssize_t done = 0; done < n;) {
-            ssize_t w = write(uinput, (const char *)events + done, (size_t)(n - done));
-            if (w < 0) {
-                if (errno == EINTR) continue;
-                return fail("write", "/dev/uinput");
-            }
-            done += w;
-        }
+        if (write_events(uinput, (const unsigned char *)events, n)) return 1;
     }
 }
 
@@ -234,12 +261,8 @@ static int watch(int epoll, int fd) {
 
 static int send_with(int features, const char *source_path, const char *host, const char *port) {
     struct sockaddr_in destination;
-    if (parse_address(host, port, &destination)) return 1;
-    int source = open(source_path, O_RDONLY | O_CLOEXEC);
-    if (source < 0) return fail("open", source_path);
-    if (ioctl(source, EVIOCGRAB, 1) < 0) return fail("EVIOCGRAB", source_path);
-    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (sock < 0) return fail("socket", "udp");
+    int source, sock;
+    if (open_sender(source_path, host, port, &destination, &source, &sock)) return 1;
     if (connect(sock, (struct sockaddr *)&destination, sizeof destination) < 0) return fail("connect", host);
     int epoll = -1;
     if (features & FEATURE_LOOP) {
@@ -260,13 +283,8 @@ static int send_with(int features, const char *source_path, const char *host, co
                 acknowledged = highest;
             continue;
         }
-        ssize_t n = read(source, events, sizeof events);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == ENODEV) return 0;
-            return fail("read", source_path);
-        }
-        if (n == 0) return 0;
+        ssize_t n = read_source(source, source_path, events, sizeof events);
+        if (n <= 0) return n < 0;
         size_t length = frame_datagram(features, ++counter, events, (size_t)n, datagram);
         if (send(sock, datagram, length, 0) < 0 && errno != ENOBUFS && errno != ECONNREFUSED && errno != EAGAIN)
             return fail("send", host);
@@ -274,13 +292,8 @@ static int send_with(int features, const char *source_path, const char *host, co
 }
 
 static int receive_with(int features, const char *host, const char *port, const char *name) {
-    struct sockaddr_in local;
-    if (parse_address(host, port, &local)) return 1;
-    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (sock < 0) return fail("socket", "udp");
-    if (bind(sock, (struct sockaddr *)&local, sizeof local) < 0) return fail("bind", host);
-    int uinput = create_pad(name);
-    if (uinput < 0) return 1;
+    int sock, uinput;
+    if (open_receiver(host, port, name, &sock, &uinput)) return 1;
     int epoll = -1;
     if (features & FEATURE_LOOP) {
         epoll = epoll_create1(EPOLL_CLOEXEC);
@@ -302,15 +315,7 @@ static int receive_with(int features, const char *host, const char *port, const 
         uint64_t counter;
         ssize_t payload = open_datagram(features, datagram, (size_t)n, &counter);
         if (payload < 0) continue;
-        payload -= payload % (ssize_t)sizeof(struct input_event);
-        for (ssize_t done = 0; done < payload;) {
-            ssize_t w = write(uinput, datagram + COUNTER_BYTES + done, (size_t)(payload - done));
-            if (w < 0) {
-                if (errno == EINTR) continue;
-                return fail("write", "/dev/uinput");
-            }
-            done += w;
-        }
+        if (write_events(uinput, datagram + COUNTER_BYTES, payload)) return 1;
         if (counter > highest) highest = counter;
         if (features & FEATURE_ACK) {
             size_t length = frame_datagram(features, ++answers, &highest, sizeof highest, answer);
