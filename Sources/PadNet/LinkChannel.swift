@@ -122,9 +122,14 @@ public struct LinkSessionKeys: Sendable {
         let counter = nextCounter
         nextCounter += 1
         let end = LinkDatagram.transportHeaderSize + plaintext.count
-        // Sized once and written in place (appending byte by byte checked the buffer's uniqueness 29 times a seal).
-        datagram.removeAll(keepingCapacity: true)
-        datagram.append(contentsOf: repeatElement(0, count: end + 16))
+        // Sized in one step and then written whole, in place: the header, the plaintext, the tag (appending byte by
+        // byte checked the buffer's uniqueness 29 times a seal; refilling it with zeros cost ~200 instructions).
+        let size = end + 16
+        if datagram.count > size {
+            datagram.removeLast(datagram.count - size)
+        } else if datagram.count < size {
+            datagram.append(contentsOf: repeatElement(0, count: size - datagram.count))
+        }
         let sending = keys.sending
         let remoteIndex = remoteIndex
         let outcome: Result<Void, NoiseError> = datagram.withUnsafeMutableBytes { bytes in

@@ -62,6 +62,18 @@ import Testing
         let back = try hostSession.seal([4])
         guard case let .transport(_, backCounter, backCiphertext)? = LinkDatagram(back) else { return }
         #expect(clientSession.open(counter: backCounter, ciphertext: backCiphertext) == [4])
+
+        // One reused buffer, sealed into longer, shorter, equal and empty in turn (it is resized, not refilled):
+        // each datagram is exactly header + plaintext + tag, and opens to its plaintext.
+        var buffer: [UInt8] = []
+        var plaintext: [UInt8] = []
+        for length in [40, 5, 5, 0, 64, 1] {
+            let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ length) }
+            try clientSession.seal(message, into: &buffer)
+            #expect(buffer.count == 13 + length + 16)
+            let opened = buffer.withUnsafeBytes { hostSession.open(datagram: $0, into: &plaintext) }
+            #expect(opened && plaintext == message, "a \(length)-byte message")
+        }
     }
 
     @Test func anUnpairedClientOrAnOldClockGetsNoAnswer() throws {
