@@ -124,8 +124,6 @@ public final class ForwardingClient {
     private var padTableVersion: UInt32 = 1
     private var padTableAcknowledged: UInt32 = 0
     private var timer: (any LinkWakeTimer)?
-    /// The socket (production only), whose datagrams stop coming here when this client goes.
-    private var socket: UDPSocket?
     /// What the closures this client hands out call it through (no weak reference: see `OwnerReference`).
     private let owner = OwnerReference<ForwardingClient>()
     private var generator = SystemRandomNumberGenerator()
@@ -170,12 +168,13 @@ public final class ForwardingClient {
             })
         tick = { [owner] in owner.target?.tick() }
         socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
-        self.socket = socket
     }
 
+    /// The socket (`sender`, in production) stops handing its datagrams here; `owner` is nil for any closure
+    /// that runs while the rest of this client is destroyed.
     deinit {
         owner.target = nil
-        socket?.onDatagram = nil
+        (sender as? UDPSocket)?.onDatagram = nil
     }
 
     /// A client over the given ports: datagrams go to `sender` and arrive through `receive(_:along:)`; `timer`

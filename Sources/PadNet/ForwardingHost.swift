@@ -164,8 +164,6 @@ public final class ForwardingHost {
     private var clientPaths: Set<DatagramPath> = []
     /// A socket per confirmed client (production only: the socket-based initializer makes it).
     private var connectedSockets: ConnectedClientSockets?
-    /// The listening socket (production only), whose datagrams stop coming here when this host goes.
-    private var socket: UDPSocket?
     /// What the closures this host hands out call it through (no weak reference: see `OwnerReference`).
     private let owner = OwnerReference<ForwardingHost>()
 
@@ -185,7 +183,6 @@ public final class ForwardingHost {
             })
         tick = { [owner] in owner.target?.tick() }
         socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
-        self.socket = socket
         do {
             let sockets = try ConnectedClientSockets(sharingPortOf: socket, logger: logger) { [owner] bytes, path in
                 owner.target?.receive(bytes, along: path)
@@ -220,9 +217,11 @@ public final class ForwardingHost {
         reloadPairedClients()
     }
 
+    /// The socket (`sender`, in production) stops handing its datagrams here; `owner` is nil for any closure
+    /// that runs while the rest of this host is destroyed.
     deinit {
         owner.target = nil
-        socket?.onDatagram = nil
+        (sender as? UDPSocket)?.onDatagram = nil
     }
 
     /// Reads paired-clients again (it changed): a client whose line is gone is cut off now (its datagrams dropped,
