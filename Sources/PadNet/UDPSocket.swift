@@ -382,12 +382,12 @@ public final class UDPSocket {
     deinit { close() }
 
     /// The datagrams waiting now, at most `maximumDatagramsPerWake` (draining saves wake-ups; level-triggered epoll
-    /// calls again for the rest); then `onTurnEnded`. Read in batches (recvmmsg): one system call for all that wait,
-    /// up to a batch, and none to find the queue empty (a batch that came short found it so). The bound lets the
-    /// loop's timers run between batches of a backlog: a host working through a burst (many clients' frames at once
-    /// on a slow machine) keeps acknowledging and answering, where reading until empty kept every timer waiting
-    /// while the backlog kept coming, so for over 400 ms the host answered nothing and its clients took the link for
-    /// lost.
+    /// calls again for the rest); then `onTurnEnded`. Read in batches (recvmmsg): one system call for up to 4 waiting
+    /// (the turn's first), one per batch after, and none to find the queue empty (a batch that came short found it
+    /// so). The bound lets the loop's timers run between batches of a backlog: a host working through a burst (many
+    /// clients' frames at once on a slow machine) keeps acknowledging and answering, where reading until empty kept
+    /// every timer waiting while the backlog kept coming, so for over 400 ms the host answered nothing and its
+    /// clients took the link for lost.
     private func receiveAll() {
         guard let descriptor else { return }
         let batch = max(1, min(maximumDatagramsPerWake, Int(CPadLinux_receiveBatchLimit)))

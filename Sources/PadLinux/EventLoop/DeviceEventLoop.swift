@@ -280,7 +280,8 @@ public final class DeviceEventLoop {
             remaining -= 1
             guard let slot = timerTable.earliestSlot(dueBy: now) else { return }
             guard let timer = timerTable.owner(of: slot) else {
-                timerTable.deadlines[slot] = LoopTimerTable.disarmed  // closed by its deinit: cannot happen, harmless
+                // A timer gone without closing its slot (its deinit closes it, so never): disarmed, not found due again.
+                timerTable.deadlines[slot] = LoopTimerTable.disarmed
                 continue
             }
             try timer.fire(at: now)
