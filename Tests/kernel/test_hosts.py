@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -44,7 +45,9 @@ class AvahiSide:
         self.dbus = subprocess.Popen(["ip", "netns", "exec", namespace, "dbus-daemon", "--system", "--nofork",
                                       "--nopidfile", f"--address={self.bus}", "--print-address=1"],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        printed = self.dbus.stdout.readline()
+        # Awaited with a bound: a daemon that neither prints nor exits must fail the test, not hang the suite.
+        readable, _, _ = select.select([self.dbus.stdout], [], [], DEADLINE)
+        printed = self.dbus.stdout.readline() if readable else ""
         assert printed.startswith(self.bus), \
             f"dbus-daemon in {namespace} did not start listening (printed {printed!r}, exit {self.dbus.poll()})"
         # Each daemon its own host name (both would claim the VM's) and its own /run/avahi-daemon (a daemon refuses
