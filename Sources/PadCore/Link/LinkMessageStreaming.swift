@@ -227,15 +227,33 @@ extension LinkByteReader {
 /// Writes host messages (`LinkHostMessage`'s format) into a buffer it keeps.
 public struct LinkHostMessageEncoder: Sendable {
     private var writer = LinkByteWriter(capacity: 1_024)
+    /// Where the count of the section being written is, and how many items it has so far.
+    private var acknowledgementCountOffset = 0
+    private var acknowledgementCount: UInt8 = 0
+    private var feedbackCountOffset: Int?
+    private var feedbackCount: UInt8 = 0
 
     public init() {}
 
-    /// The message's bytes (valid until the next `encode`).
+    /// The message's bytes (valid until the next `encode` or `begin`).
     public mutating func encode(
         padTableAcknowledgement: UInt32?, pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?,
         takenOver: Bool, inputAcknowledgements: some Sequence<(slot: UInt8, applied: UInt32)>,
         feedback: some Sequence<(slot: UInt8, version: UInt32, state: Feedback)>
     ) -> [UInt8] {
+        begin(padTableAcknowledgement: padTableAcknowledgement, pong: pong, takenOver: takenOver)
+        for acknowledgement in inputAcknowledgements { acknowledgeInput(slot: acknowledgement.slot, applied: acknowledgement.applied) }
+        for item in feedback { appendFeedback(slot: item.slot, version: item.version, state: item.state) }
+        return end()
+    }
+
+    /// Starts a message, item by item (no sequence of items to build: the host's per-frame path): `begin`, then
+    /// `acknowledgeInput` for each slot, then `appendFeedback` for each, then `end`. A section's items beyond 255
+    /// are left out (the count is one byte).
+    public mutating func begin(
+        padTableAcknowledgement: UInt32?, pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?,
+        takenOver: Bool
+    ) {
         writer.reset()
         writer.u8(LinkHostMessage.version)
         writer.u8((padTableAcknowledgement != nil ? 1 : 0) | (pong != nil ? 2 : 0) | (takenOver ? 4 : 0))
@@ -245,42 +263,57 @@ public struct LinkHostMessageEncoder: Sendable {
             writer.u32(pong.receivedDatagrams)
             writer.u32(pong.sentDatagrams)
         }
-        var countOffset = writer.count
+        acknowledgementCountOffset = writer.count
+        acknowledgementCount = 0
         writer.u8(0)
-        var count: UInt8 = 0
-        for acknowledgement in inputAcknowledgements where count < 255 {
-            writer.u8(acknowledgement.slot)
-            writer.u32(acknowledgement.applied)
-            count += 1
+        feedbackCountOffset = nil
+        feedbackCount = 0
+    }
+
+    /// The newest frame of `slot` applied. Only before the first `appendFeedback`.
+    public mutating func acknowledgeInput(slot: UInt8, applied: UInt32) {
+        precondition(feedbackCountOffset == nil, "input acknowledgements come before feedback")
+        guard acknowledgementCount < 255 else { return }
+        writer.u8(slot)
+        writer.u32(applied)
+        acknowledgementCount += 1
+    }
+
+    public mutating func appendFeedback(slot: UInt8, version: UInt32, state: Feedback) {
+        if feedbackCountOffset == nil { startFeedback() }
+        guard feedbackCount < 255 else { return }
+        writer.u8(slot)
+        writer.u32(version)
+        writer.u8(FeedbackParts(of: state).rawValue)
+        if let rumble = state.rumble {
+            writer.u16(Rumble.word(rumble.strong))
+            writer.u16(Rumble.word(rumble.weak))
         }
-        writer.patch(count, at: countOffset)
-        countOffset = writer.count
-        writer.u8(0)
-        count = 0
-        for item in feedback where count < 255 {
-            writer.u8(item.slot)
-            writer.u32(item.version)
-            let state = item.state
-            writer.u8(FeedbackParts(of: state).rawValue)
-            if let rumble = state.rumble {
-                writer.u16(Rumble.word(rumble.strong))
-                writer.u16(Rumble.word(rumble.weak))
-            }
-            if let lightbar = state.lightbar {
-                writer.u8(lightbar.red)
-                writer.u8(lightbar.green)
-                writer.u8(lightbar.blue)
-            }
-            if let playerLeds = state.playerLeds { writer.u8(playerLeds) }
-            if let micLed = state.micLed { writer.u8(micLed ? 1 : 0) }
-            for effect in [state.leftTrigger, state.rightTrigger] {
-                guard let block = effect?.block else { continue }
-                for index in 0..<TriggerEffectBlock.count { writer.u8(block[index]) }
-            }
-            count += 1
+        if let lightbar = state.lightbar {
+            writer.u8(lightbar.red)
+            writer.u8(lightbar.green)
+            writer.u8(lightbar.blue)
         }
-        writer.patch(count, at: countOffset)
+        if let playerLeds = state.playerLeds { writer.u8(playerLeds) }
+        if let micLed = state.micLed { writer.u8(micLed ? 1 : 0) }
+        for effect in [state.leftTrigger, state.rightTrigger] {
+            guard let block = effect?.block else { continue }
+            for index in 0..<TriggerEffectBlock.count { writer.u8(block[index]) }
+        }
+        feedbackCount += 1
+    }
+
+    /// The message's bytes (valid until the next `begin` or `encode`).
+    public mutating func end() -> [UInt8] {
+        if feedbackCountOffset == nil { startFeedback() }
+        writer.patch(acknowledgementCount, at: acknowledgementCountOffset)
+        writer.patch(feedbackCount, at: feedbackCountOffset!)
         return writer.bytes
+    }
+
+    private mutating func startFeedback() {
+        feedbackCountOffset = writer.count
+        writer.u8(0)
     }
 }
 

@@ -88,6 +88,39 @@ import Testing
         #expect(decodedHost.feedback[0].state.rumble == Rumble(strong: 1, weak: 0))
     }
 
+    /// The host's encoder, item by item (its per-frame path) and reused, writes what `LinkHostMessage` encodes; a
+    /// section keeps its first 255 items.
+    @Test func hostMessagesWrittenItemByItemAreTheMessagesEncodedWhole() throws {
+        var encoder = LinkHostMessageEncoder()
+        let rumble = Feedback(rumble: Rumble(strong: 0.5, weak: 0.25), playerLeds: 3)
+        var withFeedback = LinkHostMessage()
+        withFeedback.padTableAcknowledgement = 2
+        withFeedback.inputAcknowledgements = [(0, 41), (3, 7)]
+        withFeedback.feedback = [(0, 9, rumble), (3, 1, Feedback(micLed: false))]
+        encoder.begin(padTableAcknowledgement: 2, pong: nil, takenOver: false)
+        encoder.acknowledgeInput(slot: 0, applied: 41)
+        encoder.acknowledgeInput(slot: 3, applied: 7)
+        encoder.appendFeedback(slot: 0, version: 9, state: rumble)
+        encoder.appendFeedback(slot: 3, version: 1, state: Feedback(micLed: false))
+        #expect(encoder.end() == withFeedback.encoded)
+
+        // Reused: nothing of the last message's sections is left (counts, offsets).
+        var pongOnly = LinkHostMessage()
+        pongOnly.pong = (5, 6, 7)
+        pongOnly.inputAcknowledgements = [(1, 2)]
+        encoder.begin(padTableAcknowledgement: nil, pong: (5, 6, 7), takenOver: false)
+        encoder.acknowledgeInput(slot: 1, applied: 2)
+        #expect(encoder.end() == pongOnly.encoded)
+        encoder.begin(padTableAcknowledgement: nil, pong: nil, takenOver: true)
+        #expect(encoder.end() == [LinkHostMessage.version, 4, 0, 0])
+
+        encoder.begin(padTableAcknowledgement: nil, pong: nil, takenOver: false)
+        for index in 0..<300 { encoder.acknowledgeInput(slot: UInt8(index % 256), applied: UInt32(index)) }
+        let decoded = try LinkHostMessage(decoding: encoder.end())
+        #expect(decoded.inputAcknowledgements.count == 255)
+        #expect(decoded.inputAcknowledgements.last.map { [$0.slot, UInt8($0.applied)] } == [254, 254])
+    }
+
     /// Total: random bytes of every length into every decoder give a value or a `LinkDecodingError`.
     @Test func randomBytesNeverTrap() throws {
         var generator = SplitMix64(seed: 0xF0_22)
