@@ -72,11 +72,64 @@ public final class ForwardingHost {
         var isForwarded: Bool { slot != nil && attached }
     }
 
-    private struct HostSession {
+    /// A class, not a struct: read for every datagram (`client.current`), a struct copy retained each of its keys'
+    /// and path's references (~330 instructions a reply).
+    private final class HostSession {
         var keys: LinkSessionKeys
         let initiationClock: UInt64
         let startedMicroseconds: UInt64
         let path: DatagramPath
+        init(keys: LinkSessionKeys, initiationClock: UInt64, startedMicroseconds: UInt64, path: DatagramPath) {
+            self.keys = keys
+            self.initiationClock = initiationClock
+            self.startedMicroseconds = startedMicroseconds
+            self.path = path
+        }
+    }
+
+    /// The clients by key, and in the order they came: `armTimer` walks them after every datagram, an array
+    /// rather than a dictionary's values (whose iteration retained its storage and each client).
+    private struct HostedClients {
+        private var byKey: [LinkPublicKey: HostedClient] = [:]
+        private(set) var values: [HostedClient] = []
+
+        subscript(key: LinkPublicKey) -> HostedClient? {
+            get { byKey[key] }
+            set {
+                if let old = byKey[key] { values.removeAll { $0 === old } }
+                byKey[key] = newValue
+                if let newValue { values.append(newValue) }
+            }
+        }
+
+        mutating func removeAll() {
+            byKey.removeAll()
+            values.removeAll()
+        }
+    }
+
+    /// A client's forwarded pads by slot: a handful, in slot order, found by a linear search. Every frame looks its
+    /// pad up and every reply walks them; a dictionary hashed each slot and retained each pad it iterated.
+    private struct PadSlots: Sequence {
+        private var entries: [(slot: UInt8, pad: HostedPad)] = []
+
+        subscript(slot: UInt8) -> HostedPad? {
+            get {
+                for entry in entries where entry.slot == slot { return entry.pad }
+                return nil
+            }
+            set {
+                if let index = entries.firstIndex(where: { $0.slot == slot }) {
+                    if let newValue { entries[index].pad = newValue } else { entries.remove(at: index) }
+                } else if let newValue {
+                    entries.insert((slot, newValue), at: entries.firstIndex { $0.slot > slot } ?? entries.count)
+                }
+            }
+        }
+
+        var pads: LazyMapSequence<[(slot: UInt8, pad: HostedPad)], HostedPad> { entries.lazy.map(\.pad) }
+        mutating func removeAll() { entries.removeAll() }
+        func makeIterator() -> IndexingIterator<[(slot: UInt8, pad: HostedPad)]> { entries.makeIterator() }
     }
 
     private final class HostedClient {
@@ -92,7 +145,7 @@ public final class ForwardingHost {
         var liveness: LinkLiveness
         var pads: [Fingerprint: HostedPad] = [:]
         /// The client's current pad table: its forwarded pads by slot.
-        var slots: [UInt8: HostedPad] = [:]
+        var slots = PadSlots()
         /// Pads of the current table with no virtual pad (no room, or it could not be made): tried again later.
         var unforwarded: [UInt8: LinkPadDescription] = [:]
         /// Pads said to get no virtual pad (said once, until they get one).
@@ -117,7 +170,7 @@ public final class ForwardingHost {
             self.path = path
             liveness = LinkLiveness(startingAtMicroseconds: now)
         }
-        var hasPendingFeedback: Bool { slots.values.contains { $0.feedback.pending != nil } }
+        var hasPendingFeedback: Bool { slots.contains { $0.pad.feedback.hasPending } }
     }
 
     private let sender: any LinkDatagramSender
@@ -130,7 +183,7 @@ public final class ForwardingHost {
     private let onEvent: (Event) -> Void
     /// The paired clients' names by key, as paired-clients last read (`reloadPairedClients`).
     private var paired: [LinkPublicKey: String] = [:]
-    private var clients: [LinkPublicKey: HostedClient] = [:]
+    private var clients = HostedClients()
     /// Sessions (current, previous and pending) by their index, each pointing at its client: looked up for every
     /// datagram, so by a 32-bit index, not by the client's 32-byte key (hashing it cost ~900 instructions a frame).
     /// Every client here is in `clients`: `remove(_:)` and `close()` forget a client's sessions with it.
@@ -389,7 +442,7 @@ public final class ForwardingHost {
         client.pending = nil
         if let previous = client.previous { sessions[previous.keys.localIndex] = nil }
         client.previous = nil
-        if var old = client.current {
+        if let old = client.current {
             let live = !client.lost && !client.liveness.isLost(atMicroseconds: time)
             if live && old.path.remote != pending.path.remote {
                 var notice = LinkHostMessage()
@@ -422,7 +475,7 @@ public final class ForwardingHost {
     private func resume(_ client: HostedClient) {
         client.lost = false
         onEvent(.resumed(client: client.name))
-        for pad in client.slots.values where pad.attached {
+        for (_, pad) in client.slots where pad.attached {
             pad.lingerEndsMicroseconds = nil
             if let last = pad.lastApplied { pad.virtual.apply(last) }
         }
@@ -491,21 +544,25 @@ public final class ForwardingHost {
     /// Seals and sends a message with every acknowledgement and the pending feedback (and `pong`, `takenOver`),
     /// with the session in use.
     private func send(pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)? = nil, to client: HostedClient) {
-        guard client.current != nil else { return }
+        guard let session = client.current else { return }
         client.acknowledgementDueMicroseconds = nil
         client.acknowledgementRequested = false
         client.acknowledgementOwedSinceMicroseconds = nil
-        let plaintext = replyEncoder.encode(
-            padTableAcknowledgement: client.padTableVersion, pong: pong, takenOver: false,
-            inputAcknowledgements: Concatenation(
-                first: client.slots.lazy.compactMap { slot, pad in
-                    pad.isForwarded ? pad.receiver.applied.map { (slot: slot, applied: $0) } : nil
-                },
-                second: client.unforwardedAcknowledgements.lazy.map { (slot: $0.key, applied: $0.value) }),
-            feedback: client.slots.lazy.compactMap { slot, pad in
-                pad.isForwarded ? pad.feedback.pending.map { (slot: slot, version: $0.version, state: $0.state) } : nil
-            })
-        guard (try? client.current!.keys.seal(plaintext, into: &sealed)) != nil else { return }
+        replyEncoder.begin(padTableAcknowledgement: client.padTableVersion, pong: pong, takenOver: false)
+        for (slot, pad) in client.slots where pad.isForwarded {
+            if let applied = pad.receiver.applied { replyEncoder.acknowledgeInput(slot: slot, applied: applied) }
+        }
+        if !client.unforwardedAcknowledgements.isEmpty {
+            for (slot, applied) in client.unforwardedAcknowledgements {
+                replyEncoder.acknowledgeInput(slot: slot, applied: applied)
+            }
+        }
+        for (slot, pad) in client.slots where pad.isForwarded && pad.feedback.hasPending {
+            if let pending = pad.feedback.pending {
+                replyEncoder.appendFeedback(slot: slot, version: pending.version, state: pending.state)
+            }
+        }
+        guard (try? session.keys.seal(replyEncoder.end(), into: &sealed)) != nil else { return }
         sender.send(sealed, along: client.path)
         client.sentDatagrams &+= 1
         client.liveness.sent(atMicroseconds: now)
@@ -523,7 +580,7 @@ public final class ForwardingHost {
             roomMayHaveChanged = true
             onEvent(.padDetached(client: client.name, pad: pad.description))
         }
-        client.slots = [:]
+        client.slots.removeAll()
         client.unforwarded = [:]
         client.unforwardedAcknowledgements = [:]
         for description in table {
@@ -721,18 +778,4 @@ public final class ForwardingHost {
         guard let wake else { timer?.cancel(); return }
         timer?.schedule(atMicroseconds: max(wake, afterTick ? now + 1 : now))
     }
-}
-
-/// Two sequences one after the other (nothing copied).
-struct Concatenation<First: Sequence, Second: Sequence>: Sequence where First.Element == Second.Element {
-    let first: First
-    let second: Second
-
-    struct Iterator: IteratorProtocol {
-        var first: First.Iterator
-        var second: Second.Iterator
-        mutating func next() -> First.Element? { first.next() ?? second.next() }
-    }
-
-    func makeIterator() -> Iterator { Iterator(first: first.makeIterator(), second: second.makeIterator()) }
 }

@@ -25,6 +25,10 @@ public struct FeedbackStateSender: Sendable {
         acknowledged = 0
     }
 
+    /// Whether the client has yet to acknowledge the version (checked on every datagram's path: inlinable, so that
+    /// it reads two numbers instead of copying the sender and its state out of the pad that holds it).
+    @inlinable public var hasPending: Bool { version != acknowledged }
+
     /// What to send now: the whole state, while the client has not acknowledged its version.
     public var pending: (version: UInt32, state: Feedback)? {
         version == acknowledged ? nil : (version, state)
