@@ -104,8 +104,19 @@ public final class ForwardingClient {
     /// they go to the pad.
     public var onFeedbackReceived: ((Fingerprint, Feedback) -> Void)?
     private var state = State.waiting
-    /// The session in use while established, and when it started.
-    private var session: (keys: LinkSessionKeys, startedMicroseconds: UInt64)?
+    /// A session's keys and when it started. A class: the session is looked at on every frame's path, and a copy of a
+    /// struct (or tuple) holding the keys retained each of their references.
+    private final class ClientSession {
+        var keys: LinkSessionKeys
+        let startedMicroseconds: UInt64
+        init(keys: LinkSessionKeys, startedMicroseconds: UInt64) {
+            self.keys = keys
+            self.startedMicroseconds = startedMicroseconds
+        }
+    }
+
+    /// The session in use while established.
+    private var session: ClientSession?
     /// The session before it (renewed): it still opens the host's datagrams sent before the host switched.
     private var previousSession: LinkSessionKeys?
     /// A renewal under way: its handshake, and when its initiation was last sent.
@@ -391,7 +402,7 @@ public final class ForwardingClient {
         if let pad {
             append(pad)
         } else {
-            for pad in pads where pad.sender.newest != nil { append(pad) }
+            for pad in pads where pad.sender.newestSequence != nil { append(pad) }
         }
         encoder.end(emit: transmit)
         liveness.sent(atMicroseconds: now)
@@ -459,7 +470,7 @@ public final class ForwardingClient {
                 // host's); the old one still opens what the host sent before it switched.
                 renewal = nil
                 previousSession = session?.keys
-                session = (keys, now)
+                session = ClientSession(keys: keys, startedMicroseconds: now)
                 padTableAcknowledged = 0
                 numberPadsOn()
                 statistics.datagramsReceived &+= 1
@@ -484,7 +495,7 @@ public final class ForwardingClient {
     private func established(_ keys: LinkSessionKeys) {
         numberPadsOn()
         state = .established
-        session = (keys, now)
+        session = ClientSession(keys: keys, startedMicroseconds: now)
         previousSession = nil
         renewal = nil
         statistics.sessionSent = 0
@@ -556,8 +567,9 @@ public final class ForwardingClient {
                 nextAttemptMicroseconds = time + delay
                 onEvent(.reconnecting(afterMilliseconds: delay / 1000))
             } else {
+                // (`renewal?.sentMicroseconds`, not `renewal.map`: that copied the whole handshake, at every tick.)
                 if let session, time >= session.startedMicroseconds + LinkSessionLifetime.rekeyAfterMicroseconds,
-                    renewal.map({ time >= $0.sentMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds }) ?? true
+                    (renewal?.sentMicroseconds).map({ time >= $0 + LinkSessionLifetime.rekeyTimeoutMicroseconds }) ?? true
                 {
                     renewSession(at: time)
                 }
@@ -599,7 +611,7 @@ public final class ForwardingClient {
         case .established:
             wake = liveness.nextWakeMicroseconds(hasUnacknowledged: hasUnacknowledgedInput)
             if let session {
-                let renew = renewal.map { $0.sentMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds }
+                let renew = (renewal?.sentMicroseconds).map { $0 + LinkSessionLifetime.rekeyTimeoutMicroseconds }
                     ?? session.startedMicroseconds + LinkSessionLifetime.rekeyAfterMicroseconds
                 wake = min(wake, renew)
             }

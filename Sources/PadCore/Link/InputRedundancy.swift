@@ -50,7 +50,11 @@ public struct InputRedundancySender: Sendable {
     /// intermediate edge could be missed, and only after seconds without a single acknowledgement.
     public static let capacity = 64
 
-    public private(set) var newest: LinkFrame?
+    /// The newest frame's number and snapshot, kept apart (`newest` puts them together): the per-frame path asks for
+    /// the number alone, and reading an optional frame out of the class that holds this sender copied its snapshot.
+    public private(set) var newestSequence: UInt32?
+    private var newestSnapshot = PadSnapshot.neutral
+    public var newest: LinkFrame? { newestSequence.map { LinkFrame(sequence: $0, snapshot: newestSnapshot) } }
     /// The frames since the last acknowledgement whose discrete state differs from the frame before them.
     public private(set) var unacknowledged: [LinkFrame] = []
     /// The last sequence number the host said it applied.
@@ -67,16 +71,16 @@ public struct InputRedundancySender: Sendable {
     /// Records a frame just read; returns its sequence number.
     @discardableResult
     public mutating func record(_ snapshot: PadSnapshot) -> UInt32 {
-        let sequence = (newest?.sequence ?? acknowledged) &+ 1
-        let previous = newest?.snapshot ?? .neutral
-        if !snapshot.hasSameDiscreteState(as: previous) {
+        let sequence = (newestSequence ?? acknowledged) &+ 1
+        if !snapshot.hasSameDiscreteState(as: newestSnapshot) {
             unacknowledged.append(LinkFrame(sequence: sequence, snapshot: snapshot))
             if unacknowledged.count > Self.capacity {
                 unacknowledged.removeFirst()
                 overflowed += 1
             }
         }
-        newest = LinkFrame(sequence: sequence, snapshot: snapshot)
+        newestSequence = sequence
+        newestSnapshot = snapshot
         return sequence
     }
 
@@ -92,26 +96,42 @@ public struct InputRedundancySender: Sendable {
     public var framesToSend: [LinkFrame] { Array(framesToSendInPlace) }
 
     /// The same frames, read where they are kept (nothing copied: for the per-frame path).
-    public var framesToSendInPlace: FramesToSend { FramesToSend(unacknowledged: unacknowledged, newest: newest) }
+    ///
+    /// This and `hasUnacknowledged` are inlinable: the sender lives in a class (the client's pad), and a call that
+    /// cannot be inlined gets a copy of the whole sender, its newest snapshot memcpy'd, on every frame.
+    @inlinable @inline(__always) public var framesToSendInPlace: FramesToSend { FramesToSend(unacknowledged: unacknowledged, newest: newest) }
 
     /// The unacknowledged discrete frames, then the newest when it is not the last of them.
     public struct FramesToSend: Sequence, Sendable {
-        let unacknowledged: [LinkFrame]
-        let newest: LinkFrame?
+        @usableFromInline let unacknowledged: [LinkFrame]
+        @usableFromInline let newest: LinkFrame?
+        /// How many frames: none before the first; the newest counts once, even when it is the last of them.
+        public let count: Int
 
-        public struct Iterator: IteratorProtocol {
-            let frames: FramesToSend
-            var index = 0
-            public mutating func next() -> LinkFrame? {
-                guard let newest = frames.newest else { return nil }
-                defer { index += 1 }
-                if index < frames.unacknowledged.count { return frames.unacknowledged[index] }
-                let extra = frames.unacknowledged.last?.sequence == newest.sequence ? 0 : 1
-                return index < frames.unacknowledged.count + extra ? newest : nil
+        @inlinable init(unacknowledged: [LinkFrame], newest: LinkFrame?) {
+            self.unacknowledged = unacknowledged
+            self.newest = newest
+            if let sequence = newest?.sequence {
+                count = unacknowledged.count + (unacknowledged.last?.sequence == sequence ? 0 : 1)
+            } else {
+                count = 0
             }
         }
 
-        public func makeIterator() -> Iterator { Iterator(frames: self) }
+        /// Hands each frame out once, copied only as it is returned (the per-frame path: a snapshot is ~100 bytes, and
+        /// the iterator used to copy the newest frame at every step).
+        public struct Iterator: IteratorProtocol {
+            @usableFromInline let frames: FramesToSend
+            @usableFromInline var index = 0
+            @inlinable init(frames: FramesToSend) { self.frames = frames }
+            @inlinable public mutating func next() -> LinkFrame? {
+                guard index < frames.count else { return nil }
+                defer { index += 1 }
+                return index < frames.unacknowledged.count ? frames.unacknowledged[index] : frames.newest
+            }
+        }
+
+        @inlinable public __consuming func makeIterator() -> Iterator { Iterator(frames: self) }
     }
 
     /// What to send now, as one block (the packer splits it when it does not fit one datagram).
@@ -121,9 +141,9 @@ public struct InputRedundancySender: Sendable {
 
     /// Whether the host has not yet acknowledged a press, release or touch (so the frames must be sent again even
     /// when nothing new happens), or the newest frame.
-    public var hasUnacknowledged: Bool {
-        guard let newest else { return false }
-        return LinkSequence.isNewer(newest.sequence, than: acknowledged)
+    @inlinable @inline(__always) public var hasUnacknowledged: Bool {
+        guard let sequence = newestSequence else { return false }
+        return LinkSequence.isNewer(sequence, than: acknowledged)
     }
 }
 
