@@ -35,33 +35,42 @@ public enum LinkSnapshotCodec {
     }
 
     static func encode(_ snapshot: PadSnapshot, into writer: inout LinkByteWriter) {
-        writer.u32(snapshot.buttons.rawValue)
-        for axis in [snapshot.leftX, snapshot.leftY, snapshot.rightX, snapshot.rightY, snapshot.leftTrigger, snapshot.rightTrigger] {
-            writer.i16(axis)
-        }
         let touched = snapshot.touches != TouchContacts()
         let moving = snapshot.motion != .still
         let battery = snapshot.battery != .unknown
-        writer.u8((touched ? touchPart : 0) | (moving ? motionPart : 0) | (battery ? batteryPart : 0))
-        if touched {
-            for index in 0..<TouchContacts.count {
-                let contact = snapshot.touches[index]
-                writer.u8(contact.active ? 1 : 0)
-                writer.u8(contact.trackingID)
-                writer.u16(fraction(contact.x))
-                writer.u16(fraction(contact.y))
+        let size = 17 + (touched ? 12 : 0) + (moving ? 32 : 0) + (battery ? 2 : 0)  // as `encodedSize(of:)`
+        writer.append(count: size) { cursor in
+            cursor.u32(snapshot.buttons.rawValue)
+            cursor.i16(snapshot.leftX)
+            cursor.i16(snapshot.leftY)
+            cursor.i16(snapshot.rightX)
+            cursor.i16(snapshot.rightY)
+            cursor.i16(snapshot.leftTrigger)
+            cursor.i16(snapshot.rightTrigger)
+            cursor.u8((touched ? touchPart : 0) | (moving ? motionPart : 0) | (battery ? batteryPart : 0))
+            if touched {
+                for index in 0..<TouchContacts.count {
+                    let contact = snapshot.touches[index]
+                    cursor.u8(contact.active ? 1 : 0)
+                    cursor.u8(contact.trackingID)
+                    cursor.u16(fraction(contact.x))
+                    cursor.u16(fraction(contact.y))
+                }
             }
-        }
-        if moving {
-            let motion = snapshot.motion
-            for value in [motion.gyroRadiansPerSecond, motion.accelMetersPerSecondSquared].flatMap({ [$0.x, $0.y, $0.z] }) {
-                writer.f32(value)
+            if moving {
+                let motion = snapshot.motion
+                cursor.f32(motion.gyroRadiansPerSecond.x)
+                cursor.f32(motion.gyroRadiansPerSecond.y)
+                cursor.f32(motion.gyroRadiansPerSecond.z)
+                cursor.f32(motion.accelMetersPerSecondSquared.x)
+                cursor.f32(motion.accelMetersPerSecondSquared.y)
+                cursor.f32(motion.accelMetersPerSecondSquared.z)
+                cursor.u64(motion.timestampMicroseconds)
             }
-            writer.u64(motion.timestampMicroseconds)
-        }
-        if battery {
-            writer.u8(snapshot.battery.percent)
-            writer.u8(snapshot.battery.charging ? 1 : 0)
+            if battery {
+                cursor.u8(snapshot.battery.percent)
+                cursor.u8(snapshot.battery.charging ? 1 : 0)
+            }
         }
     }
 

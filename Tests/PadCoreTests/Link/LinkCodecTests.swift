@@ -41,6 +41,7 @@ import Testing
         for _ in 0..<2_000 {
             let snapshot = PadSnapshot.random(using: &generator)
             let bytes = LinkSnapshotCodec.encode(snapshot)
+            #expect(bytes.count == LinkSnapshotCodec.encodedSize(of: snapshot), "the size the encoder sets aside")
             let decoded = try LinkSnapshotCodec.decode(bytes)
             #expect(decoded.buttons == snapshot.buttons && decoded.leftX == snapshot.leftX)
             #expect(decoded.rightTrigger == snapshot.rightTrigger && decoded.hasSameDiscreteState(as: snapshot))
