@@ -189,8 +189,9 @@ public struct LinkClientMessageView<Bytes: RandomAccessCollection<UInt8>> where 
                 let frameCount = try? reader.u8()
             else { return }
             let start = reader.offset
+            // `init` decoded every frame once to check it; here they are only stepped over, and decoded as iterated.
             for _ in 0..<frameCount {
-                guard (try? reader.skip(4)) != nil, (try? LinkSnapshotCodec.decode(from: &reader)) != nil else { return }
+                guard (try? reader.skip(4)) != nil, (try? LinkSnapshotCodec.skipChecked(in: &reader)) != nil else { return }
             }
             let frameBytes = reader.bytesRead(from: start)
             body(slot, base, flags & LinkClientMessage.blockContinues != 0, LinkFrameSequence(bytes: frameBytes, count: Int(frameCount)))

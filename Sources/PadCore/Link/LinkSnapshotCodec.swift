@@ -74,6 +74,14 @@ public enum LinkSnapshotCodec {
         }
     }
 
+    /// Steps over a snapshot that was checked already (by a view's `init`): its size from its parts byte, nothing
+    /// decoded. Bytes not checked must go through `decode`.
+    static func skipChecked<Source>(in reader: inout LinkByteReader<Source>) throws(LinkDecodingError) {
+        try reader.skip(16)
+        let parts = try reader.u8()
+        try reader.skip((parts & touchPart != 0 ? 12 : 0) + (parts & motionPart != 0 ? 32 : 0) + (parts & batteryPart != 0 ? 2 : 0))
+    }
+
     static func decode<Source>(from reader: inout LinkByteReader<Source>) throws(LinkDecodingError) -> PadSnapshot {
         var snapshot = PadSnapshot(buttons: ButtonSet(rawValue: try reader.u32()))
         snapshot.leftX = try reader.i16()
