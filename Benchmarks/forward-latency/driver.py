@@ -1036,6 +1036,9 @@ def results_for(peers: list[Peer], scenario: str) -> dict:
             if sum(split) > 0:
                 row[f"cpu_user_share_{side}"] = split[0] / sum(split)
             if probe_cpu and events:
+                # Also without the idle rate taken off: a peer whose idle work (keepalives) stops while frames flow
+                # does not do it during the probes, and the net figure then takes off too much.
+                row[f"gross_cpu_ms_per_1k_events_{side}"] = probe_cpu[side] * 1000 / events
                 net = probe_cpu[side]
                 if idle_cpu:
                     net -= idle_cpu[side] / idle_cpu["seconds"] * probe_cpu["seconds"]
