@@ -156,7 +156,6 @@ public final class ForwardingHost {
             }
         }
 
-        var pads: LazyMapSequence<[(slot: UInt8, pad: HostedPad)], HostedPad> { entries.lazy.map(\.pad) }
         mutating func removeAll() { entries.removeAll() }
         func makeIterator() -> IndexingIterator<[(slot: UInt8, pad: HostedPad)]> { entries.makeIterator() }
     }
@@ -581,7 +580,7 @@ public final class ForwardingHost {
         for (slot, pad) in client.slots where pad.isForwarded {
             if let applied = pad.receiver.applied { replyEncoder.acknowledgeInput(slot: slot, applied: applied) }
         }
-        if !client.unforwardedAcknowledgements.isEmpty {
+        if !client.unforwardedAcknowledgements.isEmpty {  // (an empty dictionary's iteration cost ~80 instructions a reply)
             for (slot, applied) in client.unforwardedAcknowledgements {
                 replyEncoder.acknowledgeInput(slot: slot, applied: applied)
             }
