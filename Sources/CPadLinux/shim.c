@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <sys/sysmacros.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -355,8 +356,12 @@ int CPadLinux_unixStreamListen(const char *path, unsigned int mode) {
     if (fd < 0) return -errno;
     struct stat existing;
     if (lstat(path, &existing) == 0 && S_ISSOCK(existing.st_mode)) unlink(path);
-    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || chmod(path, mode) != 0 || listen(fd, 16) != 0) {
-        int failure = errno;
+    mode_t previous = umask(~mode & 0777);
+    int bound = bind(fd, (struct sockaddr *)&address, sizeof address);
+    int failure = errno;
+    umask(previous);
+    if (bound != 0 || listen(fd, 16) != 0) {
+        if (bound == 0) failure = errno;
         close(fd);
         return -failure;
     }
@@ -404,3 +409,89 @@ int CPadLinux_setAccessACL(const char *path, const void *data, unsigned long siz
 int CPadLinux_removeAccessACL(const char *path) {
     return removexattr(path, "system.posix_acl_access") == 0 ? 0 : -errno;
 }
+
+long CPadLinux_getAccessACLOf(int fd, void *buffer, unsigned long size) {
+    ssize_t length = fgetxattr(fd, "system.posix_acl_access", buffer, size);
+    return length < 0 ? -errno : (long)length;
+}
+
+int CPadLinux_setAccessACLOf(int fd, const void *data, unsigned long size) {
+    return fsetxattr(fd, "system.posix_acl_access", data, size, 0) == 0 ? 0 : -errno;
+}
+
+int CPadLinux_removeAccessACLOf(int fd) {
+    return fremovexattr(fd, "system.posix_acl_access") == 0 ? 0 : -errno;
+}
+
+#define CPADLINUX_MAX_PASSED_DESCRIPTORS 64
+
+long CPadLinux_sendWithDescriptors(int fd, const void *bytes, unsigned long length, const int *descriptors, int count) {
+    if (count < 0 || count > CPADLINUX_MAX_PASSED_DESCRIPTORS) return -EINVAL;
+    struct iovec vector = {.iov_base = (void *)bytes, .iov_len = length};
+    union {
+        char buffer[CMSG_SPACE(sizeof(int) * CPADLINUX_MAX_PASSED_DESCRIPTORS)];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1};
+    if (count > 0) {
+        message.msg_control = control.buffer;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
+        memcpy(CMSG_DATA(header), descriptors, sizeof(int) * (size_t)count);
+    }
+    ssize_t sent;
+    do {
+        sent = sendmsg(fd, &message, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent < 0 ? -errno : (long)sent;
+}
+
+long CPadLinux_receiveWithDescriptors(int fd, void *bytes, unsigned long length, int *descriptors, int capacity,
+                                      int *received, int *truncated) {
+    *received = 0;
+    *truncated = 0;
+    struct iovec vector = {.iov_base = bytes, .iov_len = length};
+    union {
+        char buffer[CMSG_SPACE(sizeof(int) * CPADLINUX_MAX_PASSED_DESCRIPTORS)];
+        struct cmsghdr align;
+    } control;
+    struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.buffer,
+                             .msg_controllen = sizeof control.buffer};
+    ssize_t count;
+    do {
+        count = recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    } while (count < 0 && errno == EINTR);
+    if (count < 0) return -errno;
+    if (message.msg_flags & MSG_CTRUNC) *truncated = 1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        size_t passed = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t index = 0; index < passed; index++) {
+            int descriptor;
+            memcpy(&descriptor, CMSG_DATA(header) + index * sizeof(int), sizeof(int));
+            if (*received < capacity) {
+                descriptors[(*received)++] = descriptor;
+            } else {
+                close(descriptor);
+                *truncated = 1;
+            }
+        }
+    }
+    return (long)count;
+}
+
+int CPadLinux_descriptorStatusFlags(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    return flags < 0 ? -errno : flags;
+}
+
+const int CPadLinux_O_PATH = O_PATH;
+const int CPadLinux_O_ACCMODE = O_ACCMODE;
+const int CPadLinux_O_WRONLY = O_WRONLY;
+
+unsigned int CPadLinux_deviceMajor(unsigned long long device) { return major(device); }
+unsigned int CPadLinux_deviceMinor(unsigned long long device) { return minor(device); }

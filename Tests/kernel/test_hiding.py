@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import socket
 import struct
 import subprocess
+import threading
+import time
 from pathlib import Path
 
+import evdev
 import pytest
 
 from conftest import DEADLINE, start_dualsense, start_xbox
@@ -27,6 +31,8 @@ NOBODY = 65534
 AS_NOBODY = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")
 SOCKET = "/run/padbridge/hide.socket"
 ACL = "system.posix_acl_access"
+IDLE_SECONDS = 10  # NodeHiding.idleConnectionMilliseconds
+PER_USER = 8  # NodeHiding.maximumConnectionsPerUser
 
 
 def udevadm(*arguments: str):
@@ -125,9 +131,11 @@ def test_remap_hides_the_pad_from_sdl_and_gives_it_back(padbridge, logged_in_nob
     remap = padbridge(ready["hidraw"], "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
     virtual = remap.wait_ready()
     remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
-    settle()  # udev gave nobody the virtual pad's node and processed the hidden nodes again
-    for path in stand_in_nodes:
+    for path in stand_in_nodes:  # at once, before udev processed them again
         assert_hidden(path)
+    for path in stand_in_nodes:
+        service.wait_stderr(lambda line: f"udev sees {path} hidden" in line, what=f"udev's refresh of {path}")
+    settle()  # udev gave nobody the virtual pad's node
     # udev processing a hidden node again (a `udevadm trigger`, a package installing rules) keeps it hidden
     udevadm("trigger", "--action=change", f"/sys/class/input/{os.path.basename(ready['eventNodes'][0])}",
             f"/sys/class/hidraw/{os.path.basename(ready['hidraw'])}")
@@ -145,16 +153,21 @@ def test_remap_hides_the_pad_from_sdl_and_gives_it_back(padbridge, logged_in_nob
     else:
         remap.proc.kill()
         remap.wait_exit()
-    service.wait_stderr(lambda line: f"gave back {ready['hidraw']}" in line, since=mark, what="the nodes given back")
-    settle()
     for path in stand_in_nodes:
-        assert os.stat(path).st_mode & 0o7777 != 0 and NOBODY in acl_users(path), f"{path} not given back"
+        service.wait_stderr(lambda line: f"gave back {path}" in line, since=mark, what=f"{path} given back")
+    settle()
+    # Given back as udev sets them: every node readable again by its owner; the seat's user (nobody) has an ACL
+    # on the nodes udev tags for the seat (the hidraw node by padbridge's rule, the gamepad node by systemd's).
+    for path in stand_in_nodes:
+        assert os.stat(path).st_mode & 0o7777 != 0, f"{path} not given back"
+    for path in (ready["hidraw"], ready["eventNodes"][0]):
+        assert NOBODY in acl_users(path), f"{path}: no ACL for the seat's user after it was given back"
     after = sdl_controllers()
     assert [c["path"] for c in after] == [ready["hidraw"]], f"SDL, after remap ended by {ending}: {after}"
 
 
 class HidingClient:
-    """Speaks the service's protocol from this (root) process."""
+    """Speaks the service's protocol from this process (or a forked child's)."""
 
     def __init__(self):
         self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -162,8 +175,9 @@ class HidingClient:
         self.socket.connect(SOCKET)
         self.buffer = b""
 
-    def ask(self, line: str) -> list[str]:
-        self.socket.sendall(line.encode() + b"\n")
+    def ask(self, line: str, descriptors: list[int] = ()) -> list[str]:
+        """Sends `line`, the `descriptors` passed with it (SCM_RIGHTS); the reply lines before `end`."""
+        socket.send_fds(self.socket, [line.encode() + b"\n"], list(descriptors))
         replies = []
         while True:
             while b"\n" not in self.buffer:
@@ -179,38 +193,292 @@ class HidingClient:
         self.socket.close()
 
 
-def test_the_service_hides_only_what_the_client_holds_and_never_a_bridges_virtual_pad(padbridge):
+class Child:
+    """A forked child of this process running `work(report)` as user `uid`; each `report(obj)` comes back as one JSON
+    line (`next()`). Killed at `close()`."""
+
+    def __init__(self, uid: int, work):
+        read_end, write_end = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(read_end)
+
+            def report(obj):
+                os.write(write_end, (json.dumps(obj) + "\n").encode())
+
+            status = 0
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                work(report)
+            except BaseException as error:  # noqa: BLE001 - reported to the parent, which fails the test
+                report({"error": repr(error)})
+                status = 1
+            os._exit(status)
+        os.close(write_end)
+        self.pipe = read_end
+        self.buffer = b""
+
+    def next(self, timeout: float = DEADLINE) -> dict:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            assert left > 0, f"the child reported nothing within {timeout:.0f} s"
+            ready, _, _ = select.select([self.pipe], [], [], left)
+            if ready:
+                chunk = os.read(self.pipe, 65536)
+                assert chunk, "the child ended without reporting"
+                self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        obj = json.loads(line)
+        assert "error" not in obj, f"in the child: {obj['error']}"
+        return obj
+
+    def close(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        os.close(self.pipe)
+
+
+def node_state(path: str) -> tuple:
+    status = os.stat(path)
+    return status.st_mode & 0o7777, status.st_uid, status.st_gid, acl_users(path)
+
+
+def test_a_node_is_hidden_only_through_a_readable_descriptor_of_it(padbridge):
     stand_in, ready, _ = start_dualsense(padbridge, "--seed", "hiding-refusals")
     hidraw = ready["hidraw"]
+    before = node_state(hidraw)
     service = start_service(padbridge)
-    client = HidingClient()
-    try:
-        replies = client.ask(f"hide {hidraw} /etc/passwd /dev/input/../hidraw0 /dev/input/event99999")
-        assert replies[0].startswith(f"refused {hidraw} ") and "does not hold it open" in replies[0], replies
-        assert all(reply.startswith("refused ") for reply in replies[1:]) and len(replies) == 4, replies
-        mode = os.stat(hidraw).st_mode & 0o7777
-        assert mode != 0, "refused, yet hidden"
 
-        held = os.open(hidraw, os.O_RDONLY | os.O_NONBLOCK)
+    # nobody cannot read the node (mode 0600 root, no ACL), yet can open it O_PATH: refused, nothing changes.
+    def with_o_path(report):
         try:
-            assert client.ask(f"hide {hidraw}") == [f"hidden {hidraw}"]
-            assert_hidden(hidraw)
-            assert client.ask(f"show {hidraw}") == [f"shown {hidraw}"]
-            assert os.stat(hidraw).st_mode & 0o7777 == mode
-            # A bridge's own virtual pad (phys padbridge-output/...) is never hidden, held or not.
-            remap = padbridge(hidraw, "--as", "xbox360", command="remap")
-            (virtual_node,) = remap.wait_ready()["eventNodes"]
-            held_virtual = os.open(virtual_node, os.O_RDONLY | os.O_NONBLOCK)
-            try:
-                (reply,) = client.ask(f"hide {virtual_node}")
-                assert reply.startswith(f"refused {virtual_node} ") and "virtual pad" in reply, reply
-            finally:
-                os.close(held_virtual)
-        finally:
-            os.close(held)
+            os.close(os.open(hidraw, os.O_RDONLY))
+            report({"readable": True})
+            return
+        except PermissionError:
+            pass
+        held = os.open(hidraw, os.O_PATH)
+        report({"replies": HidingClient().ask(f"hide {hidraw}", [held])})
+
+    child = Child(NOBODY, with_o_path)
+    try:
+        result = child.next()
     finally:
+        child.close()
+    assert "replies" in result, f"the test needs a node nobody cannot read: {result}"
+    (reply,) = result["replies"]
+    assert reply.startswith(f"refused {hidraw} ") and "O_PATH" in reply, reply
+    assert node_state(hidraw) == before, "refused, yet changed"
+
+    client = HidingClient()
+    held = os.open(hidraw, os.O_RDONLY | os.O_NONBLOCK)
+    other = os.open(ready["eventNodes"][0], os.O_RDONLY | os.O_NONBLOCK)
+    write_only = os.open(hidraw, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        # Paths alone (the old protocol, or a process naming nodes it never opened): refused whole.
+        (reply,) = client.ask(f"hide {hidraw} /etc/passwd")
+        assert reply.startswith("refused - ") and "descriptor" in reply, reply
+        replies = client.ask(f"hide {hidraw} /etc/passwd /dev/input/../hidraw0", [other, held, held])
+        assert replies[0].startswith(f"refused {hidraw} ") and "not the node" in replies[0], replies
+        assert all(reply.startswith("refused ") for reply in replies[1:]) and len(replies) == 3, replies
+        (reply,) = client.ask(f"hide {hidraw}", [write_only])
+        assert reply.startswith(f"refused {hidraw} ") and "not opened for reading" in reply, reply
+        assert node_state(hidraw) == before, "refused, yet changed"
+
+        assert client.ask(f"hide {hidraw}", [held]) == [f"hidden {hidraw}"]
+        assert_hidden(hidraw)
+        mark = len(service.stderr)
+        assert client.ask(f"show {hidraw}") == [f"shown {hidraw}"]
+        service.wait_stderr(lambda line: f"gave back {hidraw}" in line, since=mark, what="the node given back")
+        assert node_state(hidraw) == before
+        # A bridge's own virtual pad (phys padbridge-output/...) is never hidden, held or not.
+        remap = padbridge(hidraw, "--as", "xbox360", command="remap")
+        (virtual_node,) = remap.wait_ready()["eventNodes"]
+        held_virtual = os.open(virtual_node, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            (reply,) = client.ask(f"hide {virtual_node}", [held_virtual])
+            assert reply.startswith(f"refused {virtual_node} ") and "virtual pad" in reply, reply
+        finally:
+            os.close(held_virtual)
+    finally:
+        for descriptor in (held, other, write_only):
+            os.close(descriptor)
         client.close()
     assert service.stop() == 0
+
+
+def test_a_keyboard_is_never_hidden_even_for_a_client_that_reads_it(padbridge):
+    keyboard = evdev.UInput({evdev.ecodes.EV_KEY: list(range(1, 120))}, name="padbridge test keyboard")
+    try:
+        node = keyboard.device.path
+        settle()  # udev has given it its group
+        grant(node)
+        before = node_state(node)
+        service = start_service(padbridge)
+
+        def hide_keyboard(report):
+            held = os.open(node, os.O_RDONLY | os.O_NONBLOCK)
+            report({"replies": HidingClient().ask(f"hide {node}", [held])})
+
+        child = Child(NOBODY, hide_keyboard)
+        try:
+            (reply,) = child.next()["replies"]
+        finally:
+            child.close()
+        assert reply.startswith(f"refused {node} ") and "keyboard" in reply, reply
+        assert node_state(node) == before
+        assert service.stop() == 0
+    finally:
+        keyboard.close()
+
+
+def test_one_user_cannot_lock_the_others_out_and_idle_clients_are_closed(padbridge):
+    stand_in, ready, _ = start_dualsense(padbridge, "--seed", "hiding-limits")
+    hidraw = ready["hidraw"]
+    service = start_service(padbridge)
+
+    def hog(report):
+        connections = []
+        for _ in range(64):
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.connect(SOCKET)
+            connections.append(connection)
+        started = time.monotonic()
+        report({"connected": len(connections)})
+        ended = []
+        for connection in connections:
+            connection.settimeout(IDLE_SECONDS + DEADLINE)
+            said = b""
+            while chunk := connection.recv(4096):
+                said += chunk
+            ended.append([time.monotonic() - started, said.decode()])
+        report({"ended": ended})
+
+    child = Child(NOBODY, hog)
+    held = os.open(hidraw, os.O_RDONLY | os.O_NONBLOCK)
+    client = None
+    try:
+        assert child.next()["connected"] == 64
+        client = HidingClient()  # root, while nobody holds all it may
+        assert client.ask(f"hide {hidraw}", [held]) == [f"hidden {hidraw}"]
+        ended = child.next(timeout=IDLE_SECONDS + 2 * DEADLINE)["ended"]
+    finally:
+        child.close()
+    refused = [seconds for seconds, said in ended if "too many connections from uid 65534" in said]
+    idle = [seconds for seconds, said in ended if said == ""]
+    assert len(refused) == 64 - PER_USER and len(idle) == PER_USER, ended
+    assert all(seconds < IDLE_SECONDS + DEADLINE for seconds in idle), ended
+    # The client that hides something is not idle: still connected, the node still hidden.
+    assert_hidden(hidraw)
+    assert client.ask(f"show {hidraw}") == [f"shown {hidraw}"]
+    client.close()
+    os.close(held)
+    assert service.stop() == 0
+
+
+def test_a_client_writing_nonstop_does_not_hold_up_another(padbridge):
+    stand_in, ready, _ = start_dualsense(padbridge, "--seed", "hiding-flood")
+    hidraw = ready["hidraw"]
+    service = start_service(padbridge)
+    flooder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    flooder.connect(SOCKET)
+    stop = threading.Event()
+    answered = threading.Event()
+
+    def flood():
+        lines = b"show /dev/hidraw0\n" * 200
+        while not stop.is_set():
+            try:
+                flooder.sendall(lines)
+            except OSError:
+                return
+
+    def read_replies():
+        while not stop.is_set():
+            try:
+                if not flooder.recv(65536):
+                    return
+                answered.set()
+            except OSError:
+                return
+
+    threads = [threading.Thread(target=flood, daemon=True), threading.Thread(target=read_replies, daemon=True)]
+    for thread in threads:
+        thread.start()
+    held = os.open(hidraw, os.O_RDONLY | os.O_NONBLOCK)
+    client = HidingClient()
+    try:
+        assert answered.wait(DEADLINE), "the flooding client got no reply"
+        started = time.monotonic()
+        assert client.ask(f"hide {hidraw}", [held]) == [f"hidden {hidraw}"]
+        seconds = time.monotonic() - started
+        print(f"hide answered in {seconds * 1000:.0f} ms while another client wrote lines nonstop")
+        # One line of the flooding client per turn of the service's loop: the other's request waits a turn.
+        assert seconds < 2.0, f"hide took {seconds:.1f} s while another client flooded"
+        assert_hidden(hidraw)
+    finally:
+        stop.set()
+        flooder.close()
+        client.close()
+        os.close(held)
+    assert service.stop() == 0
+
+
+def test_a_node_unplugged_while_hidden_keeps_its_number_and_a_new_node_given_it_later_is_hidden(padbridge):
+    """The service keys what it hid by device and inode, and holds the descriptor it was passed until it gives the
+    node back: while a node is hidden no new device gets its number, and one given it afterwards is another node."""
+    service = start_service(padbridge)
+    first, ready, _ = start_dualsense(padbridge, "--seed", "renumbered-1", name="padbridge renumbered one")
+    hidraw = ready["hidraw"]
+    client = HidingClient()
+    held = os.open(hidraw, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert client.ask(f"hide {hidraw}", [held]) == [f"hidden {hidraw}"]
+    finally:
+        os.close(held)  # the service holds its own
+    assert first.stop() == 0  # unplugged while hidden; the client still holds it hidden
+    second, ready_second, _ = start_dualsense(padbridge, "--seed", "renumbered-2", name="padbridge renumbered two")
+    assert ready_second["hidraw"] != hidraw, f"{hidraw} was given to a new device while hidden"
+    mark = len(service.stderr)
+    client.close()
+    service.wait_stderr(lambda line: f"gave back {hidraw}" in line, since=mark, what="the unplugged node let go")
+    third, ready_third, _ = start_dualsense(padbridge, "--seed", "renumbered-3", name="padbridge renumbered three")
+    assert ready_third["hidraw"] == hidraw, f"the test needs the new pad to get {hidraw}: {ready_third}"
+    assert os.stat(hidraw).st_mode & 0o7777 != 0, "a new node starts visible"
+    client = HidingClient()
+    held = os.open(hidraw, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert client.ask(f"hide {hidraw}", [held]) == [f"hidden {hidraw}"]
+        assert_hidden(hidraw)
+    finally:
+        os.close(held)
+        client.close()
+    assert service.stop() == 0
+
+
+def test_a_node_given_back_goes_to_whoever_sits_at_the_seat_then(padbridge, logged_in_nobody):
+    stand_in, ready, _ = start_stand_in(padbridge, "seat-switch")
+    hidraw = ready["hidraw"]
+    service = start_service(padbridge)
+    remap = padbridge(hidraw, "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
+    remap.wait_ready()
+    remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
+    assert_hidden(hidraw)
+    # The session switches to another user while remap runs.
+    Path("/run/systemd/seats/seat0").write_text("ACTIVE=c2\nACTIVE_UID=4242\n")
+    mark = len(service.stderr)
+    remap.proc.send_signal(signal.SIGTERM)
+    assert remap.wait_exit() == 0
+    service.wait_stderr(lambda line: f"gave back {hidraw}" in line, since=mark, what="the node given back")
+    settle()
+    users = acl_users(hidraw)
+    assert 4242 in users and NOBODY not in users, f"{hidraw} given back with ACL users {users}"
 
 
 def test_without_the_hiding_service_remap_says_once_what_is_not_hidden(padbridge, logged_in_nobody):
@@ -224,7 +492,8 @@ def test_without_the_hiding_service_remap_says_once_what_is_not_hidden(padbridge
     settle()
     if NOBODY not in acl_users(other_device.path):
         grant(other_device.path)
-    remap = padbridge("--all", command="remap", wrapper=AS_NOBODY)
+    # (--as xbox360: nobody has /dev/uinput, not /dev/uhid, which is the padbridge group's)
+    remap = padbridge("--all", "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
     first, _ = remap.wait_stderr(lambda line: line.startswith("padbridge: ready "), what="a ready line")
     remap.wait_stderr(lambda line: line.startswith("padbridge: ready "), since=first + 1, what="a second ready line")
     said = [line for _, line in remap.stderr if "is not hidden from other programs" in line]

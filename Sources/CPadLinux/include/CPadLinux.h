@@ -122,7 +122,8 @@ int CPadLinux_unixSocketIsListening(const char *path);
 // MARK: - unix stream sockets and device-node permissions (the hiding service and its clients)
 
 /// A listening AF_UNIX SOCK_STREAM socket at `path` (a socket file left there is replaced), non-blocking and
-/// close-on-exec, its file given `mode`. Returns the fd, or -errno.
+/// close-on-exec, its file made with `mode` (the umask set to its complement around bind(2), so the file never
+/// exists with other permissions). Returns the fd, or -errno.
 int CPadLinux_unixStreamListen(const char *path, unsigned int mode);
 /// A non-blocking, close-on-exec AF_UNIX SOCK_STREAM socket connected to `path`. Returns the fd, or -errno.
 int CPadLinux_unixStreamConnect(const char *path);
@@ -137,6 +138,28 @@ long CPadLinux_getAccessACL(const char *path, void *buffer, unsigned long size);
 int CPadLinux_setAccessACL(const char *path, const void *data, unsigned long size);
 /// Removes it (0 or -errno; -ENODATA when there was none).
 int CPadLinux_removeAccessACL(const char *path);
+/// The same three through an open descriptor of the node (fgetxattr, fsetxattr, fremovexattr): the hiding service
+/// acts on the node its client passed, never on whatever a path names by then.
+long CPadLinux_getAccessACLOf(int fd, void *buffer, unsigned long size);
+int CPadLinux_setAccessACLOf(int fd, const void *data, unsigned long size);
+int CPadLinux_removeAccessACLOf(int fd);
+/// Sends `length` bytes and `count` descriptors (SCM_RIGHTS, at most 64) in one message, MSG_NOSIGNAL. Returns
+/// the bytes sent, or -errno.
+long CPadLinux_sendWithDescriptors(int fd, const void *bytes, unsigned long length, const int *descriptors, int count);
+/// Receives up to `length` bytes and the descriptors passed with them (close-on-exec), at most `capacity` of them
+/// stored in `descriptors`, their number in `*received`; `*truncated` is 1 when more were passed than fit (the
+/// kernel closed the rest). Returns the bytes read (0: the peer closed), or -errno.
+long CPadLinux_receiveWithDescriptors(int fd, void *bytes, unsigned long length, int *descriptors, int capacity,
+                                      int *received, int *truncated);
+/// major(3) and minor(3) of a device number.
+unsigned int CPadLinux_deviceMajor(unsigned long long device);
+unsigned int CPadLinux_deviceMinor(unsigned long long device);
+/// fcntl(F_GETFL): the descriptor's access mode and status flags (O_PATH among them), or -errno.
+int CPadLinux_descriptorStatusFlags(int fd);
+/// O_PATH, O_ACCMODE, O_RDONLY, O_WRONLY, O_RDWR as the C library defines them.
+extern const int CPadLinux_O_PATH;
+extern const int CPadLinux_O_ACCMODE;
+extern const int CPadLinux_O_WRONLY;
 
 // MARK: - helper processes
 

@@ -8,11 +8,13 @@ public struct InputDeviceCapabilities: Sendable, Hashable {
     public var forceFeedback: InputCapabilityBitmap
     public var properties: InputCapabilityBitmap
     public var miscellaneous: InputCapabilityBitmap
+    public var relatives: InputCapabilityBitmap
 
     public init(
         events: InputCapabilityBitmap = .init(), keys: InputCapabilityBitmap = .init(),
         absolutes: InputCapabilityBitmap = .init(), forceFeedback: InputCapabilityBitmap = .init(),
-        properties: InputCapabilityBitmap = .init(), miscellaneous: InputCapabilityBitmap = .init()
+        properties: InputCapabilityBitmap = .init(), miscellaneous: InputCapabilityBitmap = .init(),
+        relatives: InputCapabilityBitmap = .init()
     ) {
         self.events = events
         self.keys = keys
@@ -20,6 +22,7 @@ public struct InputDeviceCapabilities: Sendable, Hashable {
         self.forceFeedback = forceFeedback
         self.properties = properties
         self.miscellaneous = miscellaneous
+        self.relatives = relatives
     }
 
     /// Reads the bitmaps from an inputN device's udev properties.
@@ -30,7 +33,8 @@ public struct InputDeviceCapabilities: Sendable, Hashable {
             absolutes: InputCapabilityBitmap(kernelText: udevProperties["ABS"]),
             forceFeedback: InputCapabilityBitmap(kernelText: udevProperties["FF"]),
             properties: InputCapabilityBitmap(kernelText: udevProperties["PROP"]),
-            miscellaneous: InputCapabilityBitmap(kernelText: udevProperties["MSC"]))
+            miscellaneous: InputCapabilityBitmap(kernelText: udevProperties["MSC"]),
+            relatives: InputCapabilityBitmap(kernelText: udevProperties["REL"]))
     }
 
     /// INPUT_PROP_ACCELEROMETER: a motion sensor (a pad's IMU node, or a laptop's accelerometer).
@@ -44,6 +48,16 @@ public struct InputDeviceCapabilities: Sendable, Hashable {
         return hasStick
             && (keys.containsAny(in: EvdevCode.btnJoystick...EvdevCode.btnJoystickLast)
                 || keys.containsAny(in: EvdevCode.btnTriggerHappy1...EvdevCode.btnTriggerHappy40))
+    }
+
+    /// A keyboard as udev's `input_id` builtin judges one (ID_INPUT_KEYBOARD): every key from KEY_ESC to KEY_D.
+    public var isKeyboard: Bool { (1...32).allSatisfy { keys.contains(UInt16($0)) } }
+
+    /// A mouse or another relative pointer (ID_INPUT_MOUSE): REL_X and REL_Y, or any mouse button with relative axes.
+    public var isMouse: Bool {
+        let relativeXY = relatives.contains(0x00) && relatives.contains(0x01)
+        let mouseButton = keys.containsAny(in: EvdevCode.btnMouseLeft...(EvdevCode.btnMouseLeft + 7))
+        return relativeXY || (mouseButton && !relatives.isEmpty)
     }
 
     /// Multitouch positions with BTN_TOUCH.

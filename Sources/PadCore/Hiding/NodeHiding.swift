@@ -14,6 +14,13 @@ public enum NodeHiding {
     public static let maximumLineBytes = 4096
     /// The most nodes one connection may hide.
     public static let maximumNodesPerConnection = 32
+    /// The most paths one request may name (a pad has a hidraw node, up to four event nodes and a js node).
+    public static let maximumPathsPerRequest = 16
+    /// The most connections at once, in all and from one user: one user cannot lock the others out.
+    public static let maximumConnections = 64
+    public static let maximumConnectionsPerUser = 8
+    /// A connection that holds nothing hidden for this long is closed (a client connects to hide, at once).
+    public static let idleConnectionMilliseconds: UInt64 = 10_000
     /// The `phys` prefix of a bridge's own virtual pads (`VirtualPadKind.bridgeOutputPhysicalPathPrefix`): never
     /// hidden.
     public static var bridgeOutputPhysicalPathPrefix: String { VirtualPadKind.bridgeOutputPhysicalPathPrefix }
@@ -51,8 +58,10 @@ public struct HideableNode: Sendable, Hashable, CustomStringConvertible {
     public var sysfsClassPath: String { kind == .hidraw ? "/sys/class/hidraw/\(name)" : "/sys/class/input/\(name)" }
 }
 
-/// The service's protocol: lines of text on a unix stream socket. A request names nodes the client holds open;
-/// every node gets one reply line, then `end`.
+/// The service's protocol: lines of text on a unix stream socket. A `hide` request names nodes the client holds open
+/// and passes, with the line, one open descriptor of each, in the same order (SCM_RIGHTS): the service acts through
+/// those descriptors, and hides a node only if its descriptor was opened for reading (not O_PATH) and is that node.
+/// Every node gets one reply line, then `end`.
 ///
 ///     hide /dev/hidraw3 /dev/input/event5        ->  hidden /dev/hidraw3
 ///                                                    refused /dev/input/event5 it is a bridge's virtual pad
@@ -113,7 +122,11 @@ public enum HiddenNodeRule {
     /// The seat a hidden node is put on: no session is ever active there.
     public static let hiddenSeat = "padbridge-hidden"
 
-    public static func fileName(for node: HideableNode) -> String { "\(fileNamePrefix)\(node.name).rules" }
+    /// One file per hidden node, named by the node and its inode: a node unplugged while hidden and another one given
+    /// the same name have a file each.
+    public static func fileName(for node: HideableNode, inode: UInt64) -> String {
+        "\(fileNamePrefix)\(node.name)-\(inode).rules"
+    }
 
     /// Whether `devpath` (a sysfs device path under /devices) can be matched exactly: no glob characters, quotes or
     /// spaces.
@@ -134,12 +147,12 @@ public enum HiddenNodeRule {
     }
 }
 
-/// What a node was before it was hidden (its mode, owner, group and ACL), kept in a file by the service, so it is
-/// given back even after the service died. One line:
+/// What a node was before it was hidden (its mode, owner, group and ACL, and whether udev gives the seat's user an
+/// ACL on it), kept in a file by the service, so it is given back even after the service died. One line:
 ///
-///     padbridge-hidden 1 path=/dev/hidraw3 devpath=/devices/... device=61187 inode=812 mode=8576 uid=0 gid=0 acl=0200...
+///     padbridge-hidden 1 path=/dev/hidraw3 devpath=/devices/... device=61187 inode=812 mode=8576 uid=0 gid=0 acl=0200... uaccess=1
 ///
-/// (`acl=-`: it had none). Reading is total.
+/// (`acl=-`: it had none; `uaccess` absent: 0). Reading is total.
 public struct HiddenNodeRecord: Sendable, Hashable {
     public var node: HideableNode
     public var devpath: String
@@ -152,10 +165,17 @@ public struct HiddenNodeRecord: Sendable, Hashable {
     public var gid: UInt32
     /// The "system.posix_acl_access" attribute, nil when there was none.
     public var accessACL: [UInt8]?
+    /// udev tagged the node "uaccess": with udevd running, the ACL is udev's to set (for whoever sits at the seat
+    /// when the node is given back), not the record's.
+    public var seatManaged: Bool
+
+    public var identity: DeviceNodeIdentity { DeviceNodeIdentity(device: device, inode: inode) }
+    /// The record's file name in the state directory: the node's name and its inode.
+    public var fileName: String { "\(node.name)-\(inode).state" }
 
     public init(
         node: HideableNode, devpath: String, device: UInt64, inode: UInt64, mode: UInt32, uid: UInt32, gid: UInt32,
-        accessACL: [UInt8]?
+        accessACL: [UInt8]?, seatManaged: Bool = false
     ) {
         self.node = node
         self.devpath = devpath
@@ -165,13 +185,14 @@ public struct HiddenNodeRecord: Sendable, Hashable {
         self.uid = uid
         self.gid = gid
         self.accessACL = accessACL
+        self.seatManaged = seatManaged
     }
 
     public static let magic = "padbridge-hidden 1"
 
     public var line: String {
         "\(Self.magic) path=\(node.path) devpath=\(devpath) device=\(device) inode=\(inode) mode=\(mode) uid=\(uid) "
-            + "gid=\(gid) acl=\(accessACL.map { HexBytes.encode($0) } ?? "-")\n"
+            + "gid=\(gid) acl=\(accessACL.map { HexBytes.encode($0) } ?? "-") uaccess=\(seatManaged ? 1 : 0)\n"
     }
 
     public init?(line: Substring) {
@@ -185,7 +206,8 @@ public struct HiddenNodeRecord: Sendable, Hashable {
             let devpath = values["devpath"].map(String.init), HiddenNodeRule.isMatchable(devpath),
             let device = values["device"].flatMap({ UInt64($0) }), let inode = values["inode"].flatMap({ UInt64($0) }),
             let mode = values["mode"].flatMap({ UInt32($0) }), let uid = values["uid"].flatMap({ UInt32($0) }),
-            let gid = values["gid"].flatMap({ UInt32($0) }), let acl = values["acl"]
+            let gid = values["gid"].flatMap({ UInt32($0) }), let acl = values["acl"],
+            [nil, "0", "1"].contains(values["uaccess"])
         else { return nil }
         let accessACL: [UInt8]?
         if acl == "-" {
@@ -196,6 +218,45 @@ public struct HiddenNodeRecord: Sendable, Hashable {
         }
         self.init(
             node: node, devpath: devpath, device: device, inode: inode, mode: mode, uid: uid, gid: gid,
-            accessACL: accessACL)
+            accessACL: accessACL, seatManaged: values["uaccess"] == "1")
+    }
+}
+
+/// Which device node a descriptor or a path is: its device number and inode (`st_rdev`, `st_ino`). A node unplugged
+/// and another one given the same name is another node.
+public struct DeviceNodeIdentity: Sendable, Hashable, CustomStringConvertible {
+    public var device: UInt64
+    public var inode: UInt64
+    public init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+    public var description: String { "device \(device) inode \(inode)" }
+}
+
+/// Which nodes the hiding service hides: a game controller's, never a keyboard's or a mouse's (nor anything else a
+/// user needs, a FIDO key's hidraw node among them). Pure: the service reads the bitmaps and descriptors from sysfs.
+public enum HidingEligibility {
+    /// Why an event node may not be hidden, or nil when it may: a keyboard or a mouse never; a gamepad or joystick,
+    /// or another input device of the same parent device as one (a pad's motion or touchpad node), may.
+    /// `siblings`: the other input devices of the node's parent device (its HID device or USB interface).
+    public static func refusal(
+        eventNode capabilities: InputDeviceCapabilities, siblings: [InputDeviceCapabilities]
+    ) -> String? {
+        if capabilities.isKeyboard { return "it is a keyboard; only game controllers are hidden" }
+        if capabilities.isMouse { return "it is a mouse; only game controllers are hidden" }
+        if capabilities.isJoystick || siblings.contains(where: \.isJoystick) { return nil }
+        return "it is not a game controller's node; only game controllers are hidden"
+    }
+
+    /// Why a hidraw node may not be hidden, or nil when it may: its report descriptor declares a joystick, gamepad
+    /// or multi-axis controller, or the kernel made a gamepad or joystick input device of its HID device.
+    public static func refusal(
+        hidrawDescriptor descriptor: [UInt8], inputDevices: [InputDeviceCapabilities]
+    ) -> String? {
+        if HIDReportDescriptorSummary(descriptor).declaresGameController || inputDevices.contains(where: \.isJoystick) {
+            return nil
+        }
+        return "it is not a game controller's hidraw node; only game controllers are hidden"
     }
 }

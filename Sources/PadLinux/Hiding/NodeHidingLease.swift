@@ -49,7 +49,10 @@ public final class NodeHidingLease {
             }
         }
         let socket = try UnixStreamSocket.connected(to: socketPath)
-        if !held.isEmpty && !socket.send(NodeHidingMessage.hide(held).line + "\n") {
+        // The service acts only on the descriptors passed with the request, one per path, in the same order.
+        if !held.isEmpty
+            && !socket.send(NodeHidingMessage.hide(held).line + "\n", passing: holders.map(\.rawValue))
+        {
             throw DeviceAccessError(code: .ioFailed, path: socketPath, operation: "send")
         }
         let descriptor = socket.descriptor
@@ -67,9 +70,14 @@ public final class NodeHidingLease {
             case .closed:
                 let wasAnswered = answered
                 close()
-                if wasAnswered { onServiceGone() } else { finishAnswer(serviceGone: true) }
+                // A connection that hid nothing is closed by the service after a while; nothing comes back then.
+                if !wasAnswered {
+                    finishAnswer(serviceGone: true)
+                } else if !answer.hidden.isEmpty {
+                    onServiceGone()
+                }
                 return
-            case .bytes(let bytes):
+            case .bytes(let bytes, _):
                 for line in lines.append(bytes) {
                     switch NodeHidingMessage(line: line) {
                     case .hidden(let path)?: answer.hidden.append(path)

@@ -8,27 +8,46 @@ import SystemPackage
 /// away from everyone but root for as long as a client that holds them open asks, and gives them back when it lets
 /// go, its connection included (a client killed by SIGKILL too).
 ///
-/// A node is hidden by its owner and group set to root, its ACL removed and its mode set to 0000 (open file
-/// descriptors keep working: the bridge that holds it keeps reading it), plus a runtime udev rule matching its
-/// device path so udev processing it again keeps it so (`HiddenNodeRule`). What it was is kept in a file
-/// (`HiddenNodeRecord`), so a service that died gives it back when it starts again.
+/// What it checks (docs/hiding.md): a client passes, with its request, an open descriptor of each node
+/// (SCM_RIGHTS). A node is hidden only when that descriptor was opened for reading (not `O_PATH`, not write-only),
+/// is the node the path names now (`st_rdev` and `st_ino` of both), is a game controller's (never a keyboard's, a
+/// mouse's or anything else's: `HidingEligibility`), and is not a bridge's own virtual pad. The service acts through
+/// the descriptor (`fchown`, `fremovexattr`, `fchmod`), never through a path, and reads no other process's files.
 ///
-/// A request is honoured only for nodes the requesting process itself holds open (its /proc/PID/fd, PID from
-/// SO_PEERCRED), never for a bridge's own virtual pads. Loop-confined.
+/// A node is hidden by its owner and group set to root, its ACL removed and its mode set to 0000 (open descriptors
+/// keep working: the bridge that holds it keeps reading it), plus a runtime udev rule matching its device path so
+/// udev processing it again keeps it so (`HiddenNodeRule`). Given back, the rule goes and udevd sets the node's
+/// permissions from its rules, for whoever sits at the seat then; without udevd the record of what it was
+/// (`HiddenNodeRecord`, also what a service that died gives back when it starts again) is put back.
+///
+/// One user cannot lock others out or hold the loop: at most `NodeHiding.maximumConnectionsPerUser` connections a
+/// user, a connection holding nothing hidden closed after `NodeHiding.idleConnectionMilliseconds`, one line served
+/// per connection per turn of the loop, at most `NodeHiding.maximumPathsPerRequest` paths a request, a client that
+/// does not read its replies dropped, and udev's refresh off the loop (`UdevRefreshQueue`). Loop-confined.
 public final class NodeHidingService {
     private let loop: DeviceEventLoop
     private let logger: Logger
     private let stateDirectory: String
     private let rulesDirectory: String
+    private let udevRefresh: UdevRefreshQueue
     private var listener: UnixStreamSocket?
     private var listenerWatch: DeviceEventLoop.WatchToken?
     private var connections: [Int: Connection] = [:]
     private var nextConnection = 0
-    /// Hidden nodes by path: what they were, and the connections holding them hidden.
-    private var hidden: [String: (record: HiddenNodeRecord, holders: Set<Int>)] = [:]
+    /// Hidden nodes by identity: what they were, the descriptor the service acts through, who holds them hidden.
+    private var hidden: [DeviceNodeIdentity: HiddenNode] = [:]
 
-    /// The most clients at once.
-    public static let maximumConnections = 64
+    private final class HiddenNode {
+        let record: HiddenNodeRecord
+        let descriptor: PassedDescriptor
+        var holders: Set<Int>
+
+        init(record: HiddenNodeRecord, descriptor: PassedDescriptor, holder: Int) {
+            self.record = record
+            self.descriptor = descriptor
+            holders = [holder]
+        }
+    }
 
     private final class Connection {
         let id: Int
@@ -37,7 +56,12 @@ public final class NodeHidingService {
         let pid: pid_t
         let uid: uid_t
         var lines = StreamLines()
-        var nodes: Set<String> = []
+        /// Descriptors passed and not yet taken by a `hide` line, in the order they came.
+        var passed: [PassedDescriptor] = []
+        /// The nodes it holds hidden, by the path it named.
+        var nodes: [String: DeviceNodeIdentity] = [:]
+        var idleDeadline: LoopDeadline?
+        var serveScheduled = false
 
         init(id: Int, socket: consuming UnixStreamSocket, pid: pid_t, uid: uid_t) {
             self.id = id
@@ -56,6 +80,7 @@ public final class NodeHidingService {
         self.logger = logger
         self.stateDirectory = stateDirectory
         self.rulesDirectory = rulesDirectory
+        udevRefresh = UdevRefreshQueue(loop: loop, logger: logger)
         for directory in [stateDirectory, rulesDirectory] { Self.makeDirectory(directory) }
         giveBackLeftovers()
         let descriptor = listener.descriptor
@@ -78,8 +103,14 @@ public final class NodeHidingService {
     private func acceptAll() {
         while let socket = listener?.accept() {
             guard let peer = socket.peer() else { continue }
-            guard connections.count < Self.maximumConnections else {
-                _ = socket.send(NodeHidingMessage.refused("-", reason: "too many clients").line + "\n")
+            let fromUser = connections.values.count { $0.uid == peer.uid }
+            if connections.count >= NodeHiding.maximumConnections || fromUser >= NodeHiding.maximumConnectionsPerUser {
+                let limit =
+                    fromUser >= NodeHiding.maximumConnectionsPerUser
+                    ? "too many connections from uid \(peer.uid) (at most \(NodeHiding.maximumConnectionsPerUser))"
+                    : "too many clients (at most \(NodeHiding.maximumConnections))"
+                _ = socket.send(NodeHidingMessage.refused("-", reason: limit).line + "\n")
+                logger.notice("refused a connection from pid \(peer.pid): \(limit)")
                 continue
             }
             nextConnection += 1
@@ -93,64 +124,110 @@ public final class NodeHidingService {
                 continue
             }
             connections[connection.id] = connection
+            armIdleDeadline(connection)
             logger.debug("client connected", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
         }
     }
 
+    /// A connection that holds nothing hidden is closed after a while: it would only take a place.
+    private func armIdleDeadline(_ connection: Connection) {
+        connection.idleDeadline = try? loop.deadline(afterMilliseconds: NodeHiding.idleConnectionMilliseconds) {
+            [weak self, id = connection.id] in
+            guard let self, let connection = self.connections[id], connection.nodes.isEmpty else { return }
+            self.logger.debug("closing an idle client", metadata: ["pid": "\(connection.pid)"])
+            self.disconnect(id)
+        }
+    }
+
+    /// One line a turn: reads only when no whole line is waiting, answers at most one, and comes back next turn
+    /// for the rest (a client writing lines nonstop delays the others by one line each turn at most).
     private func serve(_ id: Int) {
         guard let connection = connections[id] else { return }
-        while true {
+        connection.serveScheduled = false
+        if !connection.lines.hasLine {
             switch connection.socket.receive() {
             case .none:
                 return
             case .closed:
                 return disconnect(id)
-            case .bytes(let bytes):
-                let lines = connection.lines.append(bytes)
-                if connection.lines.overflowed { return disconnect(id) }
-                for line in lines { answer(line, from: connection) }
+            case .bytes(let bytes, let descriptors):
+                connection.passed += descriptors
+                connection.lines.add(bytes)
+                if connection.lines.overflowed || connection.passed.count > NodeHiding.maximumPathsPerRequest {
+                    logger.notice("dropping pid \(connection.pid): a line too long or too many descriptors")
+                    return disconnect(id)
+                }
             }
+        }
+        guard let line = connection.lines.nextLine() else { return }
+        if connection.lines.overflowed { return disconnect(id) }
+        guard answer(line, from: connection) else {
+            logger.notice("dropping pid \(connection.pid): it does not read its replies")
+            return disconnect(id)
+        }
+        if connection.lines.hasLine && !connection.serveScheduled {
+            connection.serveScheduled = true
+            loop.deferWork { [weak self] in self?.serve(id) }
         }
     }
 
     private func disconnect(_ id: Int) {
         guard let connection = connections.removeValue(forKey: id) else { return }
         if let watch = connection.watch { loop.removeWatch(watch) }
-        let givenBack = connection.nodes.sorted().compactMap { release($0, from: id) }
-        giveBack(givenBack)
-        logger.debug("client gone", metadata: ["pid": "\(connection.pid)", "gave back": "\(givenBack.count)"])
+        connection.idleDeadline?.cancel()
+        let released = connection.nodes.sorted { $0.key < $1.key }.compactMap { release($0.value, from: id) }
+        giveBack(released)
+        logger.debug("client gone", metadata: ["pid": "\(connection.pid)", "gave back": "\(released.count)"])
     }
 
-    private func answer(_ line: Substring, from connection: Connection) {
+    /// Answers one line; false when the reply could not be sent (the client does not read).
+    private func answer(_ line: Substring, from connection: Connection) -> Bool {
         var replies: [NodeHidingMessage] = []
-        var changed: [String] = []
-        var released: [HiddenNodeRecord] = []
+        var hiddenNow: [HiddenNode] = []
+        var released: [HiddenNode] = []
         switch NodeHidingMessage(line: line) {
         case .hide(let paths)?:
-            for path in paths {
-                switch hide(path, for: connection) {
-                case .success(let devpath):
-                    if let devpath { changed.append(devpath) }
-                    replies.append(.hidden(path))
-                case .failure(let refusal):
-                    replies.append(.refused(path, reason: refusal.reason))
+            let descriptors = connection.passed
+            connection.passed = []
+            if paths.count > NodeHiding.maximumPathsPerRequest {
+                replies.append(.refused("-", reason: "at most \(NodeHiding.maximumPathsPerRequest) paths a request"))
+            } else if descriptors.count != paths.count {
+                replies.append(
+                    .refused(
+                        "-",
+                        reason: "pass an open descriptor of each node with the request (SCM_RIGHTS): "
+                            + "\(paths.count) path(s), \(descriptors.count) descriptor(s)"))
+            } else {
+                for (path, descriptor) in zip(paths, descriptors) {
+                    switch hide(path, through: descriptor, for: connection) {
+                    case .success(let node):
+                        if let node { hiddenNow.append(node) }
+                        replies.append(.hidden(path))
+                    case .failure(let refusal):
+                        replies.append(.refused(path, reason: refusal.reason))
+                    }
                 }
             }
         case .show(let paths)?:
-            for path in paths {
-                guard connection.nodes.remove(path) != nil else {
+            for path in paths.prefix(NodeHiding.maximumPathsPerRequest) {
+                guard let identity = connection.nodes.removeValue(forKey: path) else {
                     replies.append(.refused(path, reason: "this client did not hide it"))
                     continue
                 }
-                if let record = release(path, from: connection.id) { released.append(record) }
+                if let node = release(identity, from: connection.id) { released.append(node) }
                 replies.append(.shown(path))
             }
+            if connection.nodes.isEmpty { armIdleDeadline(connection) }
         default:
+            connection.passed = []
             replies.append(.refused("-", reason: "not a request (hide PATH... or show PATH...)"))
         }
-        refreshUdev(changed)
+        udevRefresh.request(
+            hiddenNow.map { node in
+                .init(devpath: node.record.devpath) { [logger] in logger.info("udev sees \(node.record.node.path) hidden") }
+            })
         giveBack(released)
-        _ = connection.socket.send((replies + [.end]).map { $0.line + "\n" }.joined())
+        return connection.socket.send((replies + [.end]).map { $0.line + "\n" }.joined())
     }
 
     // MARK: Hiding and giving back
@@ -160,91 +237,144 @@ public final class NodeHidingService {
         init(_ reason: String) { self.reason = reason }
     }
 
-    /// Hides `path` for `connection`; the device path to refresh in udev when it was hidden now (nil: it already was).
-    private func hide(_ path: String, for connection: Connection) -> Result<String?, Refusal> {
+    /// Hides `path` for `connection`, acting through `descriptor`; the node when it was hidden now (nil: it already
+    /// was).
+    private func hide(
+        _ path: String, through descriptor: PassedDescriptor, for connection: Connection
+    ) -> Result<HiddenNode?, Refusal> {
         guard let node = HideableNode(path: path) else {
             return .failure(Refusal("only /dev/hidrawN and /dev/input/eventN nodes are hidden"))
         }
-        if connection.nodes.contains(path) { return .success(nil) }
+        let flags = CPadLinux_descriptorStatusFlags(descriptor.rawValue)
+        guard flags >= 0, flags & CPadLinux_O_PATH == 0 else {
+            return .failure(Refusal("the descriptor passed is an O_PATH one: open the node for reading"))
+        }
+        guard flags & CPadLinux_O_ACCMODE != CPadLinux_O_WRONLY else {
+            return .failure(Refusal("the descriptor passed was not opened for reading"))
+        }
+        var opened = stat()
+        var named = stat()
+        guard fstat(descriptor.rawValue, &opened) == 0, opened.st_mode & S_IFMT == S_IFCHR else {
+            return .failure(Refusal("the descriptor passed is not a device node"))
+        }
+        guard lstat(path, &named) == 0, named.st_mode & S_IFMT == S_IFCHR, named.st_rdev == opened.st_rdev,
+            named.st_ino == opened.st_ino
+        else {
+            return .failure(Refusal("the descriptor passed is not the node \(path) names"))
+        }
+        let identity = DeviceNodeIdentity(device: UInt64(opened.st_rdev), inode: UInt64(opened.st_ino))
+        if connection.nodes[path] == identity { return .success(nil) }
         guard connection.nodes.count < NodeHiding.maximumNodesPerConnection else {
             return .failure(Refusal("one client hides at most \(NodeHiding.maximumNodesPerConnection) nodes"))
-        }
-        var status = stat()
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFCHR else {
-            return .failure(Refusal("no such device node"))
-        }
-        guard Self.process(connection.pid, uid: connection.uid, holds: status) else {
-            return .failure(Refusal("the requesting process does not hold it open"))
         }
         guard let devpath = Self.devicePath(of: node), HiddenNodeRule.isMatchable(devpath) else {
             return .failure(Refusal("its device is not in sysfs"))
         }
         if Self.isBridgeOutput(node) { return .failure(Refusal("it is a padbridge bridge's own virtual pad")) }
-        if hidden[path] != nil {
-            hidden[path]!.holders.insert(connection.id)
-            connection.nodes.insert(path)
+        if let reason = Self.eligibilityRefusal(node) { return .failure(Refusal(reason)) }
+        if let entry = hidden[identity] {
+            entry.holders.insert(connection.id)
+            connection.nodes[path] = identity
+            connection.idleDeadline = nil
             return .success(nil)
         }
         let record = HiddenNodeRecord(
-            node: node, devpath: devpath, device: UInt64(status.st_rdev), inode: UInt64(status.st_ino),
-            mode: UInt32(status.st_mode), uid: status.st_uid, gid: status.st_gid, accessACL: Self.accessACL(of: path))
-        guard TextFile.write(record.line, to: statePath(node)) else {
-            return .failure(Refusal("cannot write \(statePath(node)): \(String(cString: strerror(errno)))"))
+            node: node, devpath: devpath, device: identity.device, inode: identity.inode,
+            mode: UInt32(opened.st_mode), uid: opened.st_uid, gid: opened.st_gid,
+            accessACL: Self.accessACL(of: descriptor), seatManaged: Self.udevGivesSeatAccess(to: identity))
+        guard TextFile.write(record.line, to: statePath(record)) else {
+            return .failure(Refusal("cannot write \(statePath(record)): \(String(cString: strerror(errno)))"))
         }
-        guard TextFile.write(HiddenNodeRule.text(for: node, devpath: devpath), to: rulePath(node)) else {
-            unlink(statePath(node))
-            return .failure(Refusal("cannot write \(rulePath(node)): \(String(cString: strerror(errno)))"))
+        guard TextFile.write(HiddenNodeRule.text(for: node, devpath: devpath), to: rulePath(record)) else {
+            unlink(statePath(record))
+            return .failure(Refusal("cannot write \(rulePath(record)): \(String(cString: strerror(errno)))"))
         }
-        let removed = CPadLinux_removeAccessACL(path)
-        guard chown(path, 0, 0) == 0, removed == 0 || removed == -ENODATA, chmod(path, 0) == 0 else {
-            let reason = String(cString: strerror(errno))
-            giveBack([record])
+        // Owner first: once root owns it, changing its ACL and mode needs no capability beyond CAP_CHOWN.
+        let owned = fchown(descriptor.rawValue, 0, 0) == 0
+        let removed = owned ? CPadLinux_removeAccessACLOf(descriptor.rawValue) : -EPERM
+        guard owned, removed == 0 || removed == -ENODATA, fchmod(descriptor.rawValue, 0) == 0 else {
+            let reason = String(cString: strerror(removed < 0 && removed != -ENODATA ? -removed : errno))
+            let entry = HiddenNode(record: record, descriptor: descriptor, holder: connection.id)
+            giveBack([entry])
             return .failure(Refusal("cannot change its permissions: \(reason)"))
         }
-        hidden[path] = (record, [connection.id])
-        connection.nodes.insert(path)
+        let entry = HiddenNode(record: record, descriptor: descriptor, holder: connection.id)
+        hidden[identity] = entry
+        connection.nodes[path] = identity
+        connection.idleDeadline = nil
         logger.info("hid \(path) for pid \(connection.pid) (uid \(connection.uid))")
-        return .success(devpath)
+        return .success(entry)
     }
 
-    /// `id` lets go of `path`; its record when nobody holds it hidden any more: to be given back.
-    private func release(_ path: String, from id: Int) -> HiddenNodeRecord? {
-        guard var entry = hidden[path] else { return nil }
+    /// `id` lets go of the node; the node when nobody holds it hidden any more: to be given back.
+    private func release(_ identity: DeviceNodeIdentity, from id: Int) -> HiddenNode? {
+        guard let entry = hidden[identity] else { return nil }
         entry.holders.remove(id)
-        guard entry.holders.isEmpty else {
-            hidden[path] = entry
-            return nil
-        }
-        hidden[path] = nil
-        return entry.record
+        guard entry.holders.isEmpty else { return nil }
+        hidden[identity] = nil
+        return entry
     }
 
-    /// Removes the nodes' rules; once udev has processed them again without (when it runs), puts each node's owner,
-    /// group, ACL and mode back, if it is still the node that was hidden (same device, same inode); removes the
-    /// records. In that order: an event udev had queued while the rule stood cannot hide a node given back.
-    private func giveBack(_ records: [HiddenNodeRecord]) {
-        guard !records.isEmpty else { return }
-        for record in records { unlink(rulePath(record.node)) }
-        refreshUdev(records.map(\.devpath))
-        for record in records {
-            var status = stat()
-            let path = record.node.path
-            if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFCHR, UInt64(status.st_rdev) == record.device,
-                UInt64(status.st_ino) == record.inode
-            {
-                if chown(path, record.uid, record.gid) != 0 { logger.warning("cannot give \(path) its owner back") }
-                if let acl = record.accessACL {
-                    let result = acl.withUnsafeBytes { CPadLinux_setAccessACL(path, $0.baseAddress, UInt($0.count)) }
-                    if result != 0 { logger.warning("cannot give \(path) its ACL back") }
-                }
-                if chmod(path, mode_t(record.mode & 0o7777)) != 0 { logger.warning("cannot give \(path) its mode back") }
-                logger.info("gave back \(path)")
+    /// Gives nodes back: their rules and records removed, each node's owner, group and mode put back through the
+    /// descriptor held, and its ACL: with udevd running, udev sets it on the nodes it gives the seat's user (tagged
+    /// "uaccess"), for whoever sits at the seat now (not whoever did when the node was hidden); the record's ACL
+    /// otherwise. Then udevd processes them again (off the loop), and a node an event processed under the old rule
+    /// hid again meanwhile gets its owner, group and mode back once more.
+    private func giveBack(_ nodes: [HiddenNode]) {
+        guard !nodes.isEmpty else { return }
+        let udevd = UdevRefreshQueue.udevdRuns
+        for node in nodes {
+            unlink(rulePath(node.record))
+            unlink(statePath(node.record))
+            restore(node.record, through: node.descriptor.rawValue, acl: !(udevd && node.record.seatManaged))
+        }
+        guard udevd else {
+            for node in nodes {
+                logger.info("gave back \(node.record.node.path)")
+                node.descriptor.close()
             }
-            unlink(statePath(record.node))
+            return
         }
+        udevRefresh.request(
+            nodes.map { node in
+                .init(devpath: node.record.devpath) { [weak self] in
+                    self?.confirmGivenBack(node.record, through: node.descriptor.rawValue)
+                    node.descriptor.close()
+                }
+            })
     }
 
-    /// What a service that died left hidden: given back, its rules removed.
+    /// After udev's refresh: owner, group and mode as given back (an event processed under the removed rule before
+    /// udevd re-read its rules would have hidden the node again).
+    private func confirmGivenBack(_ record: HiddenNodeRecord, through fd: Int32) {
+        var status = stat()
+        if fd >= 0, fstat(fd, &status) == 0,
+            status.st_mode & 0o7777 != record.mode & 0o7777 || status.st_uid != record.uid || status.st_gid != record.gid
+        {
+            logger.notice("\(record.node.path) was hidden again while udev re-read its rules; giving it back again")
+            restore(record, through: fd, acl: false)
+        }
+        logger.info("gave back \(record.node.path)")
+    }
+
+    /// Puts back what the node was, through a descriptor of it (also an O_PATH one: through /proc/self/fd, which
+    /// names the node itself, not a path to it).
+    private func restore(_ record: HiddenNodeRecord, through fd: Int32, acl: Bool) {
+        let path = record.node.path
+        let node = "/proc/self/fd/\(fd)"
+        // The mode before the ACL (with an ACL, the mode's group bits are its mask, which the ACL then sets), and
+        // both while root owns the node: changing another owner's node would need CAP_FOWNER, which the unit does
+        // not give. The owner last.
+        if chmod(node, mode_t(record.mode & 0o7777)) != 0 { logger.warning("cannot give \(path) its mode back") }
+        if acl, let entries = record.accessACL {
+            let result = entries.withUnsafeBytes { CPadLinux_setAccessACL(node, $0.baseAddress, UInt($0.count)) }
+            if result != 0 { logger.warning("cannot give \(path) its ACL back") }
+        }
+        if chown(node, record.uid, record.gid) != 0 { logger.warning("cannot give \(path) its owner back") }
+    }
+
+    /// What a service that died left hidden: its rules removed; each node still the one hidden (same device, same
+    /// inode) given back as `giveBack` does.
     private func giveBackLeftovers() {
         var records: [HiddenNodeRecord] = []
         for name in SysfsInputDevices.directoryEntries(stateDirectory) where name.hasSuffix(".state") {
@@ -254,61 +384,82 @@ public final class NodeHidingService {
             {
                 records.append(record)
                 logger.notice("giving back \(record.node.path), left hidden by an earlier run")
-            } else {
-                unlink(path)
             }
+            unlink(path)
         }
         for name in SysfsInputDevices.directoryEntries(rulesDirectory) where name.hasPrefix(HiddenNodeRule.fileNamePrefix) {
             unlink("\(rulesDirectory)/\(name)")
         }
-        giveBack(records)
+        var nodes: [HiddenNode] = []
+        for record in records {
+            // O_PATH: the node is mode 0000 now; a path descriptor pins the inode, so the check and the change are
+            // made on one node.
+            let fd = open(record.node.path, CPadLinux_O_PATH | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            let descriptor = PassedDescriptor(FileDescriptor(rawValue: fd))
+            var status = stat()
+            guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFCHR,
+                DeviceNodeIdentity(device: UInt64(status.st_rdev), inode: UInt64(status.st_ino)) == record.identity
+            else { continue }
+            nodes.append(HiddenNode(record: record, descriptor: descriptor, holder: 0))
+        }
+        giveBack(nodes)
     }
 
-    private func statePath(_ node: HideableNode) -> String { "\(stateDirectory)/\(node.name).state" }
-    private func rulePath(_ node: HideableNode) -> String { "\(rulesDirectory)/\(HiddenNodeRule.fileName(for: node))" }
+    /// Whether udev tagged the node "uaccess" (its database, /run/udev/data/cMAJOR:MINOR): then the seat's user gets
+    /// an ACL on it from udev.
+    static func udevGivesSeatAccess(to identity: DeviceNodeIdentity) -> Bool {
+        let major = CPadLinux_deviceMajor(identity.device)
+        let minor = CPadLinux_deviceMinor(identity.device)
+        guard let database = try? TextFile.contents(atPath: "/run/udev/data/c\(major):\(minor)") else { return false }
+        return database.split(separator: "\n").contains { $0 == "G:uaccess" || $0 == "Q:uaccess" }
+    }
 
-    // MARK: udev
-
-    /// When udevd runs: it re-reads the rules, processes each device again (a "change" uevent), and this waits
-    /// until it has (`udevadm settle`), so its database follows (a hidden node leaves the logged-in user's seat: no
-    /// ACL for it on a session switch) and nothing it had queued changes a node after this service did. Without
-    /// udevd the permissions set here are all there is.
-    private func refreshUdev(_ devpaths: [String]) {
-        guard !devpaths.isEmpty, CPadLinux_unixSocketIsListening("/run/udev/control") != 0 else { return }
-        let candidates = ["/usr/bin/udevadm", "/bin/udevadm", "/sbin/udevadm"]
-        guard let udevadm = candidates.first(where: { candidate in access(candidate, X_OK) == 0 }) else {
-            return logger.warning("udevd runs but no udevadm was found: the hidden nodes' udev rules take effect later")
-        }
-        func run(_ arguments: [String]) {
-            let outcome = try? HelperProcess.run(executable: udevadm, arguments: arguments, timeout: .seconds(10))
-            if outcome?.termination != .exited(code: 0) {
-                logger.warning(
-                    "`udevadm \(arguments.joined(separator: " "))` did not succeed: \(outcome.map { "\($0.termination)" } ?? "not started")")
-            }
-        }
-        run(["control", "--reload"])
-        for devpath in devpaths {
-            _ = TextFile.write("change", to: "/sys\(devpath)/uevent")
-        }
-        run(["settle", "--timeout=5"])
+    private func statePath(_ record: HiddenNodeRecord) -> String { "\(stateDirectory)/\(record.fileName)" }
+    private func rulePath(_ record: HiddenNodeRecord) -> String {
+        "\(rulesDirectory)/\(HiddenNodeRule.fileName(for: record.node, inode: record.inode))"
     }
 
     // MARK: Checks
 
-    /// Whether process `pid`, owned by `uid`, has the node with `status` open (one of its /proc/PID/fd links).
-    static func process(_ pid: pid_t, uid: uid_t, holds status: stat) -> Bool {
-        var owner = stat()
-        guard pid > 0, stat("/proc/\(pid)", &owner) == 0, owner.st_uid == uid else { return false }
-        let descriptors = "/proc/\(pid)/fd"
-        for entry in SysfsInputDevices.directoryEntries(descriptors) {
-            var target = stat()
-            if stat("\(descriptors)/\(entry)", &target) == 0, target.st_mode & S_IFMT == S_IFCHR,
-                target.st_rdev == status.st_rdev, target.st_ino == status.st_ino, target.st_dev == status.st_dev
-            {
-                return true
+    /// Why the node may not be hidden (not a game controller's), from its device's capabilities or report
+    /// descriptor in sysfs; nil when it may.
+    static func eligibilityRefusal(_ node: HideableNode) -> String? {
+        switch node.kind {
+        case .event:
+            guard let input = SysfsInputDevices.resolvedPath("\(node.sysfsClassPath)/device") else {
+                return "its input device is not in sysfs"
             }
+            let own = capabilities(ofInputDevice: input)
+            let parts = input.split(separator: "/", omittingEmptySubsequences: false)
+            var siblings: [InputDeviceCapabilities] = []
+            if parts.count > 2, parts[parts.count - 2] == "input" {
+                let directory = parts.dropLast().joined(separator: "/")
+                for name in SysfsInputDevices.directoryEntries(directory)
+                where name.hasPrefix("input") && "\(directory)/\(name)" != input {
+                    siblings.append(capabilities(ofInputDevice: "\(directory)/\(name)"))
+                }
+            }
+            return HidingEligibility.refusal(eventNode: own, siblings: siblings)
+        case .hidraw:
+            guard let device = SysfsInputDevices.resolvedPath("\(node.sysfsClassPath)/device") else {
+                return "its HID device is not in sysfs"
+            }
+            let descriptor = (try? TextFile.bytes(atPath: "\(device)/report_descriptor")) ?? []
+            let inputs = SysfsInputDevices.directoryEntries("\(device)/input").filter { $0.hasPrefix("input") }
+                .map { capabilities(ofInputDevice: "\(device)/input/\($0)") }
+            return HidingEligibility.refusal(hidrawDescriptor: descriptor, inputDevices: inputs)
         }
-        return false
+    }
+
+    /// An inputN device's bitmaps, from its uevent file.
+    static func capabilities(ofInputDevice path: String) -> InputDeviceCapabilities {
+        var properties: [String: String] = [:]
+        for line in (SysfsInputDevices.readAttribute("\(path)/uevent") ?? "").split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            properties[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return InputDeviceCapabilities(udevProperties: properties)
     }
 
     /// The node's device path under /devices (what udev's DEVPATH is).
@@ -331,9 +482,11 @@ public final class NodeHidingService {
         return phys?.hasPrefix(NodeHiding.bridgeOutputPhysicalPathPrefix) ?? false
     }
 
-    static func accessACL(of path: String) -> [UInt8]? {
+    static func accessACL(of descriptor: PassedDescriptor) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let length = buffer.withUnsafeMutableBytes { CPadLinux_getAccessACL(path, $0.baseAddress, UInt($0.count)) }
+        let length = buffer.withUnsafeMutableBytes {
+            CPadLinux_getAccessACLOf(descriptor.rawValue, $0.baseAddress, UInt($0.count))
+        }
         return length > 0 ? Array(buffer.prefix(Int(length))) : nil
     }
 

@@ -1,4 +1,5 @@
 import CPadLinux
+import PadCore
 import Glibc
 import SystemPackage
 
@@ -63,32 +64,52 @@ public struct UnixStreamSocket: ~Copyable {
 
     /// What one read gave.
     enum Received {
-        case bytes([UInt8])
+        /// Bytes, and the descriptors the peer passed with them (SCM_RIGHTS; usually none).
+        case bytes([UInt8], descriptors: [PassedDescriptor])
         /// Nothing waiting.
         case none
-        /// The peer closed its end (or the connection failed).
+        /// The peer closed its end (or the connection failed), or passed more descriptors than one read takes.
         case closed
     }
 
+    /// The most descriptors one read takes; a peer that passes more is treated as gone.
+    static let maximumDescriptorsPerRead = 64
+
+    /// One read of at most 4 KiB, with any descriptors passed along.
     func receive() -> Received {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        switch buffer.withUnsafeMutableBytes({ descriptor.readResult(into: $0) }) {
-        case .success(0): return .closed
-        case .success(let count): return .bytes(Array(buffer.prefix(count)))
-        case .failure(.resourceTemporarilyUnavailable), .failure(.interrupted): return .none
-        case .failure: return .closed
+        var descriptors = [Int32](repeating: -1, count: Self.maximumDescriptorsPerRead)
+        var received: Int32 = 0
+        var truncated: Int32 = 0
+        let count = buffer.withUnsafeMutableBytes { bytes in
+            descriptors.withUnsafeMutableBufferPointer { fds in
+                CPadLinux_receiveWithDescriptors(
+                    descriptor.rawValue, bytes.baseAddress, UInt(bytes.count), fds.baseAddress, Int32(fds.count),
+                    &received, &truncated)
+            }
         }
+        let passed = descriptors.prefix(Int(received)).map { PassedDescriptor(FileDescriptor(rawValue: $0)) }
+        if count < 0 {
+            return count == -Int(EAGAIN) || count == -Int(EINTR) ? .none : .closed
+        }
+        if count == 0 || truncated != 0 { return .closed }
+        return .bytes(Array(buffer.prefix(count)), descriptors: passed)
     }
 
-    /// Sends `text` whole; false when the connection is gone (or its buffer full: the lines exchanged are short).
-    func send(_ text: String) -> Bool {
+    /// Sends `text` whole, the `descriptors` passed with its first bytes (SCM_RIGHTS); false when the connection is
+    /// gone or its buffer is full (the lines exchanged are short: a peer that does not read them is not waited for).
+    func send(_ text: String, passing descriptors: [Int32] = []) -> Bool {
         var bytes = Array(text.utf8)[...]
+        var pending = descriptors
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.send(descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
+            let written = bytes.withUnsafeBytes { raw in
+                pending.withUnsafeBufferPointer { fds in
+                    CPadLinux_sendWithDescriptors(
+                        descriptor.rawValue, raw.baseAddress, UInt(raw.count), fds.baseAddress, Int32(fds.count))
+                }
             }
+            if written <= 0 { return false }
+            pending = []
             bytes = bytes.dropFirst(written)
         }
         return true
@@ -99,20 +120,52 @@ public struct UnixStreamSocket: ~Copyable {
     deinit { try? descriptor.close() }
 }
 
+/// A descriptor another process passed over a unix socket: owned here, closed when this goes (or by `close()`).
+/// Its raw value never leaves PadLinux.
+final class PassedDescriptor {
+    private(set) var descriptor: FileDescriptor?
+
+    init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
+
+    var rawValue: Int32 { descriptor?.rawValue ?? -1 }
+
+    func close() {
+        try? descriptor?.close()
+        descriptor = nil
+    }
+
+    deinit { close() }
+}
+
 /// Splits a byte stream into lines of at most `NodeHiding.maximumLineBytes`.
 struct StreamLines {
     private var pending: [UInt8] = []
     /// A line went past the limit: the stream is not one of ours.
     private(set) var overflowed = false
 
-    mutating func append(_ bytes: [UInt8]) -> [Substring] {
+    /// Adds bytes read; take the lines with `nextLine()`.
+    mutating func add(_ bytes: [UInt8]) {
         pending += bytes
+        if !hasLine && pending.count > NodeHiding.maximumLineBytes { overflowed = true }
+    }
+
+    /// Whether a whole line is waiting.
+    var hasLine: Bool { pending.contains(UInt8(ascii: "\n")) }
+
+    /// The next whole line (without its newline), or nil.
+    mutating func nextLine() -> Substring? {
+        guard let newline = pending.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        if newline > NodeHiding.maximumLineBytes { overflowed = true }
+        let line = Substring(String(decoding: pending[..<newline], as: UTF8.self))
+        pending.removeFirst(newline + 1)
+        return line
+    }
+
+    /// Adds bytes read and takes every whole line.
+    mutating func append(_ bytes: [UInt8]) -> [Substring] {
+        add(bytes)
         var lines: [Substring] = []
-        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-            lines.append(Substring(String(decoding: pending[..<newline], as: UTF8.self)))
-            pending.removeFirst(newline + 1)
-        }
-        if pending.count > 4096 { overflowed = true }
+        while let line = nextLine() { lines.append(line) }
         return lines
     }
 }

@@ -43,10 +43,13 @@ import Testing
         let text = HiddenNodeRule.text(for: node, devpath: devpath)
         #expect(text.contains(#"DEVPATH=="\#(devpath)""#))
         #expect(text.contains(#"MODE:="0000""#) && text.contains(#"OWNER:="root""#) && text.contains(#"ENV{ID_SEAT}="padbridge-hidden""#))
-        #expect(HiddenNodeRule.fileName(for: node) == "72-padbridge-hidden-hidraw3.rules")
+        let fileName = HiddenNodeRule.fileName(for: node, inode: 812)
+        #expect(fileName == "72-padbridge-hidden-hidraw3-812.rules")
+        // A node unplugged while hidden and a new one given its name have a file each.
+        #expect(HiddenNodeRule.fileName(for: node, inode: 813) != fileName)
         // Sorts after 70-padbridge.rules and 60-steam-input.rules, before 73-seat-late.rules.
-        #expect("70-padbridge.rules" < HiddenNodeRule.fileName(for: node))
-        #expect(HiddenNodeRule.fileName(for: node) < "73-seat-late.rules")
+        #expect("70-padbridge.rules" < fileName)
+        #expect(fileName < "73-seat-late.rules")
     }
 
     @Test(arguments: [
@@ -85,5 +88,65 @@ import Testing
         }
         #expect(HiddenNodeRecord(line: "padbridge-hidden 1 path=/etc/passwd devpath=/devices/x device=1 inode=2 mode=3 uid=4 gid=5 acl=-") == nil)
         #expect(HiddenNodeRecord(line: "padbridge-hidden 1 path=/dev/hidraw3 path=/dev/hidraw4") == nil)
+    }
+
+    // MARK: Which nodes may be hidden
+
+    static let gamepad = InputDeviceCapabilities(
+        keys: InputCapabilityBitmap(codes: Array(0x130...0x13e)), absolutes: InputCapabilityBitmap(codes: [0, 1, 2, 3, 4, 5]))
+    static let motion = InputDeviceCapabilities(
+        absolutes: InputCapabilityBitmap(codes: [0, 1, 2, 3, 4, 5]), properties: InputCapabilityBitmap(codes: [6]))
+    static let touchpad = InputDeviceCapabilities(
+        keys: InputCapabilityBitmap(codes: [0x110, 0x14a, 0x145]), absolutes: InputCapabilityBitmap(codes: [0x2f, 0x35, 0x36, 0x39]))
+    static let keyboard = InputDeviceCapabilities(keys: InputCapabilityBitmap(codes: (1...120).map { UInt16($0) }))
+    static let mouse = InputDeviceCapabilities(
+        keys: InputCapabilityBitmap(codes: [0x110, 0x111, 0x112]), relatives: InputCapabilityBitmap(codes: [0, 1, 8]))
+
+    @Test func aGamepadAndItsMotionAndTouchpadNodesMayBeHidden() {
+        #expect(HidingEligibility.refusal(eventNode: Self.gamepad, siblings: []) == nil)
+        #expect(HidingEligibility.refusal(eventNode: Self.motion, siblings: [Self.gamepad, Self.touchpad]) == nil)
+        #expect(HidingEligibility.refusal(eventNode: Self.touchpad, siblings: [Self.gamepad, Self.motion]) == nil)
+    }
+
+    @Test func aKeyboardOrAMouseIsNeverHiddenEvenBesideAGamepad() throws {
+        let keyboard = try #require(HidingEligibility.refusal(eventNode: Self.keyboard, siblings: [Self.gamepad]))
+        #expect(keyboard.contains("keyboard"))
+        let mouse = try #require(HidingEligibility.refusal(eventNode: Self.mouse, siblings: [Self.gamepad]))
+        #expect(mouse.contains("mouse"))
+        // A laptop's touchpad or accelerometer, with no game controller beside it.
+        #expect(HidingEligibility.refusal(eventNode: Self.touchpad, siblings: [Self.keyboard]) != nil)
+        #expect(HidingEligibility.refusal(eventNode: Self.motion, siblings: []) != nil)
+        #expect(HidingEligibility.refusal(eventNode: InputDeviceCapabilities(), siblings: []) != nil)
+    }
+
+    @Test func aHidrawNodeMayBeHiddenOnlyWhenItIsAGameController() {
+        // Usage Page (Generic Desktop), Usage (Game Pad), Collection (Application) ... End Collection
+        let gamepad: [UInt8] = [0x05, 0x01, 0x09, 0x05, 0xA1, 0x01, 0x09, 0x30, 0x81, 0x02, 0xC0]
+        // The Switch Pro Controller declares a joystick (0x04), with Logical Minimum before the usage.
+        let joystick: [UInt8] = [0x05, 0x01, 0x15, 0x00, 0x09, 0x04, 0xA1, 0x01, 0xC0]
+        // A keyboard, and a FIDO security key (usage page 0xF1D0, a 2-byte page).
+        let keyboard: [UInt8] = [0x05, 0x01, 0x09, 0x06, 0xA1, 0x01, 0x05, 0x07, 0x81, 0x02, 0xC0]
+        let fido: [UInt8] = [0x06, 0xD0, 0xF1, 0x09, 0x01, 0xA1, 0x01, 0x09, 0x20, 0x81, 0x02, 0xC0]
+        #expect(HidingEligibility.refusal(hidrawDescriptor: gamepad, inputDevices: []) == nil)
+        #expect(HidingEligibility.refusal(hidrawDescriptor: joystick, inputDevices: []) == nil)
+        #expect(HidingEligibility.refusal(hidrawDescriptor: keyboard, inputDevices: [Self.keyboard]) != nil)
+        #expect(HidingEligibility.refusal(hidrawDescriptor: fido, inputDevices: []) != nil)
+        // A vendor-page descriptor (the Steam Deck's) whose HID device the kernel made a gamepad of.
+        let vendor: [UInt8] = [0x06, 0x00, 0xFF, 0x09, 0x01, 0xA1, 0x01, 0xC0]
+        #expect(HidingEligibility.refusal(hidrawDescriptor: vendor, inputDevices: [Self.gamepad]) == nil)
+        #expect(HidingEligibility.refusal(hidrawDescriptor: vendor, inputDevices: [Self.mouse]) != nil)
+    }
+
+    @Test func applicationCollectionsAreReadAtTheTopLevelOnly() {
+        // A mouse application holding a nested (physical) pointer collection, then a 4-byte usage with its own page.
+        let descriptor: [UInt8] = [
+            0x05, 0x01, 0x09, 0x02, 0xA1, 0x01, 0x09, 0x01, 0xA1, 0x00, 0xC0, 0xC0,
+            0x0B, 0x05, 0x00, 0x01, 0x00, 0xA1, 0x01, 0xC0,
+            0x09, 0x04, 0xA1, 0x02, 0xC0,  // a logical collection: not an application
+        ]
+        let summary = HIDReportDescriptorSummary(descriptor)
+        #expect(summary.applicationCollections == [.mouse, .gamepad])
+        #expect(summary.declaresGameController)
+        #expect(HIDReportDescriptorSummary([0xA1]).applicationCollections.isEmpty, "a truncated item ends the walk")
     }
 }
