@@ -7,7 +7,7 @@ struct DeviceAccessErrorTests {
     static let installCommand =
         "sudo install -m644 udev/70-padbridge.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger"
 
-    @Test(arguments: ["/dev/uinput", "/dev/uhid", "/dev/hidraw3"], [Errno.permissionDenied, .notPermitted])
+    @Test(arguments: ["/dev/uinput", "/dev/hidraw3"], [Errno.permissionDenied, .notPermitted])
     func permissionDeniedNamesTheUdevRule(path: String, errno: Errno) {
         let error = DeviceAccessError.opening(path, errno)
         #expect(error.code == .permissionDenied)
@@ -17,6 +17,18 @@ struct DeviceAccessErrorTests {
         #expect(error.description.contains(path))
         #expect(error.description.contains(Self.installCommand))
         #expect(error.description.contains("73-seat-late.rules"))
+    }
+
+    /// uhid is the padbridge group's, an opt-in (docs/hiding.md): the fix is joining it, not the uaccess rule.
+    @Test(arguments: [Errno.permissionDenied, .notPermitted])
+    func uhidRefusedNamesThePadbridgeGroup(errno: Errno) {
+        let error = DeviceAccessError.opening("/dev/uhid", errno)
+        #expect(error.code == .permissionDenied)
+        #expect(error.remedy == .joinUhidGroup)
+        #expect(error.description.contains("sudo usermod -aG padbridge $USER"))
+        #expect(error.description.contains("udev/71-padbridge-service.rules"))
+        #expect(error.description.contains("docs/install.md") || error.description.contains("docs/hiding.md"))
+        #expect(!error.description.contains(Self.installCommand))
     }
 
     @Test(arguments: [("/dev/uinput", "uinput"), ("/dev/uhid", "uhid")])

@@ -87,12 +87,20 @@ private func controller(lightbar: Bool, hidraw: String? = "/dev/hidraw3") -> Con
         #expect(finding.fix?.contains("modprobe") == false)
     }
 
-    @Test func anUnwritableNodeNamesTheUdevRule() {
+    @Test func anUnwritableUinputNamesTheUdevRule() {
+        var machine = DescribedMachine.healthy
+        machine.writable.remove("/dev/uinput")
+        let finding = SetupInspection(facts: machine).virtualDeviceNodes()[0]
+        #expect(finding.severity == .problem)
+        #expect(finding.fix?.contains("udev/70-padbridge.rules /etc/udev/rules.d/") == true)
+    }
+
+    @Test func anUnwritableUhidIsAdviceNamingThePadbridgeGroup() {
         var machine = DescribedMachine.healthy
         machine.writable.remove("/dev/uhid")
         let finding = SetupInspection(facts: machine).virtualDeviceNodes()[1]
-        #expect(finding.severity == .problem)
-        #expect(finding.fix?.contains("udev/70-padbridge.rules /etc/udev/rules.d/") == true)
+        #expect(finding.severity == .advice)
+        #expect(finding.fix?.contains("usermod -aG padbridge") == true)
     }
 
     @Test func aRuleSortedAfterSeatLateIsFlagged() {

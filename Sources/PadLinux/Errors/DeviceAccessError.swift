@@ -26,6 +26,8 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
     public enum Remedy: Sendable, Hashable {
         /// Install the udev rule shipped in `udev/` so the logged-in user gets access.
         case installUdevRule(file: String)
+        /// /dev/uhid is the padbridge group's, not every logged-in user's: join the group.
+        case joinUhidGroup
         /// Load a kernel module (and make it load at boot).
         case loadKernelModule(String)
         /// Close the program that holds the device (named when it can be told).
@@ -75,6 +77,8 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
             "To give your user access to \(path), install \(file): "
                 + "`sudo install -m644 \(file) /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger` "
                 + "(rules that tag devices with uaccess must sort before 73-seat-late.rules, hence the 70- prefix)"
+        case .joinUhidGroup:
+            Self.uhidAdvice
         case let .loadKernelModule(module):
             "The \(module) kernel module is not loaded: run `sudo modprobe \(module)`; to load it at every boot, "
                 + "`sudo install -m644 udev/padbridge-modules.conf /etc/modules-load.d/`"
@@ -93,6 +97,14 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
 extension DeviceAccessError {
     /// The udev rule file the lead ships for uinput, uhid and hidraw access.
     public static let udevRuleFile = "udev/70-padbridge.rules"
+
+    /// How a user gets /dev/uhid (virtual DualSense pads): it is the padbridge group's, an opt-in (docs/install.md).
+    public static let uhidAdvice =
+        "/dev/uhid (virtual DualSense pads) is given to the padbridge group, not to every logged-in user: "
+        + "`sudo usermod -aG padbridge $USER`, then log in again (installed from source: also "
+        + "`sudo groupadd --system padbridge` and `sudo install -m644 udev/71-padbridge-service.rules /etc/udev/rules.d/ "
+        + "&& sudo udevadm control --reload && sudo udevadm trigger`); why: docs/hiding.md, \"Who gets /dev/uhid\". "
+        + "A virtual Xbox 360 pad (--as xbox360) needs only /dev/uinput"
 
     static func code(for errno: Errno) -> Code {
         switch errno {
@@ -130,6 +142,7 @@ extension DeviceAccessError {
         let code = code(for: errno)
         var remedy: Remedy?
         switch code {
+        case .permissionDenied where path == "/dev/uhid": remedy = .joinUhidGroup
         case .permissionDenied where needsUdevRule(path): remedy = .installUdevRule(file: udevRuleFile)
         case .missingDevice:
             remedy = module(providing: path).map(Remedy.loadKernelModule)

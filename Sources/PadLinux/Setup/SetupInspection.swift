@@ -83,6 +83,12 @@ public struct SetupInspection {
                 }
             }
             guard facts.isWritable(node) else {
+                // uhid is an opt-in (the padbridge group): without it only the DualSense target is out of reach.
+                if module == "uhid" {
+                    return SetupFinding(
+                        .advice, node, "present but not writable by this user, so padbridge cannot create \(use)",
+                        fix: DeviceAccessError.uhidAdvice)
+                }
                 return SetupFinding(
                     .problem, node, "present but not writable by this user, so padbridge cannot create \(use)",
                     fix: Self.installRule)
