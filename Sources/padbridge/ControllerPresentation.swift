@@ -4,17 +4,7 @@ import PadCore
 /// How `list` and `list --watch` show a controller: a table row, or a JSON object.
 enum ControllerPresentation {
     /// The kind as the command line spells it (`--as dualsense`).
-    static func kindName(_ kind: ControllerKind) -> String {
-        switch kind {
-        case .dualSense: "dualsense"
-        case .dualSenseEdge: "dualsense-edge"
-        case .dualShock4: "dualshock4"
-        case .xbox360: "xbox360"
-        case .xboxOne: "xbox-one"
-        case .switchPro: "switch-pro"
-        case .generic: "generic"
-        }
-    }
+    static func kindName(_ kind: ControllerKind) -> String { kind.name }
 
     /// The kind as people call it.
     static func kindTitle(_ kind: ControllerKind) -> String {

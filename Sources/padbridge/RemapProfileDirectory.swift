@@ -55,6 +55,11 @@ struct RemapProfileDirectory {
         let pad = "\(controller.name) [\(controller.fingerprint)]"
         switch outcome {
         case let .profile(_, file):
+            if let earlier = ProfileDirectoryMatch.earlierFileName(forKind: controller.kind), file.hasSuffix("/" + earlier) {
+                let current = ProfileDirectoryMatch.fileName(forKind: controller.kind)
+                return "padbridge: \(pad) remapped by \(file) (the kind's file is named \(current) now, as `list` "
+                    + "prints the kind; \(earlier) is still read when there is no \(current))"
+            }
             return "padbridge: \(pad) remapped by \(file)"
         case let .noProfile(directoryMissing):
             let names = ProfileDirectoryMatch.candidates(for: controller.fingerprint, kind: controller.kind)

@@ -5,6 +5,20 @@ public enum ControllerKind: String, Sendable, Hashable, Codable, CaseIterable {
     case switchPro
     /// Any other gamepad; SDL's game-controller database supplies its layout where it knows the pad.
     case generic
+
+    /// The kind as padbridge prints it (`list`, `--json`) and as a profiles directory names its file
+    /// (`xbox-one.toml`): dualsense, dualsense-edge, dualshock4, xbox360, xbox-one, switch-pro, generic.
+    public var name: String {
+        switch self {
+        case .dualSense: "dualsense"
+        case .dualSenseEdge: "dualsense-edge"
+        case .dualShock4: "dualshock4"
+        case .xbox360: "xbox360"
+        case .xboxOne: "xbox-one"
+        case .switchPro: "switch-pro"
+        case .generic: "generic"
+        }
+    }
 }
 
 /// How a controller is connected, from the kernel's `BUS_*` id.

@@ -21,12 +21,21 @@ import Testing
     }
 
     @Test(arguments: [
-        (ControllerKind.dualSense, "dualsense.toml"), (.dualSenseEdge, "dualsenseedge.toml"),
-        (.dualShock4, "dualshock4.toml"), (.xbox360, "xbox360.toml"), (.xboxOne, "xboxone.toml"),
-        (.switchPro, "switchpro.toml"), (.generic, "generic.toml"),
+        (ControllerKind.dualSense, "dualsense.toml", nil), (.dualSenseEdge, "dualsense-edge.toml", "dualsenseedge.toml"),
+        (.dualShock4, "dualshock4.toml", nil), (.xbox360, "xbox360.toml", nil), (.xboxOne, "xbox-one.toml", "xboxone.toml"),
+        (.switchPro, "switch-pro.toml", "switchpro.toml"), (.generic, "generic.toml", nil),
     ])
-    func eachKindHasItsFileName(kind: ControllerKind, name: String) {
+    func eachKindHasItsFileNameAsListPrintsTheKind(kind: ControllerKind, name: String, earlier: String?) {
         #expect(ProfileDirectoryMatch.fileName(forKind: kind) == name)
-        #expect(ProfileDirectoryMatch.candidates(for: pad, kind: kind) == ["b43f9de35e24.toml", name, "default.toml"])
+        #expect(name == kind.name + ".toml")
+        #expect(
+            ProfileDirectoryMatch.candidates(for: pad, kind: kind)
+                == ["b43f9de35e24.toml", name] + (earlier.map { [$0] } ?? []) + ["default.toml"])
+    }
+
+    @Test func theKindsOwnFileComesBeforeTheEarlierName() {
+        #expect(ProfileDirectoryMatch.choose(among: ["xboxone.toml", "default.toml"], for: pad, kind: .xboxOne) == "xboxone.toml")
+        #expect(
+            ProfileDirectoryMatch.choose(among: ["xboxone.toml", "xbox-one.toml"], for: pad, kind: .xboxOne) == "xbox-one.toml")
     }
 }
