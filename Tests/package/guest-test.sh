@@ -72,7 +72,14 @@ else
     fail "tester is logged in on seat0" "$(loginctl list-sessions 2>&1)"
 fi
 wait_for 60 test -S "/run/user/$tester_uid/systemd/private" || true
-check "the logged-in user may use /dev/uinput and /dev/uhid without sudo (padbridge doctor)" as_tester padbridge doctor
+check "the logged-in user may use /dev/uinput without sudo, and doctor says how to opt in to /dev/uhid" bash -c "
+    out=\$(runuser -u tester -- env XDG_RUNTIME_DIR=/run/user/$tester_uid padbridge doctor 2>&1) || { echo \"\$out\"; exit 1; }
+    grep -q '^ok *  /dev/uinput: present and writable' <<<\"\$out\" && grep -q 'usermod -aG padbridge' <<<\"\$out\" ||
+        { echo \"\$out\"; exit 1; }"
+usermod -aG padbridge tester
+check "a user in the padbridge group may use /dev/uhid (padbridge doctor)" bash -c "
+    runuser -u tester -- padbridge doctor 2>&1 | grep -q '^ok *  /dev/uhid: present and writable'"
+gpasswd -d tester padbridge >/dev/null
 
 # -- the host: padbridge-serve as the padbridge user --------------------------------------------------------------
 systemctl start padbridge-serve
@@ -135,6 +142,22 @@ check "padbridge-remap says which profile the pad got ($pad_id.toml)" \
     bash -c "journalctl -o cat _UID=$tester_uid | grep -q 'remapped by $profiles/$pad_id.toml'"
 as_tester systemctl --user stop padbridge-remap
 
+# -- the hiding service: remap hides the pad it bridges from the user's other programs ----------------------------
+hide_before=$(systemd-analyze security --no-pager padbridge-hide.service 2>&1 | sed -n 's/.*Overall exposure level for padbridge-hide.service: *\([0-9.]*\) *\([A-Z]*\).*/\1 \2/p')
+echo "padbridge-test: systemd-analyze security padbridge-hide: $hide_before"
+check "systemd-analyze security padbridge-hide is OK or better ($hide_before)" bash -c "[[ '$hide_before' =~ (OK|SAFE)$ ]]"
+systemctl start padbridge-hide.socket
+check "padbridge-hide.socket listens" test -S /run/padbridge/hide.socket
+as_tester systemctl --user start padbridge-remap
+check "while padbridge-remap bridges a pad, padbridge-hide hides its node, and gives it back when remap stops" \
+    python3 pads.py hidden runuser -u tester -- env XDG_RUNTIME_DIR=/run/user/$tester_uid systemctl --user stop padbridge-remap
+check "padbridge-hide ran with CAP_CHOWN alone, other processes invisible to it" bash -c "
+    [[ \$(systemctl show -p CapabilityBoundingSet --value padbridge-hide.service) == cap_chown ]] &&
+    [[ \$(systemctl show -p ProtectProc --value padbridge-hide.service) == invisible ]] &&
+    [[ \$(systemctl show -p DevicePolicy --value padbridge-hide.service) == closed ]]"
+check "padbridge-hide's state files are root's alone (UMask 0077)" bash -c "
+    [[ \$(systemctl show -p UMask --value padbridge-hide.service) == 0077 ]]"
+
 # -- apt upgrade to a rebuilt package: keys kept, the service restarted, the pairing still works ------------------
 identity_before=$(sha256sum /var/lib/padbridge/identity)
 pid_before=$(main_pid)
@@ -150,9 +173,11 @@ check "after the upgrade the pairing still works: a forwarded pad's taps reach t
 as_tester systemctl --user stop padbridge-connect@127.0.0.1
 
 # -- remove keeps the keys, purge deletes them ---------------------------------------------------------------------
-check "apt remove stops the service and keeps /var/lib/padbridge" bash -c '
+check "apt remove stops the services and the hiding socket and keeps /var/lib/padbridge" bash -c '
+    systemctl start padbridge-hide.socket &&
     DEBIAN_FRONTEND=noninteractive apt-get remove -y -q padbridge && test -f /var/lib/padbridge/identity &&
-    ! systemctl is-active --quiet padbridge-serve'
+    ! systemctl is-active --quiet padbridge-serve && ! systemctl is-active --quiet padbridge-hide.socket &&
+    ! systemctl is-active --quiet padbridge-hide.service && ! test -e /run/padbridge/hide.socket'
 check "apt purge deletes /var/lib/padbridge" bash -c '
     DEBIAN_FRONTEND=noninteractive apt-get purge -y -q padbridge && ! test -e /var/lib/padbridge'
 

@@ -5,6 +5,9 @@
   pads.py forward KEY          plugs the stand-in in, waits for the virtual pad a padbridge bridge makes of it (a new
                                node whose phys starts with padbridge-output/), taps A on the stand-in and waits for KEY
                                (BTN_A, BTN_B, ...) pressed on that virtual pad; prints what it saw and unplugs it
+  pads.py hidden STOP...       plugs the stand-in in, waits for the virtual pad a bridge makes of it and for the
+                               stand-in's own node to be hidden (mode 0000, owner root: padbridge-hide), runs STOP (the
+                               command that ends the bridge), waits for the node to be given back, unplugs it
 
 The stand-in is a uinput pad with xpad's ids, keys and axes (what the kernel shows for a wired Xbox 360 pad); its phys
 is its own, so padbridge takes it for a physical pad. Exit status 0 when it saw what it waited for.
@@ -56,6 +59,42 @@ def print_id() -> None:
         fail("the stand-in never showed in `padbridge list --json`")
 
 
+def wait_for_virtual_pad(before: set, deadline: float) -> evdev.InputDevice:
+    while True:
+        for path in sorted(set(evdev.list_devices()) - before):
+            try:
+                device = evdev.InputDevice(path)
+            except OSError:
+                continue
+            if (device.phys or "").startswith("padbridge-output/"):
+                return device
+        if time.monotonic() > deadline:
+            fail("no padbridge virtual pad appeared for the stand-in")
+        time.sleep(0.1)
+
+
+def hidden(stop: list[str]) -> None:
+    import os
+    before = set(evdev.list_devices())
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    with stand_in() as pad:
+        node = pad.device.path
+        visible = os.stat(node)
+        target = wait_for_virtual_pad(before, deadline)
+        print(f"pads.py: virtual pad {target.path}; the stand-in is {node}, mode {visible.st_mode & 0o7777:o}", flush=True)
+        while (status := os.stat(node)).st_mode & 0o7777 != 0 or status.st_uid != 0:
+            if time.monotonic() > deadline:
+                fail(f"{node} not hidden: mode {status.st_mode & 0o7777:o}, owner {status.st_uid}:{status.st_gid}")
+            time.sleep(0.1)
+        print(f"pads.py: {node} is hidden (mode 0000, owner root) while the bridge runs", flush=True)
+        subprocess.run(stop, check=True, timeout=DEADLINE_SECONDS)
+        while (status := os.stat(node)).st_mode & 0o7777 != visible.st_mode & 0o7777 or status.st_gid != visible.st_gid:
+            if time.monotonic() > deadline:
+                fail(f"{node} not given back: mode {status.st_mode & 0o7777:o}, owner {status.st_uid}:{status.st_gid}")
+            time.sleep(0.1)
+        print(f"pads.py: {node} given back: mode {status.st_mode & 0o7777:o}, group {status.st_gid}", flush=True)
+
+
 def forward(key_name: str) -> None:
     key = e.ecodes[key_name]
     before = set(evdev.list_devices())
@@ -102,5 +141,7 @@ if __name__ == "__main__":
         print_id()
     elif len(sys.argv) == 3 and sys.argv[1] == "forward":
         forward(sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "hidden":
+        hidden(sys.argv[2:])
     else:
         fail(__doc__)
