@@ -291,7 +291,8 @@ int CPadLinux_openConnectedDatagramSocket(
     int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     int on = 1, off = 0;
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0) goto failed;
+    // SO_REUSEPORT, not SO_REUSEADDR: only sockets of the same user may share the port (another user's cannot bind it).
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0) goto failed;
     if (CPadLinux_enablePacketInfo(fd, family) != 0) goto failed;
     int bound;
     if (family == AF_INET6) {

@@ -324,14 +324,16 @@ public final class UDPSocket {
         }
     }
 
-    /// Lets sockets made by `init(connectedTo:sharingPortOf:local:)` share this socket's port. Set after binding,
-    /// so that binding still fails while another socket (a second `serve`) holds the port, and a second `serve`
-    /// still cannot bind it afterwards (it does not ask to share).
+    /// Lets sockets made by `init(connectedTo:sharingPortOf:local:)` share this socket's port: SO_REUSEPORT, which
+    /// Linux lets only sockets of the same user share (SO_REUSEADDR would let a process of any user bind the port
+    /// too and take the datagrams meant for this one). Set after binding, so that binding still fails while another
+    /// socket (a second `serve`) holds the port, and a second `serve` still cannot bind it afterwards (it does not
+    /// ask to share). A connected socket gets its peer's datagrams; this one the rest.
     public func allowConnectedSocketsOnItsPort() throws(LinkSocketError) {
         guard let descriptor else { return }
         var on: Int32 = 1
-        guard setsockopt(descriptor.rawValue, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
-        else { throw .socketFailed(operation: "setsockopt(SO_REUSEADDR)", errno: errno) }
+        guard setsockopt(descriptor.rawValue, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
+        else { throw .socketFailed(operation: "setsockopt(SO_REUSEPORT)", errno: errno) }
     }
 
     /// Sends one datagram; false when the kernel refused it now (the caller counts it as lost).

@@ -281,3 +281,52 @@ def test_every_tap_and_touch_arrive_through_an_outage(padbridge, tmp_path, names
     assert seen == [1, 0] * 20, seen
     touches = [e.value for e in read_available(virtual_touchpad, 1.0) if e.type == ecodes.EV_ABS and e.code == ecodes.ABS_MT_POSITION_X]
     assert touches, "the touch never arrived"
+
+
+def test_another_user_can_neither_bind_serves_port_nor_take_its_datagrams(padbridge, tmp_path):
+    """serve lets its clients' connected sockets share its port through SO_REUSEPORT, which Linux lets only sockets of
+    the same user share. With SO_REUSEADDR a process of any user could bind the port too, and take the handshakes,
+    frames and pairing datagrams meant for serve."""
+    from test_hiding import NOBODY, Child
+
+    serve, client = paired_host(padbridge, tmp_path)
+    physical, _, device = start_xbox(padbridge, "--name", "port-sharing source")
+    connection = connect(padbridge, client, device.path)
+    _, ready = attached(serve)
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+
+    def bind_the_port(report):
+        outcomes = {}
+        for address in ("0.0.0.0", "127.0.0.1"):
+            for option in ("SO_REUSEADDR", "SO_REUSEPORT"):
+                taker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                taker.setsockopt(socket.SOL_SOCKET, getattr(socket, option), 1)
+                try:
+                    taker.bind((address, PORT))
+                    outcomes[f"{address} {option}"] = "bound"
+                except OSError as error:
+                    outcomes[f"{address} {option}"] = error.strerror
+                finally:
+                    taker.close()
+        taker = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        taker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            taker.bind(("::", PORT))
+            outcomes[":: SO_REUSEPORT"] = "bound"
+        except OSError as error:
+            outcomes[":: SO_REUSEPORT"] = error.strerror
+        taker.close()
+        report(outcomes)
+
+    child = Child(NOBODY, bind_the_port)
+    try:
+        outcomes = child.next()
+    finally:
+        child.close()
+    assert all(outcome != "bound" for outcome in outcomes.values()), f"another user bound serve's port: {outcomes}"
+    # serve's own traffic goes on.
+    physical.button("a", True)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
+    physical.button("a", False)
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)])
+    assert connection.stop() == 0

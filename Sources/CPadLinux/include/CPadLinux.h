@@ -236,7 +236,7 @@ ssize_t CPadLinux_sendDatagram(
     const unsigned char *local, int localLength, int interfaceIndex);
 
 /// A non-blocking, close-on-exec UDP socket of `family` that shares `port` with the socket already bound there
-/// (both have SO_REUSEADDR), bound to `local` (`localLength` 4 or 16; an IPv4 address on an IPv6 socket as its
+/// (both have SO_REUSEPORT: sockets of one user only), bound to `local` (`localLength` 4 or 16; an IPv4 address on an IPv6 socket as its
 /// IPv4-mapped form; 0: every address) and connected to `to`: the kernel queues the datagrams `to` sends to that
 /// local address on this socket, apart from the shared one's queue. A link-local IPv6 `local` is bound on
 /// `interfaceIndex`. Returns the descriptor, or -1 and errno.
