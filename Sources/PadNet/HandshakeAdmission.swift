@@ -1,3 +1,4 @@
+import Glibc
 import Crypto
 import PadNoise
 
@@ -37,7 +38,8 @@ struct TokenBucket: Sendable {
 
 /// Which handshakes a host does public-key work for (WireGuard's load rule, in one thread): up to a burst, then a
 /// steady rate, whoever sends them; beyond that the host is under load, and only a sender that proved its address
-/// with a cookie (`AddressCookies`) gets the work, at a rate of its own per source (an IPv4 address, an IPv6 /64).
+/// with a cookie (`AddressCookies`) gets the work, at a rate of its own per source (`SourceGrouping`: an IPv4
+/// address; an IPv6 address on the host's own links, a /64 beyond them).
 /// So a flood, spoofed or not, costs the host at most the steady rate plus each real source's own, and a person
 /// asked for a cookie gets through after one more round trip. Pure (the time comes in).
 struct HandshakeAdmission: Sendable {
@@ -53,10 +55,20 @@ struct HandshakeAdmission: Sendable {
     let limits: Limits
     private var everyone: TokenBucket
     private var bySource: [[UInt8]: TokenBucket] = [:]
+    private var grouping: SourceGrouping
 
-    init(_ limits: Limits, atMicroseconds now: UInt64) {
+    init(
+        _ limits: Limits, atMicroseconds now: UInt64,
+        onLinkPrefixes: @escaping @Sendable () -> Set<[UInt8]> = SourceGrouping.interfacePrefixes
+    ) {
         self.limits = limits
         everyone = TokenBucket(capacity: limits.burst, perSecond: limits.perSecond, atMicroseconds: now)
+        grouping = SourceGrouping(onLinkPrefixes: onLinkPrefixes)
+    }
+
+    /// The source `address` counts as (its limit's key).
+    mutating func source(of address: SocketAddress, atMicroseconds now: UInt64) -> [UInt8] {
+        grouping.source(of: address, atMicroseconds: now)
     }
 
     /// Whether a handshake gets public-key work without proving its address (the host is not under load); takes
@@ -66,7 +78,7 @@ struct HandshakeAdmission: Sendable {
     /// Under load: whether a handshake from `source`, which proved its address, gets public-key work; takes the
     /// source's share if so.
     mutating func admitsProvenSource(_ source: SocketAddress, atMicroseconds now: UInt64) -> Bool {
-        let key = source.rateLimitedSource
+        let key = grouping.source(of: source, atMicroseconds: now)
         if bySource[key] == nil {
             if bySource.count >= limits.sourcesTracked { bySource = bySource.filter { !$0.value.isFull(atMicroseconds: now) } }
             guard bySource.count < limits.sourcesTracked else { return false }
@@ -132,16 +144,55 @@ struct AddressCookies: Sendable {
     }
 }
 
-extension SocketAddress {
-    /// The source a per-source limit counts: an IPv4 address (also when an IPv6 socket sees it as ::ffff:a.b.c.d),
-    /// or an IPv6 /64 (what one machine may hold whole).
-    var rateLimitedSource: [UInt8] {
-        let host = hostBytes
-        guard isIPv6, host.count == 16 else { return host }
+/// Which addresses one per-source limit counts together: an IPv4 address (also when an IPv6 socket sees it as
+/// ::ffff:a.b.c.d); an IPv6 address whole when it is link-local (every one is in fe80::/64) or in a /64 of the
+/// host's own links (the neighbours of one LAN share their SLAAC prefix); else its /64, what one machine beyond the
+/// link may hold whole. So a neighbour flooding from fe80::bad takes nothing from fe80::1234.
+struct SourceGrouping: Sendable {
+    private let onLinkPrefixes: @Sendable () -> Set<[UInt8]>
+    private var prefixes: Set<[UInt8]> = []
+    private var readMicroseconds: UInt64?
+    /// The host's prefixes are read again at most this often (addresses come and go).
+    static let prefixesLifetimeMicroseconds: UInt64 = 10_000_000
+
+    init(onLinkPrefixes: @escaping @Sendable () -> Set<[UInt8]>) { self.onLinkPrefixes = onLinkPrefixes }
+
+    mutating func source(of address: SocketAddress, atMicroseconds now: UInt64) -> [UInt8] {
+        let host = address.hostBytes
+        guard address.isIPv6, host.count == 16 else { return host }
         if host[0..<10].allSatisfy({ $0 == 0 }) && host[10] == 0xFF && host[11] == 0xFF { return Array(host[12..<16]) }
-        return Array(host[0..<8])
+        if host[0] == 0xFE && host[1] & 0xC0 == 0x80 { return host }  // fe80::/10, link-local
+        if readMicroseconds.map({ now >= $0 + Self.prefixesLifetimeMicroseconds || now < $0 }) ?? true {
+            prefixes = onLinkPrefixes()
+            readMicroseconds = now
+        }
+        let prefix = Array(host[0..<8])
+        return prefixes.contains(prefix) ? host : prefix
     }
 
+    /// The /64 prefixes of this host's global and unique-local IPv6 addresses (getifaddrs).
+    @Sendable static func interfacePrefixes() -> Set<[UInt8]> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var prefixes: Set<[UInt8]> = []
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET6) {
+                let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                    withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
+                }
+                if !(bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80) && !bytes[0..<15].allSatisfy({ $0 == 0 }) {
+                    prefixes.insert(Array(bytes[0..<8]))
+                }
+            }
+            entry = current.pointee.ifa_next
+        }
+        return prefixes
+    }
+}
+
+extension SocketAddress {
     /// What a cookie binds: the address and the port.
     var cookieInput: [UInt8] { [UInt8(truncatingIfNeeded: port >> 8), UInt8(truncatingIfNeeded: port)] + hostBytes }
 }

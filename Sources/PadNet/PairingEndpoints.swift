@@ -39,7 +39,8 @@ public struct PairingResponder {
     private var wrongTriesBySource: [[UInt8]: Int] = [:]
     /// At most this many exchanges at once; a first message beyond it is turned away (no exchange is evicted).
     static let pendingLimit = 64
-    /// At most this many from one source (an IPv4 address, an IPv6 /64): a new one replaces the source's oldest
+    /// At most this many from one source (`SourceGrouping`: an IPv4 address; an IPv6 address on the host's links, a /64
+    /// beyond them): a new one replaces the source's oldest
     /// (a person who runs `pair` again; a flooder churns only its own).
     static let pendingPerSource = 2
     /// New exchanges (each a key generation and two agreements): a burst of 8 and 2 a second from anyone, then
@@ -116,10 +117,9 @@ public struct PairingResponder {
         // An earlier exchange of this client's (another first message) gives way to this one, and so does the
         // oldest of its source's when the source holds its share: a source never evicts another's exchange.
         var others = pending.filter { $0.address != address }
-        let source = address.rateLimitedSource
-        if let oldest = others.firstIndex(where: { $0.address.rateLimitedSource == source }),
-            others.count(where: { $0.address.rateLimitedSource == source }) >= Self.pendingPerSource
-        {
+        let source = admission.source(of: address, atMicroseconds: now)
+        let sameSource = others.map { admission.source(of: $0.address, atMicroseconds: now) == source }
+        if let oldest = sameSource.firstIndex(of: true), sameSource.count(where: { $0 }) >= Self.pendingPerSource {
             others.remove(at: oldest)
         }
         guard others.count < Self.pendingLimit else {
