@@ -106,7 +106,8 @@ enum HostArgument {
 /// Which paired host `connect` forwards to, and where it tries first.
 struct ConnectTarget {
     var paired: PairedHost
-    /// Where the handshake goes first: the stored address, or where the LAN announces the paired key now.
+    /// Where the handshake goes first: the address given, else the stored address (where the LAN announces the
+    /// paired key is tried only after it, by `PairedHostFinder`).
     var first: LinkHostAddress
     /// Said before connecting (how the host was chosen), if anything.
     var note: String?
@@ -123,9 +124,6 @@ struct ConnectTarget {
                 + "`padbridge pair NAME CODE` with the code it shows (`padbridge hosts` lists the hosts announced on the LAN)"
         func pairedEntry(carrying host: AnnouncedHost) -> PairedHost? {
             host.fingerprint.flatMap { fingerprint in paired.first { $0.key.keyFingerprint == fingerprint } }
-        }
-        func announcedTarget(_ announced: AnnouncedHost, _ entry: PairedHost, note: String?) throws -> ConnectTarget {
-            ConnectTarget(paired: entry, first: try HostArgument.endpoint(announced), note: note)
         }
         func stored(_ entry: PairedHost, note: String?) throws -> ConnectTarget {
             ConnectTarget(paired: entry, first: try LinkHostAddress(entry.address, defaultPort: LinkCommandDefaults.port), note: note)
@@ -145,12 +143,21 @@ struct ConnectTarget {
                 return try stored(paired[0], note: "the one paired host, \"\(paired[0].name)\", at its stored address "
                     + "(not looking for it on the LAN: \(problem))")
             }
+            // Announcements are grouped by the paired key they carry: the fingerprint is public (it is in every
+            // announcement), so anyone may announce it under other names too; that is one paired host, tried at
+            // its stored address first (the announced ones only after, `PairedHostFinder`).
             let announcedPaired = hosts.filter { pairedEntry(carrying: $0) != nil }
-            if announcedPaired.count == 1, let entry = pairedEntry(carrying: announcedPaired[0]) {
-                return try announcedTarget(
-                    announcedPaired[0], entry, note: "the one paired host announced on the LAN: \"\(announcedPaired[0].name)\"")
+            var announcedEntries: [PairedHost] = []
+            for announced in announcedPaired {
+                if let entry = pairedEntry(carrying: announced), !announcedEntries.contains(where: { $0.key == entry.key }) {
+                    announcedEntries.append(entry)
+                }
             }
-            if announcedPaired.count > 1 {
+            if announcedEntries.count == 1 {
+                let entry = announcedEntries[0]
+                return try stored(entry, note: "the one paired host announced on the LAN: \"\(entry.name)\"")
+            }
+            if announcedEntries.count > 1 {
                 throw CommandFailure(
                     "several paired hosts are announced on the LAN; name one (`padbridge connect NAME`):"
                         + HostArgument.listing(announcedPaired, paired: paired))
@@ -194,7 +201,8 @@ struct ConnectTarget {
                     "not paired with \"\(announced.name)\" (announced on the LAN with host key "
                         + "\(announced.fingerprint?.description ?? "unreadable")): \(pairFirst)")
             }
-            return try announcedTarget(announced, entry, note: nil)
+            // Its stored address first: the announcement selects the paired host, never where to go before it.
+            return try stored(entry, note: nil)
         }
     }
 }

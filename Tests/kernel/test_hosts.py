@@ -286,6 +286,45 @@ def test_an_announcement_under_the_paired_name_with_another_key_is_never_connect
         publisher.wait(10)
 
 
+def test_announcements_forged_with_the_paired_key_never_keep_connect_from_its_host(padbridge, tmp_path,
+                                                                                   avahi_namespaces):
+    """The key's fingerprint is public (every announcement carries it): anyone may announce it, under other names,
+    at an address of theirs. connect takes them as one paired host and tries its stored address first."""
+    sides = avahi_namespaces
+    serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
+    (real,) = [h for h in hosts_json(sides["pbclient"], client_config, lambda hosts: any(h["paired"] for h in hosts))
+               if h["paired"]]
+    fingerprint = real["fingerprint"].removeprefix("SHA256:").replace("-", "").lower()
+    # Two forged announcements of the paired key, at the client side's own address, where no host answers.
+    forgers = [subprocess.Popen([*sides["pbclient"].wrapper, "avahi-publish", "-s", name, "_padbridge._udp", "48100",
+                                 "v=1", f"fp={fingerprint}", "pairing=closed"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for name in ("forged one", "forged two")]
+    try:
+        hosts_json(sides["pbclient"], client_config,
+                   lambda hosts: sum(1 for h in hosts if h["paired"]) == 3)
+        source = xpad_like_source("forged announcements source")
+        try:
+            client = padbridge(source.device.path, "--config-dir", str(client_config), command="connect",
+                               wrapper=sides["pbclient"].wrapper)
+            client.wait_stderr(lambda line: f"connected to {HOST_ADDRESS}:48100" in line,
+                               what="connect reaching the real host at its stored address")
+            _, ready = attached(serve)
+            virtual = evdev.InputDevice(ready["eventNodes"][0])
+            source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
+            source.syn()
+            expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
+            lines = [line for _, line in client.stderr]
+            assert not any("several paired hosts" in line for line in lines), lines
+            assert paired_hosts(client_config)[0].startswith(f"{HOST_ADDRESS}:48100 "), paired_hosts(client_config)
+        finally:
+            source.close()
+    finally:
+        for forger in forgers:
+            forger.send_signal(signal.SIGTERM)
+            forger.wait(10)
+
+
 def test_without_avahi_serve_keeps_serving_and_says_why_and_hosts_fails_with_the_fix(padbridge, tmp_path):
     links = joined_namespaces()
     next(links)
