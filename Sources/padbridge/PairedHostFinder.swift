@@ -23,11 +23,13 @@ final class PairedHostFinder {
     private(set) var paired: PairedHost
     private let socketIsIPv6: Bool
     private var trials: HostAddressTrials<SocketAddress>
-    /// What each address was announced as ("192.0.2.3:48100"), for paired-hosts.
+    /// What each address was announced as ("192.0.2.3:48100"), for paired-hosts: the first address and those of
+    /// the hosts announcing the key now (bounded by `PairedHostSightings`).
     private var endpoints: [SocketAddress: String]
+    private let first: (address: SocketAddress, text: String)
+    private var sightings: PairedHostSightings
     private var browser: AnnouncedHostBrowser?
     private var timer: LoopTimer?
-    private var reportedImpostors: Set<String> = []
     private var reportedUnavailable = false
     private var searching = false
     /// When the first address's trial ends (a DNS-SD problem is said then, if the host has not answered).
@@ -49,6 +51,8 @@ final class PairedHostFinder {
             stored: client.hostAddress, atMicroseconds: MonotonicInstant.now().microseconds,
             trialMicroseconds: Self.trialMicroseconds)
         endpoints = [client.hostAddress: first]
+        self.first = (client.hostAddress, first)
+        sightings = PairedHostSightings(fingerprint: paired.key.keyFingerprint, pairedName: paired.name)
         timer = try loop.makeTimer { [weak self] in self?.trialOver() }
         startSearching()
     }
@@ -90,12 +94,14 @@ final class PairedHostFinder {
     private func startSearching() {
         guard !searching else { return }
         searching = true
+        sightings.forgetHosts()
         firstTrialEnds = MonotonicInstant.now().microseconds + Self.trialMicroseconds
         rearm()
         do {
             browser = try AnnouncedHostBrowser(loop: loop, logger: logger) { [weak self] event in
                 switch event {
-                case .changed, .settled: self?.announcementsChanged()
+                case let .changed(change): self?.announcementsChanged(change)
+                case .settled: break
                 case let .unavailable(problem): self?.unavailable(problem)
                 }
             }
@@ -121,16 +127,17 @@ final class PairedHostFinder {
     /// Said only if the stored address does not answer in its time.
     private var pendingUnavailable: DNSSDUnavailable?
 
-    private func announcementsChanged() {
-        guard searching, let hosts = browser?.table.hosts else { return }
-        let fingerprint = paired.key.keyFingerprint
-        for impostor in hosts.named(paired.name, notCarrying: fingerprint) {
-            let id = "\(impostor.name) \(impostor.fingerprint?.description ?? "-")"
-            guard reportedImpostors.insert(id).inserted else { continue }
+    /// One announcement changed: only it is looked at.
+    private func announcementsChanged(_ change: AnnouncedHostTable.Change) {
+        guard searching else { return }
+        let outcome = sightings.apply(change)
+        if let impostor = outcome.impostor {
             output.write("padbridge: " + HostArgument.keyDiffers(impostor, paired: paired, store: store))
         }
+        guard outcome.carryingChanged else { return }
         var candidates: [SocketAddress] = []
-        for host in hosts.carrying(fingerprint) {
+        endpoints = [first.address: first.text]
+        for host in sightings.carrying {
             for address in host.addresses where (address.family == .ipv6) == socketIsIPv6 {
                 let text = address.endpoint(port: host.port)
                 guard let resolved = try? SocketAddress.resolve(text, defaultPort: host.port).first else { continue }

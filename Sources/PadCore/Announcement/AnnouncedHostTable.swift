@@ -91,16 +91,26 @@ public struct AnnouncedHostTable: Sendable {
         var serial: Int
     }
 
-    private var resolutions: [Instance: Resolution] = [:]
+    private struct HostKey: Hashable {
+        var name: String
+        var domain: String
+    }
+
+    /// Each host's sightings, and the host they make: a change touches its own host only (a flood of
+    /// announcements costs each one its own work, not a pass over all the others).
+    private var sightings: [HostKey: [Instance: Resolution]] = [:]
+    private var built: [HostKey: AnnouncedHost] = [:]
     private var serial = 0
 
     public init() {}
 
     /// Every host, sorted by name (then domain).
     public var hosts: [AnnouncedHost] {
-        Set(resolutions.keys.map { HostKey(name: $0.name, domain: $0.domain) }).compactMap(host)
-            .sorted { ($0.name.lowercased(), $0.name, $0.domain) < ($1.name.lowercased(), $1.name, $1.domain) }
+        built.values.sorted { ($0.name.lowercased(), $0.name, $0.domain) < ($1.name.lowercased(), $1.name, $1.domain) }
     }
+
+    /// How many hosts are announced.
+    public var count: Int { built.count }
 
     /// An instance resolved (again: a TXT change, a new address).
     @discardableResult
@@ -108,11 +118,12 @@ public struct AnnouncedHostTable: Sendable {
         _ instance: Instance, port: UInt16, address: AnnouncedAddress?, txt: [[UInt8]]
     ) -> Change? {
         let key = HostKey(name: instance.name, domain: instance.domain)
-        let before = host(key)
+        let before = built[key]
         serial += 1
         let record = Result { () throws(HostAnnouncementError) in try HostAnnouncementRecord(txt: txt) }
-        resolutions[instance] = Resolution(port: port, address: address, record: record, serial: serial)
-        guard let after = host(key) else { return nil }
+        sightings[key, default: [:]][instance] = Resolution(port: port, address: address, record: record, serial: serial)
+        let after = rebuild(key)
+        guard let after else { return nil }
         guard let before else { return .appeared(after) }
         return before == after ? nil : .changed(after)
     }
@@ -121,22 +132,22 @@ public struct AnnouncedHostTable: Sendable {
     @discardableResult
     public mutating func removed(_ instance: Instance) -> Change? {
         let key = HostKey(name: instance.name, domain: instance.domain)
-        guard let before = host(key), resolutions.removeValue(forKey: instance) != nil else { return nil }
-        guard let after = host(key) else { return .left(before) }
+        guard let before = built[key], sightings[key]?.removeValue(forKey: instance) != nil else { return nil }
+        guard let after = rebuild(key) else { return .left(before) }
         return before == after ? nil : .changed(after)
     }
 
-    private struct HostKey: Hashable {
-        var name: String
-        var domain: String
-    }
-
-    private func host(_ key: HostKey) -> AnnouncedHost? {
-        let sightings = resolutions.filter { $0.key.name == key.name && $0.key.domain == key.domain }.map(\.value)
-        guard let latest = sightings.max(by: { $0.serial < $1.serial }) else { return nil }
-        let addresses = Set(sightings.compactMap(\.address)).sorted()
-        return AnnouncedHost(
+    private mutating func rebuild(_ key: HostKey) -> AnnouncedHost? {
+        guard let seen = sightings[key], let latest = seen.values.max(by: { $0.serial < $1.serial }) else {
+            sightings[key] = nil
+            built[key] = nil
+            return nil
+        }
+        let addresses = Set(seen.values.compactMap(\.address)).sorted()
+        let host = AnnouncedHost(
             name: key.name, domain: key.domain, port: latest.port, addresses: addresses, record: latest.record)
+        built[key] = host
+        return host
     }
 }
 
