@@ -12,7 +12,8 @@
 //     and what decodes encodes to bytes that decode to the same value;
 //   * a DNS-SD announcement's TXT records (the bytes split at each 0 byte into records) give a record or throw
 //     HostAnnouncementError, and a record's own TXT strings read back the same; its service name decodes or throws
-//     AnnouncedServiceNameError, and a decoded name has no control characters (announcements are unauthenticated).
+//     AnnouncedServiceNameError, and a decoded name has no control or format (Cf) characters (announcements are
+//     unauthenticated); a name made publishable has none either.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func padCoreFuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -81,9 +82,14 @@ func checkAnnouncement(_ bytes: UnsafeRawBufferPointer) {
     } catch {
         _ = error.description
     }
+    precondition(
+        !AnnouncedServiceName.publishable(String(decoding: bytes, as: UTF8.self)).unicodeScalars.contains {
+            AnnouncedServiceName.isFormat($0) || AnnouncedServiceName.isControl($0)
+        }, "a published name has no control or format characters")
     do {
         let name = try AnnouncedServiceName.decode(Array(bytes))
         precondition(!name.unicodeScalars.contains { AnnouncedServiceName.isControl($0) }, "a shown name has no control characters")
+        precondition(!name.unicodeScalars.contains { AnnouncedServiceName.isFormat($0) }, "a shown name has no format characters")
         precondition(AnnouncedServiceName.publishable(name).utf8.count <= AnnouncedServiceName.maximumBytes, "publishable length")
     } catch {
         _ = error.description

@@ -87,7 +87,9 @@ public enum HostAnnouncementError: Error, Sendable, Hashable, CustomStringConver
 }
 
 /// A DNS-SD service instance name ("gaming-pc"): up to 63 bytes of UTF-8 (RFC 6763 4.1.1), shown to people, so
-/// control characters are refused (a name that moved the terminal's cursor would be an attack on the person).
+/// control characters are refused (a name that moved the terminal's cursor would be an attack on the person), and
+/// so are Unicode's format characters (category Cf: bidirectional overrides such as U+202E, zero-width joiners and
+/// spaces), with which a name can be made to look like another host's.
 public enum AnnouncedServiceName {
     public static let maximumBytes = 63
 
@@ -102,6 +104,7 @@ public enum AnnouncedServiceName {
             switch decoder.decode(&iterator) {
             case let .scalarValue(scalar):
                 guard !isControl(scalar) else { throw .controlCharacter }
+                guard !isFormat(scalar) else { throw .formatCharacter }
                 scalars.append(scalar)
             case .emptyInput: break decoding
             case .error: throw .notUTF8
@@ -113,8 +116,9 @@ public enum AnnouncedServiceName {
     /// `name` as a service name to announce: control characters become spaces, surrounding spaces go, cut to 63
     /// bytes at a character; "padbridge" if nothing is left.
     public static func publishable(_ name: String) -> String {
-        let cleaned = String(String.UnicodeScalarView(name.unicodeScalars.map { isControl($0) ? " " : $0 }))
-            .trimmingWhitespace
+        let cleaned = String(
+            String.UnicodeScalarView(name.unicodeScalars.filter { !isFormat($0) }.map { isControl($0) ? " " : $0 })
+        ).trimmingWhitespace
         var result = ""
         for character in cleaned {
             guard result.utf8.count + character.utf8.count <= maximumBytes else { break }
@@ -127,6 +131,9 @@ public enum AnnouncedServiceName {
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0)
     }
+
+    /// Unicode's general category Cf (format): invisible, or reorders what follows.
+    static func isFormat(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.generalCategory == .format }
 }
 
 /// Why an announced service name cannot be shown.
@@ -135,6 +142,7 @@ public enum AnnouncedServiceNameError: Error, Sendable, Hashable, CustomStringCo
     case tooLong(byteCount: Int)
     case notUTF8
     case controlCharacter
+    case formatCharacter
 
     public var description: String {
         switch self {
@@ -142,6 +150,7 @@ public enum AnnouncedServiceNameError: Error, Sendable, Hashable, CustomStringCo
         case let .tooLong(count): "a service name of \(count) bytes (at most \(AnnouncedServiceName.maximumBytes))"
         case .notUTF8: "a service name that is not UTF-8"
         case .controlCharacter: "a service name with control characters"
+        case .formatCharacter: "a service name with invisible or reordering characters (Unicode format, Cf)"
         }
     }
 }

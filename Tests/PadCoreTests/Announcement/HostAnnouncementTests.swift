@@ -96,6 +96,15 @@ import Testing
         #expect(throws: AnnouncedServiceNameError.controlCharacter) { try AnnouncedServiceName.decode([0x61, 0x7F]) }
     }
 
+    /// A right-to-left override or a zero-width character makes one name look like another in a table of hosts.
+    @Test(arguments: ["\u{202E}cp-gnimag", "gaming\u{200B}-pc", "gaming-pc\u{2066}", "\u{FEFF}gaming-pc", "gam\u{00AD}ing"])
+    func namesWithFormatCharactersAreRefusedAndNeverPublished(name: String) {
+        #expect(throws: AnnouncedServiceNameError.formatCharacter) { try AnnouncedServiceName.decode(Array(name.utf8)) }
+        let published = AnnouncedServiceName.publishable(name)
+        #expect(!published.unicodeScalars.contains { $0.properties.generalCategory == .format }, "\(published)")
+        #expect((try? AnnouncedServiceName.decode(Array(published.utf8))) == published)
+    }
+
     @Test func anyBytesDecodeToANameOrATypedError() {
         var random = SplitMix64(seed: 21)
         for _ in 0..<5_000 {
