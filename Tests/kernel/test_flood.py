@@ -27,7 +27,7 @@ from test_forward import HOST_ADDRESS, PORT, attached, namespaces, paired_across
 from test_link_corrections import _Namespace, in_client, udp_counters
 
 FLOOD_NAMESPACE, FLOOD_ADDRESS, FLOOD_GATEWAY = "pbflood", "198.51.100.1", "198.51.100.2"  # TEST-NET-2
-LINK_JUNK_PER_SECOND, PAIRING_FLOOD_PER_SECOND = 5000, 1000
+LINK_JUNK_PER_SECOND, PAIRING_FLOOD_PER_SECOND, VALID_MAC1_PER_SECOND = 5000, 1000, 500
 EVIOCSCLOCKID = 0x400445A0
 
 
@@ -99,6 +99,37 @@ def captured_pairing_first_message(tmp_path) -> bytes:
         catcher.close()
     assert first[0] == 0x50 and len(first) >= 192, first.hex()
     return first
+
+
+def captured_unpaired_initiation(tmp_path, client_config) -> bytes:
+    """A session initiation as `padbridge connect` sends it, made for the host's key (so its mac1 is valid) by a key
+    the host never paired: the host's public key is not secret (anyone who starts a pairing exchange while a window
+    is open reads it, and revoked clients keep it), so anyone may make these."""
+    (line,) = [line for line in (client_config / "paired-hosts").read_text().splitlines()
+               if line and not line.startswith("#")]
+    _, key, *name = line.split()
+    flooder = tmp_path / "flooder-link"
+    flooder.mkdir(mode=0o700)
+    with _Namespace(FLOOD_NAMESPACE):
+        catcher = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        catcher.bind((FLOOD_ADDRESS, 0))
+        catcher.settimeout(DEADLINE)
+        address = f"{FLOOD_ADDRESS}:{catcher.getsockname()[1]}"
+        hosts = flooder / "paired-hosts"
+        hosts.write_text(f"{address} {key} {' '.join(name)}\n")
+        hosts.chmod(0o600)
+        connect = subprocess.Popen(["ip", "netns", "exec", FLOOD_NAMESPACE, padbridge_binary(), "connect", address,
+                                    "--config-dir", str(flooder)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            initiation, _ = catcher.recvfrom(2048)
+        finally:
+            connect.kill()
+            _, err = connect.communicate()
+    finally:
+        catcher.close()
+    assert initiation[0] == 0x01 and len(initiation) == 173, f"{initiation.hex()} {err!r}"
+    return initiation
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -181,9 +212,14 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         code = re.search(r"pairing code (\S+)", opened.stderr).group(1)
         serve.wait_stderr(lambda line: "pairing window open" in line, since=mark, what="the new pairing window")
 
+        initiation = tmp_path / "unpaired-initiation"
+        initiation.write_bytes(captured_unpaired_initiation(tmp_path, client_config))
         udp_before = udp_counters(serve_pid)
         floods.append(Flood(datagram_flood, LINK_JUNK_PER_SECOND, 16, "random:01:109", "random:01:173"))
         floods.append(Flood(datagram_flood, PAIRING_FLOOD_PER_SECOND, 256, f"file:{first_message}"))
+        # Initiations with a valid mac1 from a machine that knows the host's key: each costs public-key work within
+        # the admission budget, then a cookie reply; a paired client's taps go on.
+        floods.append(Flood(datagram_flood, VALID_MAC1_PER_SECOND, 16, f"file:{initiation}"))
         serve.wait_stderr(lambda line: "dropped" in line and "handshake" in line, since=mark,
                           what="the host dropping the junk handshakes")
         pairing = subprocess.Popen(in_client(padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}", code, "--name",
@@ -207,6 +243,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
 
         report = (f"quiet link: {summary(quiet)} (100 edges), serve {quiet_cpu:.0f} ms CPU/s; "
                   f"flood of {rates[0]:.0f} junk initiations/s + {rates[1]:.0f} pairing first messages/s "
+                  f"+ {rates[2]:.0f} valid-mac1 initiations of an unpaired key/s "
                   f"({received} delivered to the host's sockets, {dropped_by_kernel} dropped at its full receive "
                   f"buffer during the taps): "
                   + (summary(flooded) if flooded else "nothing") + f" ({len(flooded)} of 400 edges), "
