@@ -6,8 +6,10 @@ public import PadLinux
 /// `AvahiLoopPoll`. What announces or browses holds one and is told its state.
 ///
 /// With `waitForDaemon` (a host that keeps serving) it is made even when avahi-daemon is not running, waits for it,
-/// and comes back by itself when the daemon restarts (Avahi's `AVAHI_CLIENT_NO_FAIL`); without it (`hosts`, a
-/// command that wants an answer now), a daemon that is not there is an error at once.
+/// and comes back by itself when the daemon restarts (Avahi's `AVAHI_CLIENT_NO_FAIL`); when the D-Bus system bus
+/// itself is not there (not started yet, or restarting), which `NO_FAIL` does not cover, it tries again on a timer
+/// (2 s, doubling to 30 s). Without it (`hosts`, a command that wants an answer now), a daemon that is not there is
+/// an error at once.
 ///
 /// Avahi's calls into the daemon (making a browser or a group, committing it) are D-Bus round trips that block
 /// the calling thread until the daemon answers; they happen when a command starts, when a host's announcement
@@ -34,6 +36,8 @@ final class DNSSDConnection {
     /// Told every state change. On `.failed` every object made with `client` must be freed before it returns.
     var onState: ((State) -> Void)?
     private var closed = false
+    private var retry: LoopDeadline?
+    private var retryDelayMilliseconds: UInt64 = 0
 
     init(loop: DeviceEventLoop, waitForDaemon: Bool, logger: Logger) throws(DNSSDUnavailable) {
         library = try AvahiLibrary.shared.get()
@@ -41,7 +45,33 @@ final class DNSSDConnection {
         self.logger = logger
         self.waitForDaemon = waitForDaemon
         poll = AvahiLoopPoll(loop: loop, logger: logger)
-        try connect()
+        do {
+            try connect()
+        } catch where waitForDaemon {
+            state = .failed(error)
+            scheduleRetry()
+        }
+    }
+
+    /// No client could be made (no system bus): tried again later, as long as this connection is wanted.
+    private func scheduleRetry() {
+        guard waitForDaemon, !closed else { return }
+        retryDelayMilliseconds = min(max(2_000, retryDelayMilliseconds * 2), 30_000)
+        logger.debug("no connection to avahi-daemon; trying again in \(retryDelayMilliseconds) ms")
+        retry = try? loop.deadline(afterMilliseconds: retryDelayMilliseconds) { [weak self] in
+            guard let self, !self.closed, case .failed = self.state else { return }
+            self.retry = nil
+            if let old = self.client { self.library.functions.avahi_client_free(old) }
+            self.client = nil
+            do throws(DNSSDUnavailable) {
+                try self.connect()
+                self.retryDelayMilliseconds = 0
+                self.onState?(self.state)
+            } catch {
+                self.state = .failed(error)
+                self.scheduleRetry()
+            }
+        }
     }
 
     private func connect() throws(DNSSDUnavailable) {
@@ -101,8 +131,10 @@ final class DNSSDConnection {
                 try self.connect()
                 self.onState?(self.state)
             } catch {
+                // No system bus (restarting, or gone): the client itself cannot be made; tried again on a timer.
                 self.state = .failed(error)
                 self.onState?(self.state)
+                self.scheduleRetry()
             }
         }
     }
@@ -111,6 +143,8 @@ final class DNSSDConnection {
     /// client first. Idempotent.
     func close() {
         closed = true
+        retry?.cancel()
+        retry = nil
         if let client { library.functions.avahi_client_free(client) }
         client = nil
     }

@@ -256,7 +256,7 @@ struct ServeCommand: ParsableCommand {
         }
 
         // The announcement on the LAN (DNS-SD through avahi-daemon), its TXT records following the pairing window.
-        var announcer: HostAnnouncer?
+        var announcer: HostAnnouncementThread?
         defer { announcer?.close() }
         func announcedRecord() -> HostAnnouncementRecord {
             let open = pairing.window?.admits(atMicroseconds: MonotonicInstant.now().microseconds) == .open
@@ -276,7 +276,7 @@ struct ServeCommand: ParsableCommand {
         } else {
             var lastProblem: DNSSDUnavailable?
             do {
-                announcer = try HostAnnouncer(
+                announcer = try HostAnnouncementThread(
                     name: hostName, port: socket.localAddress.port, record: announcedRecord(), loop: loop, logger: logger
                 ) { event in
                     switch event {

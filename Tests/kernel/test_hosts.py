@@ -36,10 +36,16 @@ class AvahiSide:
 
     def __init__(self, namespace: str, directory):
         self.namespace = namespace
+        self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self.bus = f"unix:path={directory}/bus"
         self.env = ("env", f"DBUS_SYSTEM_BUS_ADDRESS={self.bus}")
         self.wrapper = (*self.env, "ip", "netns", "exec", namespace)
+        self.start()
+
+    def start(self):
+        namespace, directory = self.namespace, self.directory
+        (directory / "bus").unlink(missing_ok=True)   # a bus stopped before left its socket file
         # Debian's system.conf gives the bus its policy (Avahi's included); --address moves only its socket.
         # It prints its address once it listens there (--print-address): that line is what is waited for.
         self.dbus = subprocess.Popen(["ip", "netns", "exec", namespace, "dbus-daemon", "--system", "--nofork",
@@ -323,6 +329,64 @@ def test_announcements_forged_with_the_paired_key_never_keep_connect_from_its_ho
         for forger in forgers:
             forger.send_signal(signal.SIGTERM)
             forger.wait(10)
+
+
+def tap(source, virtual, timeout: float = DEADLINE):
+    source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
+    source.syn()
+    source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
+    source.syn()
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)], timeout=timeout)
+
+
+def test_frames_keep_flowing_while_avahi_daemon_is_stuck_and_the_announcement_changes(padbridge, tmp_path,
+                                                                                      avahi_namespaces):
+    """Avahi's calls are D-Bus round trips that wait for avahi-daemon (up to libdbus's 25 s): serve makes them on a
+    thread of its own, so a stuck daemon (or a rival forcing renames) never holds the loop that forwards pads."""
+    sides = avahi_namespaces
+    serve, host_config, client_config = pair_by_name(padbridge, sides, tmp_path)
+    source = xpad_like_source("stuck avahi source")
+    try:
+        client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
+                           wrapper=sides["pbclient"].wrapper)
+        client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        tap(source, virtual)
+        sides["pbhost"].avahi.send_signal(signal.SIGSTOP)   # avahi-daemon answers nothing now
+        try:
+            # The pairing window opens: the announcement's TXT records change, a call that waits for the daemon.
+            opened = subprocess.run([padbridge_binary(), "pairing-window", "--config-dir", str(host_config)],
+                                    capture_output=True, text=True, timeout=DEADLINE)
+            assert opened.returncode == 0, opened.stderr
+            serve.wait_stderr(lambda line: "asked for by padbridge pairing-window" in line, what="the window opened")
+            started = time.monotonic()
+            for _ in range(5):
+                tap(source, virtual, timeout=5)
+            seconds = time.monotonic() - started
+            print(f"5 taps through the link in {seconds * 1000:.0f} ms while avahi-daemon was stopped")
+        finally:
+            sides["pbhost"].avahi.send_signal(signal.SIGCONT)
+        assert client.stop() == 0
+    finally:
+        source.close()
+
+
+def test_serve_announces_again_after_the_system_bus_restarts(padbridge, tmp_path, avahi_namespaces):
+    """Avahi's NO_FAIL client covers a daemon that goes away, not a missing bus: serve tries again on a timer."""
+    sides = avahi_namespaces
+    host = sides["pbhost"]
+    serve = serve_announced(padbridge, host, tmp_path / "host")
+    mark = len(serve.stderr)
+    host.stop()   # avahi-daemon and the namespace's dbus-daemon
+    serve.wait_stderr(lambda line: "not announced on the LAN" in line, since=mark, what="serve saying it is not announced")
+    mark = len(serve.stderr)
+    host.start()
+    serve.wait_stderr(lambda line: f'announced on the LAN as "{NAME}"' in line, since=mark, timeout=60,
+                      what="serve announced again once the bus and the daemon are back")
+    hosts = hosts_json(sides["pbclient"], tmp_path / "client", lambda hosts: any(h["name"] == NAME for h in hosts))
+    assert any(h["name"] == NAME for h in hosts), hosts
+    assert serve.proc.poll() is None
 
 
 def test_without_avahi_serve_keeps_serving_and_says_why_and_hosts_fails_with_the_fix(padbridge, tmp_path):

@@ -88,7 +88,7 @@ public final class LoopOffThreadWork {
 }
 
 /// A detached POSIX thread running one closure.
-private enum OffThread {
+enum OffThread {
     /// Returns 0, or pthread_create's error number.
     static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
         let context = Unmanaged.passRetained(Context(body)).toOpaque()
