@@ -143,14 +143,25 @@ check "padbridge-remap says which profile the pad got ($pad_id.toml)" \
 as_tester systemctl --user stop padbridge-remap
 
 # -- the hiding service: remap hides the pad it bridges from the user's other programs ----------------------------
+# What the hiding service and remap said (shown when a check of this section fails).
+hiding_journal() {
+    journalctl --no-pager -o cat -u padbridge-hide.service -u padbridge-hide.socket | tail -n 20
+    systemctl status --no-pager padbridge-hide.service padbridge-hide.socket 2>&1 | tail -n 12
+    user_journal padbridge-remap.service | grep -Ei 'hid|hiding' | tail -n 10
+}
 hide_before=$(systemd-analyze security --no-pager padbridge-hide.service 2>&1 | sed -n 's/.*Overall exposure level for padbridge-hide.service: *\([0-9.]*\) *\([A-Z]*\).*/\1 \2/p')
 echo "padbridge-test: systemd-analyze security padbridge-hide: $hide_before"
 check "systemd-analyze security padbridge-hide is OK or better ($hide_before)" bash -c "[[ '$hide_before' =~ (OK|SAFE)$ ]]"
 systemctl start padbridge-hide.socket
 check "padbridge-hide.socket listens" test -S /run/padbridge/hide.socket
 as_tester systemctl --user start padbridge-remap
-check "while padbridge-remap bridges a pad, padbridge-hide hides its node, and gives it back when remap stops" \
-    python3 pads.py hidden runuser -u tester -- env XDG_RUNTIME_DIR=/run/user/$tester_uid systemctl --user stop padbridge-remap
+name="while padbridge-remap bridges a pad, padbridge-hide hides its node, and gives it back when remap stops"
+if output=$(python3 pads.py hidden runuser -u tester -- env XDG_RUNTIME_DIR=/run/user/$tester_uid systemctl --user stop padbridge-remap 2>&1); then
+    ok "$name"
+else
+    fail "$name" "$(tail -n 10 <<<"$output"; hiding_journal)"
+fi
+as_tester systemctl --user stop padbridge-remap   # (stopped already when the check passed)
 check "padbridge-hide ran with CAP_CHOWN alone, other processes invisible to it" bash -c "
     [[ \$(systemctl show -p CapabilityBoundingSet --value padbridge-hide.service) == cap_chown ]] &&
     [[ \$(systemctl show -p ProtectProc --value padbridge-hide.service) == invisible ]] &&

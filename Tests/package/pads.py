@@ -100,19 +100,7 @@ def forward(key_name: str) -> None:
     before = set(evdev.list_devices())
     deadline = time.monotonic() + DEADLINE_SECONDS
     with stand_in() as pad:
-        target = None
-        while target is None:
-            for path in sorted(set(evdev.list_devices()) - before):
-                try:
-                    device = evdev.InputDevice(path)
-                except OSError:
-                    continue
-                if (device.phys or "").startswith("padbridge-output/"):
-                    target = device
-            if target is None:
-                if time.monotonic() > deadline:
-                    fail("no padbridge virtual pad appeared for the stand-in")
-                time.sleep(0.1)
+        target = wait_for_virtual_pad(before, deadline)
         print(f"pads.py: virtual pad {target.path} ({target.name}, phys {target.phys})", flush=True)
         while time.monotonic() < deadline:
             pad.write(e.EV_KEY, e.BTN_A, 1)
