@@ -313,29 +313,42 @@ def test_a_node_is_hidden_only_through_a_readable_descriptor_of_it(padbridge):
     assert service.stop() == 0
 
 
-def test_a_keyboard_is_never_hidden_even_for_a_client_that_reads_it(padbridge):
+def test_a_keyboard_or_anything_else_but_a_pad_is_never_hidden_even_for_a_client_that_reads_it(padbridge):
+    """A keyboard is refused; so is a virtual device that is not a pad (an accelerometer here) while a virtual pad
+    exists: uinput devices all hang under /sys/devices/virtual/input, and are not one device's nodes."""
+    pad, _, _ = start_xbox(padbridge, "--name", "a virtual pad beside them")
     keyboard = evdev.UInput({evdev.ecodes.EV_KEY: list(range(1, 120))}, name="padbridge test keyboard")
+    axis = evdev.AbsInfo(value=0, min=-32768, max=32767, fuzz=0, flat=0, resolution=0)
+    sensor = evdev.UInput({evdev.ecodes.EV_ABS: [(code, axis) for code in range(6)]}, name="padbridge test sensor",
+                          input_props=[evdev.ecodes.INPUT_PROP_ACCELEROMETER])
     try:
-        node = keyboard.device.path
-        settle()  # udev has given it its group
-        grant(node)
-        before = node_state(node)
+        nodes = {"keyboard": keyboard.device.path, "not a game controller": sensor.device.path}
+        settle()  # udev has given them their group
+        before = {}
+        for node in nodes.values():
+            grant(node)
+            before[node] = node_state(node)
         service = start_service(padbridge)
 
-        def hide_keyboard(report):
-            held = os.open(node, os.O_RDONLY | os.O_NONBLOCK)
-            report({"replies": HidingClient().ask(f"hide {node}", [held])})
+        def hide_them(report):
+            replies = {}
+            for node in nodes.values():
+                held = os.open(node, os.O_RDONLY | os.O_NONBLOCK)
+                (replies[node],) = HidingClient().ask(f"hide {node}", [held])
+            report({"replies": replies})
 
-        child = Child(NOBODY, hide_keyboard)
+        child = Child(NOBODY, hide_them)
         try:
-            (reply,) = child.next()["replies"]
+            replies = child.next()["replies"]
         finally:
             child.close()
-        assert reply.startswith(f"refused {node} ") and "keyboard" in reply, reply
-        assert node_state(node) == before
+        for reason, node in nodes.items():
+            assert replies[node].startswith(f"refused {node} ") and reason in replies[node], replies
+            assert node_state(node) == before[node]
         assert service.stop() == 0
     finally:
         keyboard.close()
+        sensor.close()
 
 
 def test_one_user_cannot_lock_the_others_out_and_idle_clients_are_closed(padbridge):

@@ -144,10 +144,12 @@ as_tester systemctl --user stop padbridge-remap
 
 # -- the hiding service: remap hides the pad it bridges from the user's other programs ----------------------------
 # What the hiding service and remap said (shown when a check of this section fails).
+# (Each line marked, so that the host, which keeps only the console's padbridge-test lines, shows it.)
 hiding_journal() {
-    journalctl --no-pager -o cat -u padbridge-hide.service -u padbridge-hide.socket | tail -n 20
-    systemctl status --no-pager padbridge-hide.service padbridge-hide.socket 2>&1 | tail -n 12
-    user_journal padbridge-remap.service | grep -Ei 'hid|hiding' | tail -n 10
+    {
+        journalctl --no-pager -o short -u padbridge-hide.service | tail -n 25
+        user_journal padbridge-remap.service | grep -Ei 'hid|hiding' | tail -n 10
+    } | sed 's/^/padbridge-test: log: /'
 }
 hide_before=$(systemd-analyze security --no-pager padbridge-hide.service 2>&1 | sed -n 's/.*Overall exposure level for padbridge-hide.service: *\([0-9.]*\) *\([A-Z]*\).*/\1 \2/p')
 echo "padbridge-test: systemd-analyze security padbridge-hide: $hide_before"

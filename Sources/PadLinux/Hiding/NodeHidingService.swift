@@ -433,7 +433,11 @@ public final class NodeHidingService {
             let own = capabilities(ofInputDevice: input)
             let parts = input.split(separator: "/", omittingEmptySubsequences: false)
             var siblings: [InputDeviceCapabilities] = []
-            if parts.count > 2, parts[parts.count - 2] == "input" {
+            // Siblings share a real parent device (a HID device, a USB interface). uinput devices all hang under
+            // /sys/devices/virtual/input: each stands alone there.
+            if parts.count > 2, parts[parts.count - 2] == "input",
+                parts.dropLast().joined(separator: "/") != "/sys/devices/virtual/input"
+            {
                 let directory = parts.dropLast().joined(separator: "/")
                 for name in SysfsInputDevices.directoryEntries(directory)
                 where name.hasPrefix("input") && "\(directory)/\(name)" != input {
