@@ -101,7 +101,7 @@ def captured_pairing_first_message(tmp_path) -> bytes:
     return first
 
 
-def captured_unpaired_initiation(tmp_path, client_config) -> bytes:
+def captured_unpaired_initiation(tmp_path, client_config, pad: str) -> bytes:
     """A session initiation as `padbridge connect` sends it, made for the host's key (so its mac1 is valid) by a key
     the host never paired: the host's public key is not secret (anyone who starts a pairing exchange while a window
     is open reads it, and revoked clients keep it), so anyone may make these."""
@@ -114,18 +114,23 @@ def captured_unpaired_initiation(tmp_path, client_config) -> bytes:
         catcher = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         catcher.bind((FLOOD_ADDRESS, 0))
-        catcher.settimeout(DEADLINE)
+        catcher.settimeout(2 * DEADLINE)
         address = f"{FLOOD_ADDRESS}:{catcher.getsockname()[1]}"
         hosts = flooder / "paired-hosts"
         hosts.write_text(f"{address} {key} {' '.join(name)}\n")
         hosts.chmod(0o600)
-        connect = subprocess.Popen(["ip", "netns", "exec", FLOOD_NAMESPACE, padbridge_binary(), "connect", address,
-                                    "--config-dir", str(flooder)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # The test's own pad, read without a grab (the test's client holds it grabbed): connect starts its handshake
+        # once its pad is open.
+        connect = subprocess.Popen(["ip", "netns", "exec", FLOOD_NAMESPACE, padbridge_binary(), "connect", address, pad,
+                                    "--no-grab", "--config-dir", str(flooder)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             initiation, _ = catcher.recvfrom(2048)
-        finally:
+        except TimeoutError:
             connect.kill()
-            _, err = connect.communicate()
+            raise AssertionError(f"connect sent no initiation: {connect.communicate()[1]}")
+        connect.kill()
+        _, err = connect.communicate()
     finally:
         catcher.close()
     assert initiation[0] == 0x01 and len(initiation) == 173, f"{initiation.hex()} {err!r}"
@@ -213,7 +218,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         serve.wait_stderr(lambda line: "pairing window open" in line, since=mark, what="the new pairing window")
 
         initiation = tmp_path / "unpaired-initiation"
-        initiation.write_bytes(captured_unpaired_initiation(tmp_path, client_config))
+        initiation.write_bytes(captured_unpaired_initiation(tmp_path, client_config, source.device.path))
         udp_before = udp_counters(serve_pid)
         floods.append(Flood(datagram_flood, LINK_JUNK_PER_SECOND, 16, "random:01:109", "random:01:173"))
         floods.append(Flood(datagram_flood, PAIRING_FLOOD_PER_SECOND, 256, f"file:{first_message}"))

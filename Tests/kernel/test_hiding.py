@@ -36,7 +36,15 @@ PER_USER = 8  # NodeHiding.maximumConnectionsPerUser
 
 
 def udevadm(*arguments: str):
-    subprocess.run(["udevadm", *arguments], check=True, timeout=DEADLINE, capture_output=True)
+    """udevadm, once more after udevd's queue settled when its control socket turned the request away (udevd takes
+    no control message while it is busy: "Failed to send reload request: Resource temporarily unavailable")."""
+    for attempt in range(5):
+        result = subprocess.run(["udevadm", *arguments], timeout=DEADLINE, capture_output=True, text=True)
+        if result.returncode == 0:
+            return
+        if arguments[0] != "control" or attempt == 4:
+            raise AssertionError(f"udevadm {' '.join(arguments)}: {result.stderr}")
+        subprocess.run(["udevadm", "settle", f"--timeout={int(DEADLINE)}"], timeout=DEADLINE + 5, capture_output=True)
 
 
 def settle():
@@ -164,6 +172,30 @@ def test_remap_hides_the_pad_from_sdl_and_gives_it_back(padbridge, logged_in_nob
         assert NOBODY in acl_users(path), f"{path}: no ACL for the seat's user after it was given back"
     after = sdl_controllers()
     assert [c["path"] for c in after] == [ready["hidraw"]], f"SDL, after remap ended by {ending}: {after}"
+
+
+def test_remap_all_keeps_the_pad_it_bridges_hidden(padbridge, logged_in_nobody):
+    """remap --all (the user unit's way) lists the pads again after every hotplug burst, and hiding a node makes
+    udev process it again: the bridged pad must stay hidden, not be taken for gone and come back (visible)."""
+    stand_in, ready, stand_in_nodes = start_stand_in(padbridge, "hidden-all")
+    service = start_service(padbridge)
+    remap = padbridge("--all", "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
+    remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
+    for path in stand_in_nodes:
+        service.wait_stderr(lambda line: f"udev sees {path} hidden" in line, what=f"udev's refresh of {path}")
+    # remap lists the pads again after each hotplug burst (udev's change events for the hidden nodes make one): a
+    # pad plugged in now is bridged by a listing that comes after those, so by then remap has seen them all.
+    udevadm("trigger", "--action=change", f"/sys/class/hidraw/{os.path.basename(ready['hidraw'])}")
+    settle()
+    other, _, other_device = start_xbox(padbridge, "--name", "hidden-all second pad")
+    remap.wait_stderr(lambda line: "too (plugged in)" in line and "hidden-all second pad" in line,
+                      what="remap bridging the pad plugged in later")
+    for path in stand_in_nodes:
+        assert_hidden(path)
+    said = [line for _, line in remap.stderr]
+    assert not any("went away" in line or "visible" in line for line in said), said
+    assert not any("gave back" in line for _, line in service.stderr), service.describe()
+    assert remap.stop() == 0
 
 
 class HidingClient:

@@ -79,7 +79,12 @@ def hidden(stop: list[str]) -> None:
     deadline = time.monotonic() + DEADLINE_SECONDS
     with stand_in() as pad:
         node = pad.device.path
+        # What udev made of the node (its group and mode come after the node itself): what is to be given back. The
+        # bridge takes the pad only after the hotplug burst has settled and the pads were listed, well after this.
+        subprocess.run(["udevadm", "settle"], check=False, timeout=DEADLINE_SECONDS)
         visible = os.stat(node)
+        if visible.st_mode & 0o7777 == 0:
+            fail(f"{node} was hidden before udev settled: nothing to compare the give-back with")
         target = wait_for_virtual_pad(before, deadline)
         print(f"pads.py: virtual pad {target.path}; the stand-in is {node}, mode {visible.st_mode & 0o7777:o}", flush=True)
         while (status := os.stat(node)).st_mode & 0o7777 != 0 or status.st_uid != 0:
