@@ -217,14 +217,9 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         code = re.search(r"pairing code (\S+)", opened.stderr).group(1)
         serve.wait_stderr(lambda line: "pairing window open" in line, since=mark, what="the new pairing window")
 
-        initiation = tmp_path / "unpaired-initiation"
-        initiation.write_bytes(captured_unpaired_initiation(tmp_path, client_config, source.device.path))
         udp_before = udp_counters(serve_pid)
         floods.append(Flood(datagram_flood, LINK_JUNK_PER_SECOND, 16, "random:01:109", "random:01:173"))
         floods.append(Flood(datagram_flood, PAIRING_FLOOD_PER_SECOND, 256, f"file:{first_message}"))
-        # Initiations with a valid mac1 from a machine that knows the host's key: each costs public-key work within
-        # the admission budget, then a cookie reply; a paired client's taps go on.
-        floods.append(Flood(datagram_flood, VALID_MAC1_PER_SECOND, 16, f"file:{initiation}"))
         serve.wait_stderr(lambda line: "dropped" in line and "handshake" in line, since=mark,
                           what="the host dropping the junk handshakes")
         pairing = subprocess.Popen(in_client(padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}", code, "--name",
@@ -248,7 +243,6 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
 
         report = (f"quiet link: {summary(quiet)} (100 edges), serve {quiet_cpu:.0f} ms CPU/s; "
                   f"flood of {rates[0]:.0f} junk initiations/s + {rates[1]:.0f} pairing first messages/s "
-                  f"+ {rates[2]:.0f} valid-mac1 initiations of an unpaired key/s "
                   f"({received} delivered to the host's sockets, {dropped_by_kernel} dropped at its full receive "
                   f"buffer during the taps): "
                   + (summary(flooded) if flooded else "nothing") + f" ({len(flooded)} of 400 edges), "
@@ -274,6 +268,21 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         # wait for CPU with everything else (p50 12-20 ms against 2-6 ms quiet in four runs): README says so.
         assert percentile(flooded, 0.5) <= percentile(quiet, 0.5) + 40, report
         assert percentile(flooded, 0.99) <= 500, report
+
+        # Initiations with a valid mac1 from a machine that knows the host's public key (it is not secret: README,
+        # "Floods"), made by a key the host never paired: each costs public-key work only within the admission
+        # budget, then a cookie reply. The paired client's taps go on, in order, none lost.
+        initiation = tmp_path / "unpaired-initiation"
+        initiation.write_bytes(captured_unpaired_initiation(tmp_path, client_config, source.device.path))
+        valid = Flood(datagram_flood, VALID_MAC1_PER_SECOND, 16, f"file:{initiation}")
+        floods.append(valid)
+        with_valid = tap_latencies(source, virtual, 50)
+        valid_rate = valid.stop()
+        report = (f"valid-mac1 initiations of an unpaired key, {valid_rate:.0f}/s: {summary(with_valid)} (100 edges)")
+        print(report)
+        record_property("flood_valid_mac1", report)
+        assert not any("link lost" in line for _, line in serve.stderr), serve.describe()
+        assert percentile(with_valid, 0.99) <= 500, report
 
         # The benchmark's figure: junk initiations as fast as the sender can make them (every datagram in one
         # sendmmsg per 64, 16 source ports), 50 taps meanwhile: all arrive in order (tap_latencies checks that).
