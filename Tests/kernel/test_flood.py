@@ -260,7 +260,11 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
 
         assert pairing.returncode == 0, f"the pairing during the flood failed: {pair_err}"
         assert "second machine" in (tmp_path / "host" / "paired-clients").read_text()
-        assert rates[0] >= 0.95 * LINK_JUNK_PER_SECOND, f"the sender reached only {rates[0]:.0f} junk datagrams/s"
+        # The premise: the host was flooded beyond what it reads. The sender at its rate shows it; so does the host's
+        # receive buffer overflowing during the taps, when the emulated CPUs (shared with the sender, and with whatever
+        # else runs on the machine) let the sender reach less (3,757/s of 5,000 in one run, 43,735 dropped).
+        assert rates[0] >= 0.95 * LINK_JUNK_PER_SECOND or dropped_by_kernel > 0, \
+            f"the sender reached only {rates[0]:.0f} junk datagrams/s and the host's receive buffer never overflowed"
         assert not any("link lost" in line for _, line in serve.stderr), serve.describe()
         # No stall: before the clients' own sockets the taps stalled (5 of 400 edges in 30 s, p50 277 ms) or the link
         # was lost. Not "close to the quiet link's" in this guest: the flood's sender and the kernel's handling of
