@@ -15,6 +15,7 @@ import re
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 import evdev
@@ -77,6 +78,47 @@ class Flood:
         found = re.search(r"sent (\d+) datagrams in ([\d.]+) s", out)
         assert found, f"no count from the flood: {out!r} {err!r}"
         return int(found.group(1)) / float(found.group(2))
+
+
+class PairingDuringFlood:
+    """`padbridge pair` run by another machine while the host is flooded, tried again as its user would when it says
+    the host did not answer, at most three times (10 s each). Every datagram of it must get through the host's
+    receive buffer, which the flood fills: the host answers what it reads, but in the TCG guest the sender takes the
+    CPUs the host would read with (a clean-clone run read 3,694 datagrams and the kernel dropped 43,735 during the
+    taps), and then one try's datagrams can all be among those dropped. Without cookies (every first message costing
+    public-key work, exchanges evicted by the flood's) no try succeeds."""
+
+    ATTEMPTS = 3
+
+    def __init__(self, code: str, config_dir):
+        self.code, self.config_dir = code, config_dir
+        self.outcomes: list[tuple[int, float, str]] = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        for _ in range(self.ATTEMPTS):
+            started = time.monotonic()
+            done = subprocess.run(in_client(padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}", self.code, "--name",
+                                            "second machine", "--config-dir", str(self.config_dir)),
+                                  capture_output=True, text=True, timeout=DEADLINE)
+            self.outcomes.append((done.returncode, time.monotonic() - started, done.stderr.strip()))
+            if done.returncode == 0:
+                return
+
+    def join(self):
+        self.thread.join(timeout=self.ATTEMPTS * DEADLINE)
+        assert not self.thread.is_alive(), "padbridge pair did not end"
+
+    @property
+    def succeeded(self) -> bool:
+        return bool(self.outcomes) and self.outcomes[-1][0] == 0
+
+    def describe(self) -> str:
+        tries = "; ".join(f"status {status} after {seconds:.1f} s" + (f" ({err.splitlines()[-1]})" if err and status
+                                                                        else "")
+                          for status, seconds, err in self.outcomes)
+        return f"pairing meanwhile: {len(self.outcomes)} tr{'y' if len(self.outcomes) == 1 else 'ies'}: {tries}"
 
 
 def captured_pairing_first_message(tmp_path) -> bytes:
@@ -186,9 +228,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         floods.append(Flood(datagram_flood, PAIRING_FLOOD_PER_SECOND, 256, f"file:{first_message}"))
         serve.wait_stderr(lambda line: "dropped" in line and "handshake" in line, since=mark,
                           what="the host dropping the junk handshakes")
-        pairing = subprocess.Popen(in_client(padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}", code, "--name",
-                                             "second machine", "--config-dir", str(tmp_path / "client2")),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pairing = PairingDuringFlood(code, tmp_path / "client2")
         cpu_before, at_before, busy_before = serve_cpu_ms(serve_pid), time.monotonic(), vm_busy_ms()
         errors_before = udp_receive_errors(serve_pid)
         flooded: list[float] = []
@@ -202,7 +242,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         vm_busy = (vm_busy_ms() - busy_before) / elapsed
         dropped_by_kernel = udp_receive_errors(serve_pid) - errors_before
         received = udp_counters(serve_pid)[0] - udp_before[0]
-        _, pair_err = pairing.communicate(timeout=DEADLINE)   # it ran during the flood (it gives up after 10 s)
+        pairing.join()   # the floods go on until it ends
         rates = [flood.stop() for flood in floods]
 
         report = (f"quiet link: {summary(quiet)} (100 edges), serve {quiet_cpu:.0f} ms CPU/s; "
@@ -210,7 +250,8 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
                   f"({received} delivered to the host's sockets, {dropped_by_kernel} dropped at its full receive "
                   f"buffer during the taps): "
                   + (summary(flooded) if flooded else "nothing") + f" ({len(flooded)} of 400 edges), "
-                  f"serve {flood_cpu:.0f} ms CPU/s, the whole VM {vm_busy:.0f} ms CPU/s of {os.cpu_count()} CPUs")
+                  f"serve {flood_cpu:.0f} ms CPU/s, the whole VM {vm_busy:.0f} ms CPU/s of {os.cpu_count()} CPUs; "
+                  f"{pairing.describe()}")
         print(report)
         if failure:
             raise AssertionError(f"{failure}; {report}")
@@ -222,7 +263,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
                            "pairing_per_s": rates[1], "serve_cpu_ms_per_s": {"quiet": quiet_cpu, "flood": flood_cpu},
                            "report": report}, f, indent=1)
 
-        assert pairing.returncode == 0, f"the pairing during the flood failed: {pair_err}"
+        assert pairing.succeeded, f"the pairing during the flood failed: {pairing.describe()}"
         assert "second machine" in (tmp_path / "host" / "paired-clients").read_text()
         # The premise: the host was flooded beyond what it reads. The sender at its rate shows it; so does the host's
         # receive buffer overflowing during the taps, when the emulated CPUs (shared with the sender, and with whatever
