@@ -50,6 +50,15 @@ def padbridge_binary() -> str:
     return os.path.abspath(path)
 
 
+def kernel_suite_tool(name: str) -> str:
+    """A helper program the tests need (Tests/kernel/*.c), built on the host by scripts/kernel-suite before the boot:
+    a compiler in the emulated guest takes long enough to miss a test's deadline when the machine is busy."""
+    path = os.path.join(os.environ.get("KERNEL_SUITE_TOOLS", "kernel-results/tools"), name)
+    if not os.path.exists(path):
+        pytest.fail(f"{path} is missing: scripts/kernel-suite builds it from Tests/kernel before booting the VM")
+    return path
+
+
 # --------------------------------------------------------------------------------------------------------------
 # padbridge processes
 

@@ -22,7 +22,7 @@ import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import DEADLINE, padbridge_binary, read_available
+from conftest import DEADLINE, kernel_suite_tool, padbridge_binary, read_available
 from test_forward import HOST_ADDRESS, PORT, attached, namespaces, paired_across_namespaces, run, \
     xpad_like_source  # noqa: F401 (namespaces is a fixture)
 from test_link_corrections import _Namespace, in_client, udp_counters
@@ -33,12 +33,9 @@ EVIOCSCLOCKID = 0x400445A0
 
 
 @pytest.fixture(scope="module")
-def datagram_flood(tmp_path_factory) -> str:
-    """The flood sender, compiled here (the VM sees the host's gcc)."""
-    binary = tmp_path_factory.mktemp("flood") / "datagram-flood"
-    source = os.path.join(os.path.dirname(__file__), "datagram_flood.c")
-    run("gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(binary), source)
-    return str(binary)
+def datagram_flood() -> str:
+    """The flood sender (Tests/kernel/datagram_flood.c, built on the host before the boot)."""
+    return kernel_suite_tool("datagram-flood")
 
 
 @pytest.fixture

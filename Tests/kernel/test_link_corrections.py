@@ -16,7 +16,7 @@ import threading
 import evdev
 from evdev import ecodes
 
-from conftest import DEADLINE, expect_events, padbridge_binary, read_available, read_until_gone, rumble_effect, \
+from conftest import DEADLINE, expect_events, kernel_suite_tool, padbridge_binary, read_available, read_until_gone, rumble_effect, \
     start_dualsense, start_xbox, wait_abs
 from test_forward import CLIENT_ADDRESS, HOST_ADDRESS, PORT, attached, connect, namespaces, paired_across_namespaces, \
     paired_host, run, xpad_like_source  # noqa: F401 (namespaces is a fixture)
@@ -220,26 +220,9 @@ def test_replies_come_from_the_address_the_client_asked(padbridge, tmp_path, nam
         source.close()
 
 
-NO_IPV6_SHIM = r"""
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <errno.h>
-#include <sys/socket.h>
-int socket(int domain, int type, int protocol) {
-    static int (*real)(int, int, int);
-    if (!real) real = dlsym(RTLD_NEXT, "socket");
-    if (domain == AF_INET6) { errno = EAFNOSUPPORT; return -1; }
-    return real(domain, type, protocol);
-}
-"""
-
-
 def test_a_host_without_ipv6_listens_on_ipv4(padbridge, tmp_path, namespaces):
     # As on a kernel booted with ipv6.disable=1: socket(AF_INET6, ...) fails with EAFNOSUPPORT.
-    source_file = tmp_path / "no_ipv6.c"
-    source_file.write_text(NO_IPV6_SHIM)
-    shim = tmp_path / "no_ipv6.so"
-    run("gcc", "-shared", "-fPIC", "-o", str(shim), str(source_file), "-ldl")
+    shim = kernel_suite_tool("no_ipv6_socket.so")
     serve = padbridge("--config-dir", str(tmp_path / "host"), "--pair", command="serve",
                       wrapper=("ip", "netns", "exec", "pbhost", "env", f"LD_PRELOAD={shim}"))
     _, line = serve.wait_stderr(lambda line: line.startswith("padbridge: listening on"), what="the host listening")
