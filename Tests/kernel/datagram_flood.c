@@ -8,11 +8,18 @@
  *     SOURCES   how many sockets (each its own source port) take turns
  *     KIND      random:FIRST:LENGTH  LENGTH random bytes, the first one FIRST (hex), new ones every datagram
  *               file:PATH            the bytes of PATH (a captured datagram, replayed)
+ *               initiation:HOSTKEY   a link initiation (173 bytes) for the host whose public key is HOSTKEY (64 hex
+ *                                    digits): random sender index and handshake (its ephemeral key a random 32
+ *                                    bytes, its sealed static key garbage), mac1 valid for that host (HMAC-SHA256 under
+ *                                    SHA-256("padbridge link 3 mac1" | HOSTKEY), LinkInitiationGate), mac2 zero. What
+ *                                    anyone who knows the host's key (it is not secret) can make: each one costs the
+ *                                    host a Diffie-Hellman before it finds the static key is not a paired one, unless
+ *                                    its admission budget asks for a cookie first. New ones every datagram.
  *               several KINDs take turns.
  *
  * Prints "flooding HOST:PORT" once its sockets are ready, and at the end "sent N datagrams in S s: R/s" (datagrams
- * the kernel refused, ENOBUFS or EAGAIN, are not counted). Built with gcc by the test:
- *   gcc -O2 -Wall -Wextra -o datagram-flood datagram_flood.c
+ * the kernel refused, ENOBUFS or EAGAIN, are not counted). Built on the host by scripts/kernel-suite:
+ *   gcc -O2 -Wall -Wextra -o datagram-flood datagram_flood.c -lsodium
  * Exit status: 0 when it ran, 1 on an error (message on stderr), 2 on bad usage.
  */
 #define _GNU_SOURCE
@@ -28,12 +35,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #define MAX_KINDS 8
 #define MAX_LENGTH 1400
 #define BATCH 64
+#define INITIATION_LENGTH 173     /* LinkDatagram.initiationSize: 1 + 4 + 104 + 32 + 32 */
+#define MAC1_OFFSET 109           /* LinkInitiationGate.mac1Offset */
 
 struct kind {
     int random;                 /* 1: random bytes after `first`; 0: the file's bytes */
+    int initiation;             /* 1: random bytes after `first`, then a valid mac1 under mac1_key and a zero mac2 */
+    unsigned char mac1_key[crypto_auth_hmacsha256_KEYBYTES];
     unsigned char first;
     size_t length;
     unsigned char bytes[MAX_LENGTH];
@@ -57,7 +70,7 @@ static int64_t now_ns(void) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: datagram-flood HOST PORT RATE SECONDS SOURCES random:FIRST:LENGTH|file:PATH...\n");
+    fprintf(stderr, "usage: datagram-flood HOST PORT RATE SECONDS SOURCES random:FIRST:LENGTH|file:PATH|initiation:HOSTKEY...\n");
     return 2;
 }
 
@@ -72,6 +85,23 @@ static int parse_kind(const char *text, struct kind *kind) {
         kind->random = 1;
         kind->first = (unsigned char)first;
         kind->length = length;
+        return 0;
+    }
+    if (strncmp(text, "initiation:", 11) == 0) {
+        unsigned char host_key[32];
+        size_t decoded = 0;
+        if (strlen(text + 11) != 64 ||
+            sodium_hex2bin(host_key, sizeof host_key, text + 11, 64, NULL, &decoded, NULL) != 0 || decoded != 32)
+            return -1;
+        static const char label[] = "padbridge link 3 mac1";
+        crypto_hash_sha256_state hash;
+        crypto_hash_sha256_init(&hash);
+        crypto_hash_sha256_update(&hash, (const unsigned char *)label, sizeof label - 1);
+        crypto_hash_sha256_update(&hash, host_key, sizeof host_key);
+        crypto_hash_sha256_final(&hash, kind->mac1_key);
+        kind->random = kind->initiation = 1;
+        kind->first = 0x01;
+        kind->length = INITIATION_LENGTH;
         return 0;
     }
     if (strncmp(text, "file:", 5) == 0) {
@@ -89,6 +119,10 @@ static int parse_kind(const char *text, struct kind *kind) {
 
 int main(int argc, char **argv) {
     if (argc < 7) return usage();
+    if (sodium_init() < 0) {
+        fprintf(stderr, "datagram-flood: libsodium did not initialise\n");
+        return 1;
+    }
     struct sockaddr_in target = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(argv[2]))};
     if (inet_pton(AF_INET, argv[1], &target.sin_addr) != 1) {
         fprintf(stderr, "datagram-flood: not an IPv4 address: %s\n", argv[1]);
@@ -149,6 +183,10 @@ int main(int argc, char **argv) {
                         uint64_t value = next_random();
                         size_t left = kind->length - offset;
                         memcpy(bytes + offset, &value, left < 8 ? left : 8);
+                    }
+                    if (kind->initiation) {
+                        crypto_auth_hmacsha256(bytes + MAC1_OFFSET, bytes, MAC1_OFFSET, kind->mac1_key);
+                        memset(bytes + MAC1_OFFSET + 32, 0, 32);
                     }
                 } else {
                     memcpy(bytes, kind->bytes, kind->length);

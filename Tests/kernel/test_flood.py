@@ -4,7 +4,13 @@ floods the host with random datagrams shaped like link initiations (the 109-byte
 while a pairing window is open. Meanwhile a paired client taps a button 200 times and another machine pairs: every
 tap arrives, in order, with its latency close to the quiet link's (both reported), and the pairing completes. The
 rules themselves (no public-key work for junk, cookies under load, no exchange evicted) are unit-tested in
-Tests/PadNetTests/HandshakeFloodTests.swift; here the real programs show them."""
+Tests/PadNetTests/HandshakeFloodTests.swift; here the real programs show them.
+
+Two more floods come from someone who knows the host's public key (it is not secret): new initiations with a valid
+mac1, which the host answers with public-key work only within its budget; and, from an IPv6 link-local neighbour,
+initiations that prove their address with the host's cookie, which use up that neighbour's share of a loaded host's
+handshakes and nobody else's (every link-local address is in fe80::/64: it is not the unit). Their senders are C
+programs built on the host (datagram_flood.c, proven_initiations.c)."""
 
 from __future__ import annotations
 
@@ -26,9 +32,10 @@ from conftest import DEADLINE, kernel_suite_tool, padbridge_binary, read_availab
 from test_forward import HOST_ADDRESS, PORT, attached, namespaces, paired_across_namespaces, run, \
     xpad_like_source  # noqa: F401 (namespaces is a fixture)
 from test_link_corrections import _Namespace, in_client, udp_counters
+from test_pairing import pairing_code
 
 FLOOD_NAMESPACE, FLOOD_ADDRESS, FLOOD_GATEWAY = "pbflood", "198.51.100.1", "198.51.100.2"  # TEST-NET-2
-LINK_JUNK_PER_SECOND, PAIRING_FLOOD_PER_SECOND = 5000, 1000
+LINK_JUNK_PER_SECOND, PAIRING_FLOOD_PER_SECOND, VALID_MAC1_PER_SECOND = 5000, 1000, 1000
 EVIOCSCLOCKID = 0x400445A0
 
 
@@ -299,4 +306,116 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
             if flood.proc.poll() is None:
                 flood.proc.kill()
                 flood.proc.wait()
+        source.close()
+
+
+def test_a_flood_of_valid_mac1_initiations_from_someone_who_knows_the_host_key_leaves_a_paired_client_alone(
+        padbridge, tmp_path, flood_namespace, datagram_flood, record_property):
+    """The host's public key is not secret (docs: the security model): anyone who started a pairing exchange while a
+    window was open read it, and revoked clients keep it. With it, initiations pass mac1, so each could cost the host
+    a Diffie-Hellman: only within its admission budget (20, then 10 a second), beyond which it asks for a cookie
+    before any public-key work. A flood of such initiations, each one new, leaves a paired client's taps as they were:
+    all arrive, in order, with latencies near the quiet link's."""
+    serve, client_config = paired_across_namespaces(padbridge, tmp_path)
+    serve_pid = serve.proc.pid
+    (line,) = [line for line in (client_config / "paired-hosts").read_text().splitlines()
+               if line and not line.startswith("#")]
+    host_key = line.split()[1]
+    assert re.fullmatch(r"[0-9a-f]{64}", host_key), line
+    source = xpad_like_source("valid mac1 flood source")
+    flood = None
+    try:
+        client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config),
+                           command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
+        client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        fcntl.ioctl(virtual.fd, EVIOCSCLOCKID, struct.pack("i", time.CLOCK_MONOTONIC))
+
+        cpu_before, at_before = serve_cpu_ms(serve_pid), time.monotonic()
+        quiet = tap_latencies(source, virtual, 50)
+        quiet_cpu = (serve_cpu_ms(serve_pid) - cpu_before) / (time.monotonic() - at_before)
+
+        mark = len(serve.stderr)
+        udp_before = udp_counters(serve_pid)
+        flood = Flood(datagram_flood, VALID_MAC1_PER_SECOND, 16, f"initiation:{host_key}")
+        # Past the burst the host asks for cookies: the flood's initiations reached the gate with a valid mac1.
+        serve.wait_stderr(lambda line: line.startswith("padbridge: under load:"), since=mark,
+                          what="the host asking the flood's initiations for cookies")
+        cpu_before, at_before = serve_cpu_ms(serve_pid), time.monotonic()
+        flooded: list[float] = []
+        failure = None
+        try:
+            tap_latencies(source, virtual, 50, flooded)
+        except AssertionError as error:
+            failure = error
+        flood_cpu = (serve_cpu_ms(serve_pid) - cpu_before) / (time.monotonic() - at_before)
+        received = udp_counters(serve_pid)[0] - udp_before[0]
+        rate = flood.stop()
+        cookies = sum(int(m.group(1)) for _, text in serve.stderr[mark:]
+                      for m in [re.match(r"padbridge: under load: (\d+) handshake", text)] if m)
+        report = (f"quiet link: {summary(quiet)} (100 edges), serve {quiet_cpu:.0f} ms CPU/s; {rate:.0f} valid-mac1 "
+                  f"initiations/s of keys the host never paired ({received} delivered to the host's sockets, at least "
+                  f"{cookies} answered with a cookie request): " + (summary(flooded) if flooded else "nothing")
+                  + f" ({len(flooded)} of 100 edges), serve {flood_cpu:.0f} ms CPU/s")
+        print(report)
+        if failure:
+            raise AssertionError(f"{failure}; {report}")
+        record_property("flood_valid_mac1", report)
+        assert cookies > 0, report
+        assert not any("link lost" in text for _, text in serve.stderr), serve.describe()
+        # As in the junk flood above: the sender and the kernel share the emulated CPUs with the taps.
+        assert percentile(flooded, 0.5) <= percentile(quiet, 0.5) + 40, report
+        assert percentile(flooded, 0.99) <= 500, report
+    finally:
+        if flood and flood.proc.poll() is None:
+            flood.proc.kill()
+            flood.proc.wait()
+        source.close()
+
+
+def test_link_local_neighbours_each_get_their_own_share_of_a_loaded_hosts_handshakes(padbridge, tmp_path,
+                                                                                      flood_namespace):
+    """Every IPv6 link-local address is in fe80::/64: counted by /64, one neighbour using up its share of the
+    handshakes a host under load answers would keep every other neighbour out, and their sessions could not be
+    renewed. A neighbour at fe80::bad that knows the host's key sends proven initiations (valid mac1, and mac2 from
+    the host's cookie) 200 a second, far beyond its share; a paired client at another link-local address connects
+    all the same, and its taps arrive."""
+    for namespace, device, address in (("pbhost", "pbh", "fe80::1"), ("pbclient", "pbc", "fe80::1234"),
+                                       ("pbhost", "pbh2", "fe80::2"), (FLOOD_NAMESPACE, "pbf", "fe80::bad")):
+        run("ip", "-n", namespace, "addr", "add", f"{address}/64", "dev", device, "nodad")
+    serve = padbridge("--listen", f"[::]:{PORT}", "--config-dir", str(tmp_path / "host"), "--pair", command="serve",
+                      wrapper=("ip", "netns", "exec", "pbhost"))
+    host = f"[fe80::1%pbc]:{PORT}"
+    paired = subprocess.run(in_client(padbridge_binary(), "pair", host, pairing_code(serve), "--config-dir",
+                                      str(tmp_path / "client")), capture_output=True, text=True, timeout=DEADLINE)
+    assert paired.returncode == 0, paired.stderr
+    (line,) = [line for line in (tmp_path / "client" / "paired-hosts").read_text().splitlines()
+               if line and not line.startswith("#")]
+    host_key = line.split()[1]
+    source = xpad_like_source("link-local neighbour source")
+    prover = subprocess.Popen(["ip", "netns", "exec", FLOOD_NAMESPACE, kernel_suite_tool("proven-initiations"),
+                               "fe80::bad%pbf", "fe80::2%pbf", str(PORT), host_key, "200"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert prover.stdout.readline().startswith("proving from"), prover.stderr.read()
+        # The host under load asked it for a cookie, and it proves its address with it from then on.
+        assert prover.stdout.readline().strip() == "cookie", prover.stderr.read()
+        serve.wait_stderr(lambda line: "more handshakes from [fe80::bad" in line,
+                          what="the host refusing the neighbour's handshakes beyond its share")
+        client = padbridge(host, source.device.path, "--config-dir", str(tmp_path / "client"), command="connect",
+                           wrapper=("ip", "netns", "exec", "pbclient"))
+        client.wait_stderr(lambda line: "connected to" in line,
+                           what="the other neighbour connected while the first used up its share")
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        assert prover.poll() is None, prover.stderr.read()
+        latencies = tap_latencies(source, virtual, 5)
+        print(f"a paired client at another link-local address, the host under load from fe80::bad: 10 edges, "
+              f"{summary(latencies)}")
+    finally:
+        if prover.poll() is None:
+            prover.terminate()
+        out, err = prover.communicate(timeout=DEADLINE)
+        print(f"proven-initiations: {out.strip()} {err.strip()}")
         source.close()
