@@ -179,38 +179,15 @@ struct ConnectCommand: ParsableCommand {
         output.write(
             "padbridge: connecting to \(paired.name) at \(target.first.canonical) (\(destination)), host key \(paired.key.fingerprint)")
 
-        // After each hotplug burst: pads that were unplugged and are back resume; with --all, new pads join. The
-        // listing runs while the loop keeps forwarding (a burst during a listing lists once more after it).
-        var listing: ControllerCatalog.PendingDiscovery?
-        var listAgain = false
-        func relist() {
-            guard client.isWaitingForAPad || all else { return }
-            guard listing == nil else {
-                listAgain = true
-                return
-            }
-            listing = ControllerCatalog.discover(
-                logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper, on: loop
-            ) { [all] result in
-                listing = nil
-                if case .success(let present) = result {
-                    client.resume(from: present)
-                    if all { client.addNewPads(from: present) }
-                } else if case .failure(let error) = result {
-                    logger.warning("listing pads after a hotplug event failed: \(error)")
-                }
-                if listAgain {
-                    listAgain = false
-                    relist()
-                }
-            }
+        // After each hotplug burst: pads that were unplugged and are back resume; with --all, new pads join.
+        let relisting = try HotplugRelisting(
+            monitor: monitor, sdlSource: .padbridgeHelper, loop: loop, logger: logger, isWanted: { [all] in all || client.isWaitingForAPad }
+        ) { [all] present in
+            client.resume(from: present)
+            if all { client.addNewPads(from: present) }
+            return nil
         }
-        let settle = try HotplugSettle(loop: loop) { relist() }
-        let hotplug = try loop.watch(monitor) { _ in settle.noteEvent() }
-        defer {
-            hotplug.cancel()
-            listing?.cancel()
-        }
+        defer { relisting.cancel() }
 
         var statisticsTimer: LoopDeadline?
         if stats {

@@ -234,70 +234,43 @@ struct RemapCommand: ParsableCommand {
         // listing runs SDL's helper only for generic pads, and then without stalling the loop, where the other
         // bridges keep forwarding.
         let incompleteGraceMilliseconds: UInt64 = 2000
-        var listing: ControllerCatalog.PendingDiscovery?
-        var relistAgain = false
         var incompleteSince: [Fingerprint: MonotonicInstant] = [:]
-        var incompleteCheck: LoopDeadline?
-        func relist() {
-            guard all || bridges.contains(where: \.isWaitingForItsPad) else { return }
-            guard listing == nil else {
-                relistAgain = true  // events came during the listing: list once more when it is done
-                return
-            }
-            listing = ControllerCatalog.discover(
-                logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper, on: loop
-            ) { result in
-                listing = nil
-                switch result {
-                case .success(let present):
-                    let now = MonotonicInstant.now()
-                    for bridge in bridges where bridge.isWaitingForItsPad {
-                        let since = incompleteSince[bridge.fingerprint]
-                        let waitedLongEnough =
-                            since.map { now.nanoseconds - $0.nanoseconds >= incompleteGraceMilliseconds * 1_000_000 }
-                            ?? false
-                        switch bridge.resume(from: present, acceptingIncomplete: waitedLongEnough) {
-                        case .incomplete(let missing):
-                            if since == nil {
-                                incompleteSince[bridge.fingerprint] = now
-                                logger.info(
-                                    "\(bridge.fingerprint) is back without its \(missing.joined(separator: ", ")); waiting for them")
-                            }
-                            incompleteCheck = try? loop.deadline(afterMilliseconds: incompleteGraceMilliseconds) {
-                                relist()
-                            }
-                        case .resumed, .absent, .failed:
-                            incompleteSince[bridge.fingerprint] = nil
-                        }
+        let relisting = try HotplugRelisting(
+            monitor: monitor, sdlSource: .padbridgeHelper, loop: loop, logger: logger,
+            isWanted: { all || bridges.contains(where: \.isWaitingForItsPad) }
+        ) { present in
+            let now = MonotonicInstant.now()
+            var listAgainAfter: UInt64?
+            for bridge in bridges where bridge.isWaitingForItsPad {
+                let since = incompleteSince[bridge.fingerprint]
+                let waitedLongEnough =
+                    since.map { now.nanoseconds - $0.nanoseconds >= incompleteGraceMilliseconds * 1_000_000 } ?? false
+                switch bridge.resume(from: present, acceptingIncomplete: waitedLongEnough) {
+                case .incomplete(let missing):
+                    if since == nil {
+                        incompleteSince[bridge.fingerprint] = now
+                        logger.info("\(bridge.fingerprint) is back without its \(missing.joined(separator: ", ")); waiting for them")
                     }
-                    if all {
-                        let bridged = Set(bridges.map(\.fingerprint))
-                        for controller in present.sorted(by: { $0.fingerprint < $1.fingerprint })
-                        where !controller.isBridgeOutput && !bridged.contains(controller.fingerprint) {
-                            do {
-                                try startBridge(controller)
-                                status.write("padbridge: bridging \(controller.name) [\(controller.fingerprint)] too (plugged in)")
-                            } catch {
-                                status.write("padbridge: cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)")
-                            }
-                        }
-                    }
-                case .failure(let error):
-                    logger.warning("listing pads after a hotplug event failed: \(error)")
-                }
-                if relistAgain {
-                    relistAgain = false
-                    relist()
+                    listAgainAfter = incompleteGraceMilliseconds
+                case .resumed, .absent, .failed:
+                    incompleteSince[bridge.fingerprint] = nil
                 }
             }
+            if all {
+                let bridged = Set(bridges.map(\.fingerprint))
+                for controller in present.sorted(by: { $0.fingerprint < $1.fingerprint })
+                where !controller.isBridgeOutput && !bridged.contains(controller.fingerprint) {
+                    do {
+                        try startBridge(controller)
+                        status.write("padbridge: bridging \(controller.name) [\(controller.fingerprint)] too (plugged in)")
+                    } catch {
+                        status.write("padbridge: cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)")
+                    }
+                }
+            }
+            return listAgainAfter
         }
-        let settle = try HotplugSettle(loop: loop) { relist() }
-        let hotplug = try loop.watch(monitor) { _ in settle.noteEvent() }
-        defer {
-            hotplug.cancel()
-            listing?.cancel()
-            incompleteCheck?.cancel()
-        }
+        defer { relisting.cancel() }
 
         // A change to the profile file (or to a .toml file in the profiles directory) reloads, as SIGHUP does
         // (after the burst of writes an editor makes).
