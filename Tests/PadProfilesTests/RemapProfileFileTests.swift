@@ -27,13 +27,15 @@ import Testing
         #expect(Set(files) == Set(Self.examples.map(\.file)))
     }
 
-    /// The README's examples are shortened copies of the files; they must parse as well.
-    @Test func everyTOMLBlockInTheREADMEParses() throws {
-        let readme = try String(
-            contentsOf: Self.examplesDirectory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"),
+    /// The remapping guide's examples are shortened copies of the files; they must parse as well. A guide without
+    /// any toml block fails: the test must not pass by finding nothing to check.
+    @Test func everyTOMLBlockInTheRemappingGuideParses() throws {
+        let guide = try String(
+            contentsOf: Self.examplesDirectory.deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("docs/remapping.md"),
             encoding: .utf8)
-        let blocks = readme.components(separatedBy: "```toml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-        #expect(blocks.count >= 3)
+        let blocks = guide.components(separatedBy: "```toml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        try #require(blocks.count >= 3, "docs/remapping.md has \(blocks.count) toml blocks; its three examples are expected")
         for block in blocks {
             let target: VirtualPadCapabilities = block.contains("(dualsense)") ? .dualSense : .xbox360
             #expect(throws: Never.self) { try RemapProfileFile.parse(block, for: target) }
