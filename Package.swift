@@ -46,7 +46,7 @@ let package = Package(
         .systemLibrary(name: "CLibUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         // libsodium's ChaCha20-Poly1305 (IETF) for the link's transport datagrams: sealed and opened in place, no
         // allocation and no key set-up per datagram (swift-crypto's ChaChaPoly makes a BoringSSL context and about
-        // 16 allocations per call; README, "Forwarding benchmark", has the measurement). Handshakes stay on swift-crypto.
+        // 16 allocations per call; docs/benchmarks.md, "Forwarding benchmark", has the measurement). Handshakes stay on swift-crypto.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // C shim: libSDL2 dlopen()ed at run time, only when padbridge wants SDL's view of the pads (see PadSDL).
         // Not a `.systemLibrary(pkgConfig: "sdl2")`: SwiftPM appends pkg-config's `-lSDL2` to the executable's link.

@@ -1,7 +1,7 @@
 public import PadCore
 import TOMLKit
 
-/// Remap profiles as TOML files (the schema is in the README, "Remap profiles"): text in, a validated
+/// Remap profiles as TOML files (the schema is in docs/remapping.md): text in, a validated
 /// `RemapProfile` out, or a `ProfileError` naming the key, its line and what is allowed. Nothing here opens a
 /// device: a profile is checked completely before any pad is touched.
 public enum RemapProfileFile {

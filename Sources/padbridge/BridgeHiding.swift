@@ -3,7 +3,7 @@ import PadCore
 import PadLinux
 import PadSessions
 
-/// remap's part in hiding the pads it bridges from other programs (README, "Hiding the pad from games"): for each
+/// remap's part in hiding the pads it bridges from other programs (docs/hiding.md): for each
 /// bridged pad a lease from the hiding service on its event and hidraw nodes while remap holds them, given back when
 /// the pad goes away or remap ends (the service also gives them back when remap is killed). Without the service, it
 /// says once what is not hidden, why, and how to install it. Loop-confined.
@@ -67,6 +67,6 @@ final class BridgeHiding {
                 + "hiding service is not running (\(cause)). Its event nodes are grabbed, so their input reaches only "
                 + "padbridge, but SDL and Steam still list the pad\(hidraw): a game may see two pads. To hide the "
                 + "pads remap bridges, enable the service padbridge's package installs: sudo systemctl enable --now "
-                + "padbridge-hide.socket (README, \"Hiding the pad from games\")")
+                + "padbridge-hide.socket (docs/hiding.md)")
     }
 }

@@ -46,7 +46,7 @@ struct ConnectCommand: ParsableCommand {
     var virtualKind: VirtualPadKind?
 
     @Option(
-        name: .long, help: ArgumentHelp("A TOML remap profile run here before sending (see README, \"Remap profiles\").", valueName: "file"),
+        name: .long, help: ArgumentHelp("A TOML remap profile run here before sending (see docs/remapping.md).", valueName: "file"),
         completion: .file(extensions: ["toml"]))
     var profile: String?
 

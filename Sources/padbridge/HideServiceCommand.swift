@@ -4,9 +4,9 @@ import Logging
 import PadCore
 import PadLinux
 
-/// `padbridge hide-service`: the privileged piece that hides a bridged pad's nodes from games (README, "Hiding the
-/// pad from games"). Run as root by systemd (systemd/padbridge-hide.socket and .service), which passes it the
-/// listening socket; started by hand, it listens itself.
+/// `padbridge hide-service`: the privileged piece that hides a bridged pad's nodes from games (docs/hiding.md).
+/// Run as root by systemd (systemd/padbridge-hide.socket and .service), which passes it the listening socket;
+/// started by hand, it listens itself.
 struct HideServiceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hide-service",
@@ -32,7 +32,7 @@ struct HideServiceCommand: ParsableCommand {
         guard geteuid() == 0 else {
             throw CommandFailure(
                 "hide-service changes device nodes' owners and permissions: it runs as root, normally started by "
-                    + "systemd (sudo systemctl enable --now padbridge-hide.socket; README, \"Hiding the pad from games\")")
+                    + "systemd (sudo systemctl enable --now padbridge-hide.socket; docs/hiding.md)")
         }
         let loop = try DeviceEventLoop()
         var service: NodeHidingService?

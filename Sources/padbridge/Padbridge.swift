@@ -21,7 +21,7 @@ struct Padbridge: ParsableCommand {
             `padbridge monitor 0 --view`: the first pad, live and full-screen.
 
             Each command has its own help (`padbridge help remap`) and manual page (`man padbridge-remap`). The \
-            services (padbridge-serve, padbridge-connect@HOST, padbridge-remap) are in README, "Install".
+            services (padbridge-serve, padbridge-connect@HOST, padbridge-remap) are in docs/install.md.
             """,
         version: padbridgeVersion,
         subcommands: [SDLProbeCommand.self, HideServiceCommand.self],

@@ -13,7 +13,7 @@ struct RecordCommand: ParsableCommand {
         discussion: """
             Writes the pad's identity, each event node's capabilities and ranges, the hidraw node's report \
             descriptor and feature reports, then every evdev event and hidraw input report, timestamped on one \
-            clock (microseconds), in padbridge's recording format (README, "Recording a pad"): plain text, one \
+            clock (microseconds), in padbridge's recording format (docs/diagnostics.md, "Recording a pad"): plain text, one \
             line per fact, versioned; it compresses, diffs and greps.
             PAD as for `monitor`. The pad is not grabbed: games keep using it while it is recorded.
             Ends on SIGINT or SIGTERM, after --duration, or when the pad is unplugged.
@@ -262,7 +262,7 @@ struct ReplayCommand: ParsableCommand {
         do {
             return try PadRecordingFormat.recording(from: text)
         } catch {
-            throw CommandFailure("\(path): \(error) (a recording from `padbridge record`; README, \"Recording a pad\")")
+            throw CommandFailure("\(path): \(error) (a recording from `padbridge record`; docs/diagnostics.md, \"Recording a pad\")")
         }
     }
 

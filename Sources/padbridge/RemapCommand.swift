@@ -53,7 +53,7 @@ struct RemapCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("One TOML remap profile for every pad (see README, \"Remap profiles\"). Saving it or SIGHUP reloads it.", valueName: "file"),
+        help: ArgumentHelp("One TOML remap profile for every pad (see docs/remapping.md). Saving it or SIGHUP reloads it.", valueName: "file"),
         completion: .file(extensions: ["toml"]))
     var profile: String?
 

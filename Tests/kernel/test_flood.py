@@ -278,7 +278,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         # No stall: before the clients' own sockets the taps stalled (5 of 400 edges in 30 s, p50 277 ms) or the link
         # was lost. Not "close to the quiet link's" in this guest: the flood's sender and the kernel's handling of
         # 6,000 datagrams a second take most of the emulated CPUs (the whole VM ~1,400 ms/s of 2,000), and the taps
-        # wait for CPU with everything else (p50 12-20 ms against 2-6 ms quiet in four runs): README says so.
+        # wait for CPU with everything else (p50 12-20 ms against 2-6 ms quiet in four runs): docs/benchmarks.md says so.
         assert percentile(flooded, 0.5) <= percentile(quiet, 0.5) + 40, report
         assert percentile(flooded, 0.99) <= 500, report
 

@@ -1,4 +1,4 @@
-"""Hiding the pad remap bridges from games (README "Hiding the pad from games"): the grab covers a pad's event nodes
+"""Hiding the pad remap bridges from games (docs/hiding.md): the grab covers a pad's event nodes
 only, and SDL's HIDAPI drivers and Steam read its hidraw node (and list a grabbed event node), so without hiding a
 game sees the pad twice. `padbridge hide-service` (root) takes the nodes from everyone else while remap holds them.
 

@@ -1,5 +1,5 @@
 """Finding hosts on the LAN (DNS-SD through Avahi), between two network namespaces joined by a veth pair, each with
-its own D-Bus system bus and avahi-daemon (README, "Testing": how they are set up).
+its own D-Bus system bus and avahi-daemon (docs/testing.md, "Finding hosts in the VM": how they are set up).
 
 `serve` announces itself (`_padbridge._udp`, its key's fingerprint, its pairing window); `hosts` in the other
 namespace lists it and `--watch` sees it leave; `pair NAME CODE` and `connect NAME` take the announced name and a

@@ -5,7 +5,7 @@ order, none crossed to another pad; meanwhile one client leaves (its `connect` i
 back, every value written once it is connected again coming out. The writer keeps its pace meanwhile (another thread
 stops and starts the client): a writer that stalled and then caught up would send a burst, and a burst larger than
 the host's socket buffer (~270 small datagrams) on this slow guest loses stick values to the kernel, which the link
-does not send again (a stick is state: the next value supersedes it; README, "The link").
+does not send again (a stick is state: the next value supersedes it; docs/forwarding.md, "The link").
 
 Rate: 20 frames a second per pad (160 a second into the host). The issue's 1 kHz per pad (8,000 a second) is beyond
 this emulated guest: the forwarding benchmark measures ~0.85 ms of CPU per event on the client side and ~1 ms on the

@@ -225,7 +225,7 @@ def test_a_broken_profile_stops_remap_before_any_device(padbridge, tmp_path):
     expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
 
 
-# What README "Remap profiles" documents for shaping (linear curve), computed here from the source's raw values: the
+# What docs/remapping.md documents for shaping (linear curve), computed here from the source's raw values: the
 # expected output comes from the documentation, not from padbridge.
 
 def documented_stick(x: int, y: int, deadzone: float, outer: float = 0, anti: float = 0) -> tuple[int, int]:
@@ -252,7 +252,7 @@ def documented_trigger(value: int, deadzone: float, outer: float, maximum: int) 
 
 def test_profile_deadzones_shape_the_stick_and_the_trigger(padbridge, tmp_path):
     """A radial stick deadzone with an outer deadzone and an anti-deadzone, and a trigger deadzone with an outer
-    one: within the deadzones the reader sees the centre (and 0), beyond them what the README's formulas give."""
+    one: within the deadzones the reader sees the centre (and 0), beyond them what docs/remapping.md's formulas give."""
     deadzone, outer, anti = 0.2, 0.1, 0.1
     trigger_deadzone, trigger_outer = 0.25, 0.1
     profile = tmp_path / "deadzones.toml"
@@ -315,7 +315,7 @@ def test_profile_deadzones_shape_the_stick_and_the_trigger(padbridge, tmp_path):
 
 
 def test_profile_layer_while_held_and_nothing_stuck_when_it_changes(padbridge, tmp_path):
-    """README "Remap profiles": while the hold button is held the layer's mappings replace the base ones, the hold
+    """docs/remapping.md, "Layers and turbo": while the hold button is held the layer's mappings replace the base ones, the hold
     button itself is never passed on; a button held across a change of layer releases what its old mapping pressed
     and stays silent until it is let go. Lines sent apart may share a frame: a fence separates those that must not."""
     profile = tmp_path / "layer.toml"
