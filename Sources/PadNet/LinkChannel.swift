@@ -107,7 +107,9 @@ public struct LinkSessionKeys: Sendable {
     public let localIndex: UInt32
     public let remoteIndex: UInt32
     let keys: NoiseTransportKeys
-    private var nextCounter: UInt64 = 0
+    /// The counter the next datagram is sealed with: 0 for a new session (internal, not private: the protocol
+    /// vectors of docs/protocol-vectors.json seal at a counter further on).
+    var nextCounter: UInt64 = 0
     private var window = ReplayWindow()
 
     init(localIndex: UInt32, remoteIndex: UInt32, keys: NoiseTransportKeys) {
@@ -201,10 +203,21 @@ public struct LinkClientHandshake {
         identity: Curve25519.KeyAgreement.PrivateKey, hostKey: LinkPublicKey, wallClockMicroseconds: UInt64,
         cookie: [UInt8]? = nil
     ) throws(NoiseError) {
-        localIndex = UInt32.random(in: 1...UInt32.max)
+        try self.init(
+            identity: identity, hostKey: hostKey, wallClockMicroseconds: wallClockMicroseconds, cookie: cookie,
+            localIndex: UInt32.random(in: 1...UInt32.max), ephemeral: nil)
+    }
+
+    /// `localIndex` and `ephemeral` fixed: only the protocol vectors (docs/protocol-vectors.json) give them; the
+    /// public initializer draws a random index and a fresh ephemeral key.
+    init(
+        identity: Curve25519.KeyAgreement.PrivateKey, hostKey: LinkPublicKey, wallClockMicroseconds: UInt64,
+        cookie: [UInt8]?, localIndex: UInt32, ephemeral: Curve25519.KeyAgreement.PrivateKey?
+    ) throws(NoiseError) {
+        self.localIndex = localIndex
         handshake = try NoiseHandshake(
             pattern: .IK, role: .initiator, prologue: LinkDatagram.prologue, localStatic: identity,
-            remoteStatic: hostKey.bytes)
+            remoteStatic: hostKey.bytes, ephemeral: ephemeral)
         macs = LinkInitiationMACs(hostKey: hostKey)
         let clock = (0..<8).map { UInt8(truncatingIfNeeded: wallClockMicroseconds >> (8 * UInt64($0))) }
         message = try handshake.writeMessage(payload: clock)
@@ -241,15 +254,27 @@ public enum LinkHostHandshake {
         to datagram: LinkDatagram, identity: Curve25519.KeyAgreement.PrivateKey,
         accepts: (LinkPublicKey, _ wallClockMicroseconds: UInt64) -> Bool
     ) -> (response: [UInt8], client: LinkPublicKey, session: LinkSessionKeys)? {
+        respond(
+            to: datagram, identity: identity, accepts: accepts, localIndex: UInt32.random(in: 1...UInt32.max),
+            ephemeral: nil)
+    }
+
+    /// `localIndex` and `ephemeral` fixed: only the protocol vectors (docs/protocol-vectors.json) give them; the
+    /// public function draws a random index and a fresh ephemeral key.
+    static func respond(
+        to datagram: LinkDatagram, identity: Curve25519.KeyAgreement.PrivateKey,
+        accepts: (LinkPublicKey, _ wallClockMicroseconds: UInt64) -> Bool, localIndex: UInt32,
+        ephemeral: Curve25519.KeyAgreement.PrivateKey?
+    ) -> (response: [UInt8], client: LinkPublicKey, session: LinkSessionKeys)? {
         guard case let .initiation(sender, message, _, _) = datagram,
             var handshake = try? NoiseHandshake(
-                pattern: .IK, role: .responder, prologue: LinkDatagram.prologue, localStatic: identity),
+                pattern: .IK, role: .responder, prologue: LinkDatagram.prologue, localStatic: identity,
+                ephemeral: ephemeral),
             let payload = try? handshake.readMessage(message), payload.count == 8,
             let remote = handshake.remoteStaticPublicKey, let client = LinkPublicKey(bytes: remote),
             accepts(client, payload.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }),
             let response = try? handshake.writeMessage(), let keys = try? handshake.split()
         else { return nil }
-        let localIndex = UInt32.random(in: 1...UInt32.max)
         return (
             LinkDatagram.response(senderIndex: localIndex, receiverIndex: sender, handshake: response).encoded, client,
             LinkSessionKeys(localIndex: localIndex, remoteIndex: sender, keys: keys)

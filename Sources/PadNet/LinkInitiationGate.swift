@@ -43,11 +43,12 @@ public struct LinkInitiationMACs: Sendable {
             datagram[Self.mac1Offset..<Self.mac2Offset], key: mac1Key[...], message: datagram[0..<Self.mac1Offset])
     }
 
-    /// The cookie reply carrying `cookie` to the sender of `initiation`.
-    func cookieReply(_ cookie: [UInt8], to initiation: [UInt8]) -> [UInt8]? {
+    /// The cookie reply carrying `cookie` to the sender of `initiation`, sealed with a random nonce (a fixed one only
+    /// in the protocol vectors of docs/protocol-vectors.json).
+    func cookieReply(_ cookie: [UInt8], to initiation: [UInt8], nonce: ChaChaPoly.Nonce = ChaChaPoly.Nonce()) -> [UInt8]? {
         guard initiation.count == LinkDatagram.initiationSize,
             let box = try? ChaChaPoly.seal(
-                cookie, using: cookieKey, nonce: ChaChaPoly.Nonce(),
+                cookie, using: cookieKey, nonce: nonce,
                 authenticating: initiation[Self.mac1Offset..<Self.mac2Offset])
         else { return nil }
         let senderIndex = initiation[1..<5].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }

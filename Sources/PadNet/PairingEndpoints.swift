@@ -48,6 +48,9 @@ public struct PairingResponder {
     static let limits = HandshakeAdmission.Limits(burst: 8, perSecond: 2, burstPerSource: 3, perSecondPerSource: 1)
     private var admission = HandshakeAdmission(Self.limits, atMicroseconds: 0)
     private var cookies = AddressCookies()
+    /// The ephemeral key of the next exchange, used once; nil (always, outside the protocol vectors of
+    /// docs/protocol-vectors.json) draws a fresh random key for each.
+    var nextExchangeEphemeral: Curve25519.KeyAgreement.PrivateKey?
     /// An exchange not confirmed within this long is forgotten (a client confirms within a round trip).
     static let pendingLifetimeMicroseconds: UInt64 = 10_000_000
 
@@ -111,7 +114,9 @@ public struct PairingResponder {
             return (PairingDatagram.refused(refusal).encoded, nil)
         }
         // Its own check first (hashes and one ChaCha20-Poly1305, no public-key work): random bytes stop here.
-        guard var handshake = try? PairingHandshake.responder(code: window.code, identity: identity),
+        let ephemeral = nextExchangeEphemeral
+        nextExchangeEphemeral = nil
+        guard var handshake = try? PairingHandshake.responder(code: window.code, identity: identity, ephemeral: ephemeral),
             (try? handshake.readMessage(handshakeMessage)) != nil
         else { return (nil, nil) }
         // An earlier exchange of this client's (another first message) gives way to this one, and so does the
@@ -218,7 +223,15 @@ public struct PairingInitiator {
     static let branchLimit = 4
 
     public init(code: PairingCode, identity: Curve25519.KeyAgreement.PrivateKey, clientName: String) throws(NoiseError) {
-        afterFirstMessage = try PairingHandshake.initiator(code: code, identity: identity)
+        try self.init(code: code, identity: identity, clientName: clientName, ephemeral: nil)
+    }
+
+    /// `ephemeral`: only the protocol vectors (docs/protocol-vectors.json) give one; nil draws a fresh random key.
+    init(
+        code: PairingCode, identity: Curve25519.KeyAgreement.PrivateKey, clientName: String,
+        ephemeral: Curve25519.KeyAgreement.PrivateKey?
+    ) throws(NoiseError) {
+        afterFirstMessage = try PairingHandshake.initiator(code: code, identity: identity, ephemeral: ephemeral)
         self.clientName = clientName
     }
 

@@ -110,17 +110,31 @@ public enum PairingHandshake {
     public static func initiator(code: PairingCode, identity: Curve25519.KeyAgreement.PrivateKey) throws(NoiseError)
         -> NoiseHandshake
     {
-        try NoiseHandshake(
-            pattern: .XXpsk3, role: .initiator, prologue: prologue, localStatic: identity,
-            presharedKey: presharedKey(code))
+        try initiator(code: code, identity: identity, ephemeral: nil)
     }
 
     public static func responder(code: PairingCode, identity: Curve25519.KeyAgreement.PrivateKey) throws(NoiseError)
         -> NoiseHandshake
     {
+        try responder(code: code, identity: identity, ephemeral: nil)
+    }
+
+    /// `ephemeral`: only the protocol vectors (docs/protocol-vectors.json) give one; nil draws a fresh random key.
+    static func initiator(
+        code: PairingCode, identity: Curve25519.KeyAgreement.PrivateKey, ephemeral: Curve25519.KeyAgreement.PrivateKey?
+    ) throws(NoiseError) -> NoiseHandshake {
+        try NoiseHandshake(
+            pattern: .XXpsk3, role: .initiator, prologue: prologue, localStatic: identity,
+            presharedKey: presharedKey(code), ephemeral: ephemeral)
+    }
+
+    /// `ephemeral`: only the protocol vectors (docs/protocol-vectors.json) give one; nil draws a fresh random key.
+    static func responder(
+        code: PairingCode, identity: Curve25519.KeyAgreement.PrivateKey, ephemeral: Curve25519.KeyAgreement.PrivateKey?
+    ) throws(NoiseError) -> NoiseHandshake {
         try NoiseHandshake(
             pattern: .XXpsk3, role: .responder, prologue: prologue, localStatic: identity,
-            presharedKey: presharedKey(code))
+            presharedKey: presharedKey(code), ephemeral: ephemeral)
     }
 }
 
