@@ -35,7 +35,10 @@ from test_link_corrections import _Namespace, in_client, udp_counters
 from test_pairing import pairing_code
 
 FLOOD_NAMESPACE, FLOOD_ADDRESS, FLOOD_GATEWAY = "pbflood", "198.51.100.1", "198.51.100.2"  # TEST-NET-2
-LINK_JUNK_PER_SECOND, PAIRING_FLOOD_PER_SECOND, VALID_MAC1_PER_SECOND = 5000, 1000, 1000
+LINK_JUNK_PER_SECOND, PAIRING_FLOOD_PER_SECOND, VALID_MAC1_PER_SECOND = 5000, 1000, 500
+# A valid-mac1 initiation costs the host more than junk (its mac1 checks out, then a cookie reply is sealed and sent):
+# the suite's debug build spent 136 us of CPU on each natively (1,000/s from 16 ports over 5 s on 127.0.0.1), and
+# the emulated guest multiplies that tens of times; at 935/s the taps' p50 rose by 41 ms in one VM run.
 EVIOCSCLOCKID = 0x400445A0
 
 
@@ -103,9 +106,14 @@ class PairingDuringFlood:
     def _run(self):
         for _ in range(self.ATTEMPTS):
             started = time.monotonic()
-            done = subprocess.run(in_client(padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}", self.code, "--name",
-                                            "second machine", "--config-dir", str(self.config_dir)),
-                                  capture_output=True, text=True, timeout=DEADLINE)
+            try:
+                done = subprocess.run(in_client(padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}", self.code,
+                                                "--name", "second machine", "--config-dir", str(self.config_dir)),
+                                      capture_output=True, text=True, timeout=DEADLINE)
+            except subprocess.TimeoutExpired as expired:   # it heard from the host and kept trying: a try all the same
+                stderr = expired.stderr.decode() if isinstance(expired.stderr, bytes) else expired.stderr or ""
+                self.outcomes.append((-1, time.monotonic() - started, f"still trying after {DEADLINE:.0f} s {stderr}"))
+                continue
             self.outcomes.append((done.returncode, time.monotonic() - started, done.stderr.strip()))
             if done.returncode == 0:
                 return
