@@ -199,9 +199,15 @@ public struct PairingResponder {
     private func refusal(for address: SocketAddress, window: PairingWindow, atMicroseconds now: UInt64) -> PairingRefusal? {
         if wrongTriesBySource[address.hostBytes, default: 0] >= PairingWindow.wrongTriesPerSource { return .tooManyTries }
         guard case let .closed(reason) = window.admits(atMicroseconds: now, client: nil) else { return nil }
-        // After a pairing, the paired client may run it again for a while (its confirmation may have been lost):
-        // the window's admission for that client is decided at the confirmation, where its key is known.
-        if window.pairedClient != nil && reason == .noWindow { return nil }
+        // After a pairing, the paired client may run it again from where it paired, for a while (its confirmation
+        // may have been lost): whether it is that client is decided at the confirmation, where its key is known.
+        // Anyone else, and everyone once that while is over, is refused here, before any public-key work (an answer
+        // would also hand out the host's key while its announcement says pairing=closed).
+        if window.pairedClient != nil, reason == .noWindow, !window.isOver(atMicroseconds: now),
+            completed?.address.hostBytes == address.hostBytes
+        {
+            return nil
+        }
         return reason
     }
 }

@@ -107,6 +107,35 @@ import Testing
             == .paired(LinkPublicKey(bytes: host.publicKey.rawRepresentation)!, hostName: "pc"))
     }
 
+    /// After a pairing the window is used: only the paired client, from the address it paired from, may run its
+    /// pairing again (its confirmation may have been lost), and only for `PairingWindow.repeatMicroseconds`. Anyone
+    /// else's first message is refused at once, before any public-key work, and so is everyone's once that time is
+    /// over (an answer would hand out the host's static key while its announcement says pairing=closed).
+    @Test func aUsedWindowAnswersNoOneButThePairedClientForAWhile() throws {
+        let host = Curve25519.KeyAgreement.PrivateKey()
+        let clientKey = Curve25519.KeyAgreement.PrivateKey()
+        var responder = PairingResponder(identity: host, hostName: "pc")
+        responder.open(Self.code, atMicroseconds: 0)
+        var accepted: [PairedClient] = []
+        var events: [PairingResponder.Event] = []
+        #expect(try Self.pair(&responder, clientKey: clientKey, at: 1_000, accepted: &accepted, events: &events).isPaired)
+
+        func firstMessageReply(from address: SocketAddress, at now: UInt64) throws -> PairingDatagram? {
+            var stranger = try PairingInitiator(code: Self.code, identity: .init(), clientName: "stranger")
+            let (reply, _) = responder.handle(
+                PairingDatagram(try stranger.start())!, from: address, atMicroseconds: now, accept: { accepted.append($0) })
+            return reply.flatMap(PairingDatagram.init)
+        }
+        #expect(try firstMessageReply(from: Self.address(5100, host: "127.0.0.2"), at: 2_000) == .refused(.noWindow))
+        let over = 1_000 + PairingWindow.repeatMicroseconds
+        #expect(try firstMessageReply(from: Self.address(5100), at: over) == .refused(.noWindow))
+        #expect(try firstMessageReply(from: Self.address(5100, host: "127.0.0.2"), at: over + 3_600_000_000) == .refused(.noWindow))
+        // The paired client runs `pair` again (a new port) within the repeat time: paired again, stored once more.
+        let again = try Self.pair(&responder, clientKey: clientKey, from: 5200, at: 3_000, accepted: &accepted, events: &events)
+        #expect(again == .paired(LinkPublicKey(bytes: host.publicKey.rawRepresentation)!, hostName: "pc"))
+        #expect(accepted.count == 2 && Set(accepted.map(\.key)).count == 1)
+    }
+
     @Test func withoutAWindowEverythingIsRefusedAndForgedRepliesAreIgnored() throws {
         var responder = PairingResponder(identity: .init(), hostName: "pc")
         var client = try PairingInitiator(code: Self.code, identity: .init(), clientName: "deck")
