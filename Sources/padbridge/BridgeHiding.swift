@@ -3,33 +3,48 @@ import PadCore
 import PadLinux
 import PadSessions
 
-/// remap's part in hiding the pads it bridges from other programs (docs/hiding.md): for each
-/// bridged pad a lease from the hiding service on its event and hidraw nodes while remap holds them, given back when
-/// the pad goes away or remap ends (the service also gives them back when remap is killed). Without the service, it
-/// says once what is not hidden, why, and how to install it. Loop-confined.
+/// remap's and connect's part in hiding the pads they grab from other programs on this machine (docs/hiding.md): for
+/// each pad a lease from the hiding service on its event and hidraw nodes while the command holds them, given back
+/// when the pad goes away or the command ends (the service also gives them back when it is killed). Without the
+/// service, it says once what is not hidden, why, and how to install it. Loop-confined.
 final class BridgeHiding {
     private let loop: DeviceEventLoop
     private let logger: Logger
+    private let command: Command
+
+    /// The command that holds the pads.
+    enum Command: String {
+        case remap, connect
+
+        /// What other programs see once the pad is hidden.
+        var whatOthersSee: String {
+            switch self {
+            case .remap: "SDL, Steam and games see only its virtual pad"
+            case .connect: "SDL, Steam and games on this machine no longer see it (the host's virtual pad is where it plays)"
+            }
+        }
+    }
     private var leases: [Fingerprint: NodeHidingLease] = [:]
     private var saidUnavailable = false
 
-    init(loop: DeviceEventLoop, logger: Logger) {
+    init(loop: DeviceEventLoop, logger: Logger, command: Command) {
         self.loop = loop
         self.logger = logger
+        self.command = command
     }
 
-    /// Asks the service to hide `controller`'s nodes (remap has grabbed them).
+    /// Asks the service to hide `controller`'s nodes (the command has grabbed them).
     func hide(_ controller: Controller) {
         release(controller.fingerprint)
         let name = "\(controller.name) [\(controller.fingerprint)]"
         do {
             leases[controller.fingerprint] = try NodeHidingLease(
                 hiding: controller.nodes.allPaths, loop: loop,
-                onAnswer: { answer in
+                onAnswer: { [command] answer in
                     if !answer.hidden.isEmpty {
                         LineOutput.standardError.write(
-                            "padbridge: \(name) is hidden from other programs while remap runs (\(answer.hidden.joined(separator: ", "))): "
-                                + "SDL, Steam and games see only its virtual pad")
+                            "padbridge: \(name) is hidden from other programs while \(command.rawValue) runs (\(answer.hidden.joined(separator: ", "))): "
+                                + command.whatOthersSee)
                     }
                     for (path, reason) in answer.refused.sorted(by: { $0.key < $1.key }) {
                         LineOutput.standardError.write(
@@ -66,7 +81,7 @@ final class BridgeHiding {
             "padbridge: \(controller.name) [\(controller.fingerprint)] is not hidden from other programs: padbridge's "
                 + "hiding service is not running (\(cause)). Its event nodes are grabbed, so their input reaches only "
                 + "padbridge, but SDL and Steam still list the pad\(hidraw): a game may see two pads. To hide the "
-                + "pads remap bridges, enable the service padbridge's package installs: sudo systemctl enable --now "
+                + "pads \(command.rawValue) grabs, enable the service padbridge's package installs: sudo systemctl enable --now "
                 + "padbridge-hide.socket (docs/hiding.md)")
     }
 }

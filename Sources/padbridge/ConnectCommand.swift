@@ -14,7 +14,9 @@ struct ConnectCommand: ParsableCommand {
         discussion: """
             Every frame a pad sends goes to the host at once, encrypted; the host shows the pad as a virtual one \
             (--as asks for a kind; the host's own --as wins). Rumble, lightbar, LEDs and trigger effects games send \
-            there come back to the pad here. The pads are grabbed (--no-grab: local programs see them too). \
+            there come back to the pad here. The pads are grabbed, and with padbridge's hiding service running \
+            (padbridge-hide.socket) hidden from this machine's SDL, Steam and games while forwarded (docs/hiding.md); \
+            --no-grab leaves them to local programs too. \
             --profile remaps here, before sending. When the link is lost the pad stops rumbling and padbridge \
             reconnects by itself; the host keeps the virtual pads meanwhile. Pair first: padbridge pair HOST CODE.
             --record FILE records the pad (its events as read here, its hidraw reports), the feedback the host relays \
@@ -119,6 +121,16 @@ struct ConnectCommand: ParsableCommand {
         defer { socket.close() }
         let output = LineOutput.standardError
         var takenOver = false
+        // The pads forwarded are grabbed, and hidden from this machine's other programs (SDL's HIDAPI drivers and
+        // Steam read the hidraw node and list the grabbed event node) while forwarded: docs/hiding.md. --no-grab
+        // leaves them to local programs too.
+        let hiding = grab ? BridgeHiding(loop: loop, logger: logger, command: .connect) : nil
+        defer { hiding?.releaseAll() }
+        /// The pads of the latest listing: where a pad that came back, or joined, is found with its nodes.
+        var listed = chosen
+        func hide(_ fingerprint: Fingerprint) {
+            if let hiding, let controller = listed.first(where: { $0.fingerprint == fingerprint }) { hiding.hide(controller) }
+        }
         // Looks for the host by its key on the LAN while it does not answer (made just after the client).
         var finder: PairedHostFinder?
         var client: ForwardingClient!
@@ -137,9 +149,15 @@ struct ConnectCommand: ParsableCommand {
                 finder?.linkLost()
                 output.write("padbridge: link to \(hostText()) (\(paired.name)) lost; the pads stop rumbling")
             case let .reconnecting(milliseconds): output.write("padbridge: reconnecting in \(milliseconds) ms")
-            case let .padDetached(id): output.write("padbridge: pad \(id) unplugged; the host shows it neutral")
-            case let .padBack(id): output.write("padbridge: pad \(id) is back")
-            case let .padAdded(id, name): output.write("padbridge: forwarding \(name) [\(id)] too (plugged in)")
+            case let .padDetached(id):
+                hiding?.release(id)
+                output.write("padbridge: pad \(id) unplugged; the host shows it neutral")
+            case let .padBack(id):
+                output.write("padbridge: pad \(id) is back")
+                hide(id)
+            case let .padAdded(id, name):
+                output.write("padbridge: forwarding \(name) [\(id)] too (plugged in)")
+                hide(id)
             case let .tooManyPads(name):
                 output.write(
                     "padbridge: not forwarding \(name): one connect forwards at most \(LinkClientMessage.maximumPads) pads")
@@ -175,6 +193,7 @@ struct ConnectCommand: ParsableCommand {
             session.onFeedbackWritten = recording.reachedPad
             client.onFeedbackReceived = { _, feedback in feedback.events.forEach(recording.gameFeedback) }
         }
+        for controller in chosen { hide(controller.fingerprint) }
         if let note = target.note { output.write("padbridge: connecting to \(note)") }
         output.write(
             "padbridge: connecting to \(paired.name) at \(target.first.canonical) (\(destination)), host key \(paired.key.fingerprint)")
@@ -183,6 +202,7 @@ struct ConnectCommand: ParsableCommand {
         let relisting = try HotplugRelisting(
             monitor: monitor, sdlSource: .padbridgeHelper, loop: loop, logger: logger, isWanted: { [all] in all || client.isWaitingForAPad }
         ) { [all] present in
+            listed = present
             client.resume(from: present)
             if all { client.addNewPads(from: present) }
             return nil

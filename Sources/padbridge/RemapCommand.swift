@@ -142,7 +142,7 @@ struct RemapCommand: ParsableCommand {
 
         // Given back after the bridges closed (defers run last to first): games see the pad again once its virtual
         // pad is gone, not both at once.
-        let hiding = BridgeHiding(loop: loop, logger: logger)
+        let hiding = BridgeHiding(loop: loop, logger: logger, command: .remap)
         defer { hiding.releaseAll() }
         var bridges: [RemapBridge] = []
         defer { bridges.forEach { $0.close() } }

@@ -1,4 +1,4 @@
-"""Hiding the pad remap bridges from games (docs/hiding.md): the grab covers a pad's event nodes
+"""Hiding the pad remap bridges, or connect forwards, from games (docs/hiding.md): the grab covers a pad's event nodes
 only, and SDL's HIDAPI drivers and Steam read its hidraw node (and list a grabbed event node), so without hiding a
 game sees the pad twice. `padbridge hide-service` (root) takes the nodes from everyone else while remap holds them.
 
@@ -18,6 +18,7 @@ import signal
 import socket
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,7 +26,8 @@ from pathlib import Path
 import evdev
 import pytest
 
-from conftest import DEADLINE, start_dualsense, start_xbox
+from conftest import DEADLINE, padbridge_binary, start_dualsense, start_xbox
+from test_pairing import pairing_code
 
 NOBODY = 65534
 AS_NOBODY = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")
@@ -548,3 +550,44 @@ def test_without_the_hiding_service_remap_says_once_what_is_not_hidden(padbridge
     listed = [c["path"] for c in sdl_controllers()]
     assert ready["hidraw"] in listed and other_device.path in listed and len(listed) == 4, f"SDL lists {listed}"
     assert remap.stop() == 0
+
+
+def test_connect_hides_the_pads_it_forwards_and_gives_them_back(padbridge, logged_in_nobody):
+    """A pad forwarded to another machine plays there: connect grabs it, and hides it (its hidraw node included) from
+    this machine's SDL, Steam and games while it forwards it, so they do not act on it too; given back when connect
+    ends."""
+    stand_in, ready, stand_in_nodes = start_stand_in(padbridge, "hidden-connect")
+    assert [c["path"] for c in sdl_controllers()] == [ready["hidraw"]]
+    service = start_service(padbridge)
+    serve = padbridge("--listen", "127.0.0.1:48178", "--as", "xbox360", "--config-dir",
+                      tempfile.mkdtemp(prefix="padbridge-host-"), "--pair", command="serve")
+    code = pairing_code(serve)
+    # nobody's own config directory, as a user's would be (0700, theirs)
+    client_config = Path(tempfile.mkdtemp(prefix="padbridge-nobody-"))
+    os.chown(client_config, NOBODY, NOBODY)
+    paired = subprocess.run([*AS_NOBODY, padbridge_binary(), "pair", "127.0.0.1:48178", code, "--config-dir",
+                             str(client_config)], capture_output=True, text=True, timeout=DEADLINE)
+    assert paired.returncode == 0, paired.stderr
+
+    connect = padbridge("127.0.0.1:48178", ready["hidraw"], "--config-dir", str(client_config), command="connect",
+                        wrapper=AS_NOBODY)
+    connect.wait_stderr(lambda line: "is hidden from other programs while connect runs" in line, what="'hidden' line")
+    serve.wait_stderr(lambda line: "pad attached" in line, what="the pad attached on the host")
+    for path in stand_in_nodes:
+        assert_hidden(path)
+    for path in stand_in_nodes:
+        service.wait_stderr(lambda line: f"udev sees {path} hidden" in line, what=f"udev's refresh of {path}")
+    settle()
+    for path in stand_in_nodes:
+        assert_hidden(path)   # connect's relisting after udev's change events did not take the pad for gone
+    listed = [c["path"] for c in sdl_controllers()]
+    assert not set(stand_in_nodes) & set(listed), f"SDL lists the forwarded pad while connect runs: {listed}"
+    said = [line for _, line in connect.stderr]
+    assert not any("unplugged" in line or "went away" in line for line in said), said
+
+    mark = len(service.stderr)
+    assert connect.stop() == 0
+    for path in stand_in_nodes:
+        service.wait_stderr(lambda line: f"gave back {path}" in line, since=mark, what=f"{path} given back")
+    settle()
+    assert ready["hidraw"] in [c["path"] for c in sdl_controllers()], "SDL does not list the pad after connect ended"
