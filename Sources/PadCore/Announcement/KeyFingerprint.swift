@@ -4,21 +4,14 @@
 ///
 /// 128 bits: finding another key with a given fingerprint (a second preimage) is out of reach. Even so a fingerprint
 /// only ever *selects* a host; the link's Noise handshake with the pinned key is what authenticates it.
-public struct KeyFingerprint: Sendable, Hashable, Comparable, CustomStringConvertible {
+///
+/// `init?(bytes:)`, `init?(hex:)`, `bytes` and `hex` (32 lowercase hex digits, the announcement's `fp=` value) come
+/// from `FixedSizeBytesValue`.
+public struct KeyFingerprint: FixedSizeBytesValue, Comparable, CustomStringConvertible {
     public static let byteCount = 16
-    public let bytes: [UInt8]
+    public let fixedSizeBytes: FixedSizeBytes<KeyFingerprint>
 
-    /// nil unless `bytes` holds exactly 16 bytes.
-    public init?(bytes: some Collection<UInt8>) {
-        guard bytes.count == Self.byteCount else { return nil }
-        self.bytes = Array(bytes)
-    }
-
-    /// nil unless `hex` is exactly 32 hex digits (either case).
-    public init?(hex: some StringProtocol) {
-        guard let bytes = HexBytes.decode(hex), bytes.count == Self.byteCount else { return nil }
-        self.bytes = bytes
-    }
+    public init(fixedSizeBytes: FixedSizeBytes<KeyFingerprint>) { self.fixedSizeBytes = fixedSizeBytes }
 
     /// The printed form ("SHA256:6668-7aad-..."; case and dashes do not matter); nil for anything else.
     public init?(printed text: some StringProtocol) {
@@ -27,9 +20,6 @@ public struct KeyFingerprint: Sendable, Hashable, Comparable, CustomStringConver
         self.init(hex: String(text.dropFirst(prefix.count).filter { $0 != "-" }))
     }
 
-    /// 32 lowercase hex digits (the announcement's `fp=` value).
-    public var hex: String { HexBytes.encode(bytes) }
-
     /// "SHA256:" and the 16 bytes in groups of four hex digits.
     public var description: String {
         let digits = Array(hex)
@@ -37,5 +27,5 @@ public struct KeyFingerprint: Sendable, Hashable, Comparable, CustomStringConver
             .joined(separator: "-")
     }
 
-    public static func < (lhs: KeyFingerprint, rhs: KeyFingerprint) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+    public static func < (lhs: KeyFingerprint, rhs: KeyFingerprint) -> Bool { lhs.fixedSizeBytes < rhs.fixedSizeBytes }
 }

@@ -1,22 +1,11 @@
 /// A machine's Curve25519 public key as padbridge's trust files hold it: 32 bytes, written as 64 lowercase hex digits.
-public struct LinkPublicKey: Sendable, Hashable, CustomStringConvertible {
+/// `init?(bytes:)`, `init?(hex:)`, `bytes` and `hex` come from `FixedSizeBytesValue`.
+public struct LinkPublicKey: FixedSizeBytesValue, CustomStringConvertible {
     public static let byteCount = 32
-    /// The 32 raw bytes.
-    public let bytes: [UInt8]
+    public let fixedSizeBytes: FixedSizeBytes<LinkPublicKey>
 
-    /// nil unless `bytes` holds exactly 32 bytes.
-    public init?(bytes: some Collection<UInt8>) {
-        guard bytes.count == Self.byteCount else { return nil }
-        self.bytes = Array(bytes)
-    }
+    public init(fixedSizeBytes: FixedSizeBytes<LinkPublicKey>) { self.fixedSizeBytes = fixedSizeBytes }
 
-    /// nil unless `hex` is exactly 64 hex digits (either case).
-    public init?(hex: some StringProtocol) {
-        guard let bytes = HexBytes.decode(hex), bytes.count == Self.byteCount else { return nil }
-        self.bytes = bytes
-    }
-
-    public var hex: String { HexBytes.encode(bytes) }
     public var description: String { hex }
 }
 
