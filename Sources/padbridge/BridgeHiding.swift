@@ -39,7 +39,9 @@ final class BridgeHiding {
         let name = "\(controller.name) [\(controller.fingerprint)]"
         do {
             leases[controller.fingerprint] = try NodeHidingLease(
-                hiding: controller.nodes.allPaths, loop: loop,
+                hiding: controller.nodes.allPaths
+                    + NodeHidingLease.joystickNodes(ofInputDevices: controller.nodes.evdev.map(\.inputSyspath)),
+                loop: loop,
                 onAnswer: { [command] answer in
                     if !answer.hidden.isEmpty {
                         LineOutput.standardError.write(

@@ -114,11 +114,32 @@ def start_service(padbridge):
     return service
 
 
+@pytest.fixture(scope="module", autouse=True)
+def joystick_interface():
+    """joydev loaded, as on a desktop: each pad also gets a /dev/input/jsN node, which older games and Wine's
+    joystick API read, and which must be hidden with the pad's other nodes."""
+    subprocess.run(["modprobe", "joydev"], check=True, timeout=DEADLINE)
+    yield
+    subprocess.run(["modprobe", "-r", "joydev"], timeout=DEADLINE)
+
+
+def joystick_nodes(event_nodes: list[str]) -> list[str]:
+    """The jsN nodes beside these event nodes (children of the same inputN device)."""
+    found = []
+    for node in event_nodes:
+        device = f"/sys/class/input/{os.path.basename(node)}/device"
+        found += sorted(f"/dev/input/{name}" for name in os.listdir(device) if name.startswith("js"))
+    return found
+
+
 def start_stand_in(padbridge, seed):
-    """A Bluetooth DualSense stand-in (SDL's HIDAPI PS5 driver takes it) that nobody can read, as a user can."""
+    """A Bluetooth DualSense stand-in (SDL's HIDAPI PS5 driver takes it) that nobody can read, as a user can; its
+    nodes: hidraw, event and joystick."""
     stand_in, ready, nodes = start_dualsense(padbridge, "--seed", seed, name="padbridge hidden DualSense")
     settle()
-    node_paths = [ready["hidraw"], *ready["eventNodes"]]
+    joysticks = joystick_nodes(ready["eventNodes"])
+    assert joysticks, "joydev made no js node for the stand-in's gamepad"
+    node_paths = [ready["hidraw"], *ready["eventNodes"], *joysticks]
     for path in node_paths:
         if NOBODY not in acl_users(path):
             grant(path)  # the motion and touchpad nodes carry no uaccess tag

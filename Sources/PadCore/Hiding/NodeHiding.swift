@@ -26,23 +26,33 @@ public enum NodeHiding {
     public static var bridgeOutputPhysicalPathPrefix: String { VirtualPadKind.bridgeOutputPhysicalPathPrefix }
 }
 
-/// A device node the service may hide: `/dev/hidrawN` or `/dev/input/eventN`, spelled exactly so (no other path,
-/// no symbolic link, no `..`).
+/// A device node the service may hide: `/dev/hidrawN`, `/dev/input/eventN` or `/dev/input/jsN` (the joystick
+/// interface older games and Wine's joystick API read), spelled exactly so (no other path, no symbolic link, no `..`).
 public struct HideableNode: Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable, CaseIterable {
         case hidraw
         case event
+        /// A joydev node: its `device` in sysfs is the same inputN device as its event node's.
+        case joystick
+
+        /// "/dev/hidraw", "/dev/input/event", "/dev/input/js".
+        var pathPrefix: String {
+            switch self {
+            case .hidraw: "/dev/hidraw"
+            case .event: "/dev/input/event"
+            case .joystick: "/dev/input/js"
+            }
+        }
+        /// "hidraw", "event", "js".
+        var namePrefix: String { String(pathPrefix.split(separator: "/").last!) }
     }
 
     public let kind: Kind
     public let number: Int
 
     public init?(path: String) {
-        let (prefix, kind): (String, Kind) =
-            path.hasPrefix("/dev/hidraw") ? ("/dev/hidraw", .hidraw)
-            : path.hasPrefix("/dev/input/event") ? ("/dev/input/event", .event) : ("", .event)
-        guard !prefix.isEmpty else { return nil }
-        let digits = path.utf8.dropFirst(prefix.utf8.count)
+        guard let kind = Kind.allCases.first(where: { path.hasPrefix($0.pathPrefix) }) else { return nil }
+        let digits = path.utf8.dropFirst(kind.pathPrefix.utf8.count)
         guard (1...6).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }),
             digits.count == 1 || digits.first != 0x30, let number = Int(String(decoding: digits, as: UTF8.self))
         else { return nil }
@@ -50,9 +60,9 @@ public struct HideableNode: Sendable, Hashable, CustomStringConvertible {
         self.number = number
     }
 
-    /// "hidraw3", "event5".
-    public var name: String { (kind == .hidraw ? "hidraw" : "event") + "\(number)" }
-    public var path: String { kind == .hidraw ? "/dev/\(name)" : "/dev/input/\(name)" }
+    /// "hidraw3", "event5", "js0".
+    public var name: String { kind.namePrefix + "\(number)" }
+    public var path: String { kind.pathPrefix + "\(number)" }
     public var description: String { path }
     /// The node's device in sysfs, a link into /sys/devices.
     public var sysfsClassPath: String { kind == .hidraw ? "/sys/class/hidraw/\(name)" : "/sys/class/input/\(name)" }

@@ -25,6 +25,18 @@ public final class NodeHidingLease {
     private let onServiceGone: () -> Void
     private var answered = false
 
+    /// The joystick nodes (`/dev/input/jsN`, made by joydev when it is loaded) of the input devices at
+    /// `inputSyspaths`: nodes of a pad besides its event and hidraw ones, which older games and Wine's joystick API
+    /// read. In sysfs they are the input device's children, beside its event node.
+    public static func joystickNodes(ofInputDevices inputSyspaths: [String]) -> [String] {
+        inputSyspaths.flatMap { syspath in
+            SysfsInputDevices.directoryEntries(syspath)
+                .filter { HideableNode(path: "/dev/input/\($0)")?.kind == .joystick }
+                .sorted(by: SysfsInputDevices.naturalOrder)
+                .map { "/dev/input/\($0)" }
+        }
+    }
+
     /// Connects to the service at `socketPath` and asks it to hide `paths` (those this process can open; the others
     /// are refused here). Throws when the service cannot be reached (not installed, not running): `.missingDevice`
     /// (no socket there) or another code with the cause. `onAnswer` runs once, on the loop; `onServiceGone` when the

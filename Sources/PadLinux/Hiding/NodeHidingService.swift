@@ -426,7 +426,7 @@ public final class NodeHidingService {
     /// descriptor in sysfs; nil when it may.
     static func eligibilityRefusal(_ node: HideableNode) -> String? {
         switch node.kind {
-        case .event:
+        case .event, .joystick:
             guard let input = SysfsInputDevices.resolvedPath("\(node.sysfsClassPath)/device") else {
                 return "its input device is not in sysfs"
             }
@@ -477,7 +477,7 @@ public final class NodeHidingService {
     static func isBridgeOutput(_ node: HideableNode) -> Bool {
         let phys: String?
         switch node.kind {
-        case .event:
+        case .event, .joystick:
             phys = SysfsInputDevices.readAttribute("\(node.sysfsClassPath)/device/phys")
         case .hidraw:
             phys = SysfsInputDevices.readAttribute("\(node.sysfsClassPath)/device/uevent")?.split(separator: "\n")

@@ -6,10 +6,11 @@ import Testing
     @Test(arguments: [
         ("/dev/hidraw3", true), ("/dev/input/event12", true), ("/dev/hidraw0", true),
         ("/dev/hidraw", false), ("/dev/hidraw03", false), ("/dev/hidraw3/", false), ("/dev/input/../hidraw3", false),
-        ("/dev/input/event-1", false), ("/dev/input/js0", false), ("/etc/passwd", false), ("/dev/hidraw1234567", false),
-        ("/dev/input/event 1", false), ("dev/hidraw3", false),
+        ("/dev/input/event-1", false), ("/dev/input/js0", true), ("/dev/input/js12", true), ("/dev/input/js", false),
+        ("/dev/input/js01", false), ("/dev/input/jsx", false), ("/dev/input/mouse0", false), ("/dev/js0", false),
+        ("/etc/passwd", false), ("/dev/hidraw1234567", false), ("/dev/input/event 1", false), ("dev/hidraw3", false),
     ])
-    func onlyHidrawAndEventNodesSpelledExactly(path: String, accepted: Bool) {
+    func onlyHidrawEventAndJoystickNodesSpelledExactly(path: String, accepted: Bool) {
         let node = HideableNode(path: path)
         #expect((node != nil) == accepted, "\(path)")
         if let node { #expect(node.path == path) }
@@ -18,6 +19,8 @@ import Testing
     @Test func nodesNameTheirSysfsDevice() throws {
         #expect(try #require(HideableNode(path: "/dev/hidraw3")).sysfsClassPath == "/sys/class/hidraw/hidraw3")
         #expect(try #require(HideableNode(path: "/dev/input/event7")).sysfsClassPath == "/sys/class/input/event7")
+        let joystick = try #require(HideableNode(path: "/dev/input/js2"))
+        #expect(joystick.sysfsClassPath == "/sys/class/input/js2" && joystick.name == "js2" && joystick.kind == .joystick)
     }
 
     @Test func messagesRoundTrip() {
