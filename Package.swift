@@ -48,13 +48,15 @@ let package = Package(
         // allocation and no key set-up per datagram (swift-crypto's ChaChaPoly makes a BoringSSL context and about
         // 16 allocations per call; docs/benchmarks.md, "Forwarding benchmark", has the measurement). Handshakes stay on swift-crypto.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // C: a library dlopen()ed at run time and a table of its functions resolved (dlsym), for the two shims below.
+        .target(name: "CRuntimeLoader"),
         // C shim: libSDL2 dlopen()ed at run time, only when padbridge wants SDL's view of the pads (see PadSDL).
         // Not a `.systemLibrary(pkgConfig: "sdl2")`: SwiftPM appends pkg-config's `-lSDL2` to the executable's link.
         // Its header (SDL's types and prototypes) comes from Debian's libsdl2-dev, which scripts/deps installs.
-        .target(name: "CSDL2Loader"),
+        .target(name: "CSDL2Loader", dependencies: ["CRuntimeLoader"]),
         // C shim: Avahi's client library dlopen()ed at run time (DNS-SD), so padbridge runs where Avahi is not installed.
         // Its headers come from Debian's libavahi-client-dev, which scripts/deps installs.
-        .target(name: "CAvahiLoader"),
+        .target(name: "CAvahiLoader", dependencies: ["CRuntimeLoader"]),
         // monitor --view's few ncurses calls (Debian's libncurses-dev, which scripts/deps installs), as functions.
         .target(name: "CTerminalView", linkerSettings: [.linkedLibrary("ncursesw")]),
 
@@ -164,6 +166,7 @@ let package = Package(
             name: "PadDNSSDTests", dependencies: ["PadDNSSD", "PadLinux", "CAvahiLoader", "PadLinuxTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(name: "PadSDLTests", dependencies: ["PadSDL"], swiftSettings: strictSwift),
+        .testTarget(name: "CRuntimeLoaderTests", dependencies: ["CRuntimeLoader"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux", "PadTestSupport", "PadLinuxTestSupport"], swiftSettings: strictSwift),
     ],

@@ -1,63 +1,41 @@
-#include <dlfcn.h>
 #include <string.h>
 #include "CAvahiLoader.h"
+#include "CRuntimeLoader.h"
 
-static void copyError(const char *message, char *error, size_t errorCapacity) {
-    if (errorCapacity == 0) return;
-    strncpy(error, message ? message : "unknown dynamic loader error", errorCapacity - 1);
-    error[errorCapacity - 1] = '\0';
-}
+// Indexes into CAvahi_load's libraries, in the order they are loaded: libavahi-client needs libavahi-common.
+enum { avahiCommon, avahiClient };
+
+// One entry a member of CAvahi_Functions, in its order.
+static const CRuntimeLoader_Symbol symbols[] = {
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_client_new),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_client_free),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_client_get_state),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_client_errno),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_entry_group_new),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_entry_group_free),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_entry_group_commit),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_entry_group_reset),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_entry_group_add_service_strlst),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_entry_group_update_service_txt_strlst),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_service_browser_new),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_service_browser_free),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_service_resolver_new),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiClient, avahi_service_resolver_free),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiCommon, avahi_strerror),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiCommon, avahi_free),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiCommon, avahi_alternative_service_name),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiCommon, avahi_string_list_add_arbitrary),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiCommon, avahi_string_list_free),
+    CRUNTIME_LOADER_SYMBOL(CAvahi_Functions, avahiCommon, avahi_address_snprint),
+};
+_Static_assert(CRUNTIME_LOADER_COUNT(symbols) * sizeof(void *) == sizeof(CAvahi_Functions),
+               "one symbol a member of CAvahi_Functions");
 
 int CAvahi_load(const char *clientLibrary, const char *commonLibrary, CAvahi_Functions *functions, char *error,
                 size_t errorCapacity) {
-    memset(functions, 0, sizeof *functions);
-    void *common = dlopen(commonLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (!common) {
-        copyError(dlerror(), error, errorCapacity);
-        return -1;
-    }
-    void *client = dlopen(clientLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (!client) {
-        copyError(dlerror(), error, errorCapacity);
-        dlclose(common);
-        return -1;
-    }
-    // The member, the symbol and the prototype all come from one name, so none can be misspelt apart.
-#define CAVAHI_RESOLVE(library, name)                                                                          \
-    do {                                                                                                       \
-        dlerror();                                                                                             \
-        functions->name = (__typeof__(name) *)dlsym(library, #name);                                           \
-        if (!functions->name) goto missing;                                                                    \
-    } while (0)
-    CAVAHI_RESOLVE(client, avahi_client_new);
-    CAVAHI_RESOLVE(client, avahi_client_free);
-    CAVAHI_RESOLVE(client, avahi_client_get_state);
-    CAVAHI_RESOLVE(client, avahi_client_errno);
-    CAVAHI_RESOLVE(client, avahi_entry_group_new);
-    CAVAHI_RESOLVE(client, avahi_entry_group_free);
-    CAVAHI_RESOLVE(client, avahi_entry_group_commit);
-    CAVAHI_RESOLVE(client, avahi_entry_group_reset);
-    CAVAHI_RESOLVE(client, avahi_entry_group_add_service_strlst);
-    CAVAHI_RESOLVE(client, avahi_entry_group_update_service_txt_strlst);
-    CAVAHI_RESOLVE(client, avahi_service_browser_new);
-    CAVAHI_RESOLVE(client, avahi_service_browser_free);
-    CAVAHI_RESOLVE(client, avahi_service_resolver_new);
-    CAVAHI_RESOLVE(client, avahi_service_resolver_free);
-    CAVAHI_RESOLVE(common, avahi_strerror);
-    CAVAHI_RESOLVE(common, avahi_free);
-    CAVAHI_RESOLVE(common, avahi_alternative_service_name);
-    CAVAHI_RESOLVE(common, avahi_string_list_add_arbitrary);
-    CAVAHI_RESOLVE(common, avahi_string_list_free);
-    CAVAHI_RESOLVE(common, avahi_address_snprint);
-#undef CAVAHI_RESOLVE
-    return 0;
-
-missing:
-    copyError(dlerror(), error, errorCapacity);
-    memset(functions, 0, sizeof *functions);
-    dlclose(client);
-    dlclose(common);
-    return -1;
+    const char *const libraries[] = {[avahiCommon] = commonLibrary, [avahiClient] = clientLibrary};
+    return CRuntimeLoader_load(libraries, 2, symbols, CRUNTIME_LOADER_COUNT(symbols), functions, sizeof *functions,
+                               error, errorCapacity);
 }
 
 int CAvahi_addressBytes(const AvahiAddress *address, uint8_t bytes[16]) {

@@ -3,9 +3,10 @@
 // padbridge must run where Avahi is not installed (a server without avahi-daemon, a minimal container), so it does
 // not link libavahi-client: this shim dlopen()s libavahi-client.so.3 and libavahi-common.so.3 (Debian's
 // libavahi-client3 and libavahi-common3) when DNS-SD is first wanted and resolves exactly the functions PadDNSSD
-// calls. Types and prototypes come from Avahi's own headers (libavahi-client-dev, which scripts/deps installs):
-// each pointer is declared as `__typeof__(avahi_function) *`, so its signature cannot drift from Avahi's. This target
-// does not link Avahi; Swift code that called an Avahi function directly would fail to link.
+// calls (with CRuntimeLoader). Types and prototypes come from Avahi's own headers (libavahi-client-dev, which
+// scripts/deps installs): each pointer is declared as `__typeof__(avahi_function) *`, so its signature cannot drift
+// from Avahi's. This target does not link Avahi; Swift code that called an Avahi function directly would fail to
+// link.
 #ifndef C_AVAHI_LOADER_H
 #define C_AVAHI_LOADER_H
 
@@ -52,11 +53,12 @@ typedef struct CAvahi_Functions {
 } CAvahi_Functions;
 
 /// `dlopen(commonLibrary)` and `dlopen(clientLibrary)` (RTLD_NOW | RTLD_LOCAL), then `dlsym` for every member of
-/// `*functions`.
+/// `*functions` (CRuntimeLoader_load).
 ///
 /// Returns 0 on success; the libraries then stay loaded for the rest of the process. Returns -1 if a library cannot
-/// be loaded or lacks one of the functions: `error` then holds dlerror()'s text (NUL-terminated, cut to
-/// `errorCapacity` bytes), the libraries are closed again, and `*functions` is all null.
+/// be loaded or lacks one of the functions: `error` then holds dlerror()'s text, which names the library and the
+/// missing function (NUL-terminated, cut to `errorCapacity` bytes), the libraries are closed again, and
+/// `*functions` is all null.
 int CAvahi_load(const char *clientLibrary, const char *commonLibrary, CAvahi_Functions *functions, char *error,
                 size_t errorCapacity);
 

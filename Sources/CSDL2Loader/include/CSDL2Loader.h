@@ -3,9 +3,10 @@
 // Linking libSDL2 would make every run of padbridge load it and the ~45 libraries it needs (PulseAudio, X11,
 // Wayland, ...), which takes seconds in a VM that reads them over 9p; yet only generic pads need SDL (for its
 // game-controller database). So this shim dlopen()s SDL2 when PadSDL first asks and resolves exactly the
-// functions PadSDL calls. Types and prototypes still come from SDL's own header (libsdl2-dev): each pointer is
-// declared as `__typeof__(SDL_Function) *`, so its signature cannot drift from SDL's. This target does not link
-// SDL2; Swift code that called an SDL function directly instead of through `CSDL2_Functions` would fail to link.
+// functions PadSDL calls (with CRuntimeLoader). Types and prototypes still come from SDL's own header (libsdl2-dev):
+// each pointer is declared as `__typeof__(SDL_Function) *`, so its signature cannot drift from SDL's. This target
+// does not link SDL2; Swift code that called an SDL function directly instead of through `CSDL2_Functions` would
+// fail to link.
 #ifndef C_SDL2_LOADER_H
 #define C_SDL2_LOADER_H
 
@@ -33,11 +34,12 @@ typedef struct CSDL2_Functions {
     __typeof__(SDL_free) *SDL_free;
 } CSDL2_Functions;
 
-/// `dlopen(libraryName, RTLD_NOW | RTLD_LOCAL)`, then `dlsym` for every member of `*functions`.
+/// `dlopen(libraryName, RTLD_NOW | RTLD_LOCAL)`, then `dlsym` for every member of `*functions` (CRuntimeLoader_load).
 ///
 /// Returns 0 on success; the library then stays loaded for the rest of the process (it is never closed). Returns
-/// -1 if the library cannot be loaded or lacks one of the functions: `error` then holds dlerror()'s text
-/// (NUL-terminated, cut to `errorCapacity` bytes), the library is closed again, and `*functions` is all null.
+/// -1 if the library cannot be loaded or lacks one of the functions: `error` then holds dlerror()'s text, which
+/// names the library and the missing function (NUL-terminated, cut to `errorCapacity` bytes), the library is closed
+/// again, and `*functions` is all null.
 /// Loads nothing once by itself: callers keep the result (PadSDL holds it in a `static let`).
 int CSDL2_load(const char *libraryName, CSDL2_Functions *functions, char *error, size_t errorCapacity);
 
