@@ -178,6 +178,53 @@ def test_hosts_lists_the_host_with_its_key_and_pairing_window_and_watch_sees_it_
     watch.wait_stdout(lambda line: line.startswith("remove") and NAME in line, what="the host leaving")
 
 
+def test_two_hosts_with_one_name_are_both_found_the_second_renamed_and_watch_json_follows(padbridge, tmp_path,
+                                                                                         avahi_namespaces):
+    """Two machines serving under one name: the second to announce is renamed by DNS-SD's conflict rule (and says
+    so), both are listed, each with its own key, and `hosts --watch --json` reports each coming and going as a JSON
+    object a line."""
+    sides = avahi_namespaces
+    watch = padbridge("--watch", "--json", "--config-dir", str(tmp_path / "watcher"), command="hosts",
+                      wrapper=sides["pbclient"].wrapper)
+    watch.wait_stderr(lambda line: "watching for hosts on the LAN" in line, what="the watch under way")
+
+    def watched(event: str, name: str, key: str | None) -> dict:
+        def matching(line: str):
+            try:
+                change = json.loads(line)
+            except ValueError:
+                raise AssertionError(f"hosts --watch --json printed a line that is not JSON: {line!r}")
+            host = change["host"]
+            wanted = (change["event"], host["name"]) == (event, name) and key in (None, host["fingerprint"])
+            return change if wanted else None
+        _, change = watch.wait_stdout(matching, what=f"a {event!r} line for {name!r} ({key or 'any key'})")
+        return change
+
+    first = serve_announced(padbridge, sides["pbhost"], tmp_path / "first")
+    first_key = host_key(first)
+    added = watched("add", NAME, first_key)
+    assert added["host"]["port"] == 48100 and not added["host"]["paired"], added
+
+    second = padbridge("--name", NAME, "--config-dir", str(tmp_path / "second"), command="serve",
+                       wrapper=sides["pbclient"].wrapper)
+    second_key = host_key(second)
+    _, renamed = second.wait_stderr(lambda line: "another host on the LAN is announced as" in line,
+                                    what="the second host renamed")
+    new_name = renamed.rsplit('"', 2)[1]
+    assert new_name != NAME and new_name.startswith(NAME), renamed
+    second.wait_stderr(lambda line: f'announced on the LAN as "{new_name}"' in line, what="the renamed announcement")
+    watched("add", new_name, second_key)
+    hosts = hosts_json(sides["pbclient"], tmp_path / "watcher", lambda hosts: {
+        (NAME, first_key), (new_name, second_key)} <= {(h["name"], h["fingerprint"]) for h in hosts})
+    assert {(NAME, first_key), (new_name, second_key)} <= {(h["name"], h["fingerprint"]) for h in hosts}, hosts
+
+    assert second.stop() == 0
+    watched("remove", new_name, None)   # (what a removal still knows of the host's TXT record is not asked)
+    assert first.stop() == 0
+    watched("remove", NAME, None)
+    assert watch.stop() == 0
+
+
 def test_pair_by_name_then_connect_by_name_forwards_taps(padbridge, tmp_path, avahi_namespaces):
     sides = avahi_namespaces
     serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
