@@ -208,6 +208,21 @@ def summary(latencies: list[float]) -> str:
     return f"p50 {percentile(latencies, 0.5):.2f} ms, p99 {percentile(latencies, 0.99):.2f} ms"
 
 
+def forwarded_over_a_quiet_link(padbridge, serve, client_config, source):
+    """`connect` in pbclient forwards `source` to `serve`: the host's virtual pad (its events stamped on
+    CLOCK_MONOTONIC, as the taps' writes are), 50 taps' latencies over the quiet link, and serve's CPU meanwhile
+    (ms a second)."""
+    client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config),
+                       command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
+    client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+    _, ready = attached(serve)
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    fcntl.ioctl(virtual.fd, EVIOCSCLOCKID, struct.pack("i", time.CLOCK_MONOTONIC))
+    cpu_before, at_before = serve_cpu_ms(serve.proc.pid), time.monotonic()
+    quiet = tap_latencies(source, virtual, 50)
+    return virtual, quiet, (serve_cpu_ms(serve.proc.pid) - cpu_before) / (time.monotonic() - at_before)
+
+
 def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padbridge, tmp_path, flood_namespace,
                                                                               datagram_flood, record_property):
     serve, client_config = paired_across_namespaces(padbridge, tmp_path)
@@ -215,16 +230,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
     source = xpad_like_source("flood test source")
     floods = []
     try:
-        client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config),
-                           command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
-        _, ready = attached(serve)
-        virtual = evdev.InputDevice(ready["eventNodes"][0])
-        fcntl.ioctl(virtual.fd, EVIOCSCLOCKID, struct.pack("i", time.CLOCK_MONOTONIC))
-
-        cpu_before, at_before = serve_cpu_ms(serve_pid), time.monotonic()
-        quiet = tap_latencies(source, virtual, 50)
-        quiet_cpu = (serve_cpu_ms(serve_pid) - cpu_before) / (time.monotonic() - at_before)
+        virtual, quiet, quiet_cpu = forwarded_over_a_quiet_link(padbridge, serve, client_config, source)
 
         first_message = tmp_path / "pairing-first-message"
         first_message.write_bytes(captured_pairing_first_message(tmp_path))
@@ -333,16 +339,7 @@ def test_a_flood_of_valid_mac1_initiations_from_someone_who_knows_the_host_key_l
     source = xpad_like_source("valid mac1 flood source")
     flood = None
     try:
-        client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config),
-                           command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
-        _, ready = attached(serve)
-        virtual = evdev.InputDevice(ready["eventNodes"][0])
-        fcntl.ioctl(virtual.fd, EVIOCSCLOCKID, struct.pack("i", time.CLOCK_MONOTONIC))
-
-        cpu_before, at_before = serve_cpu_ms(serve_pid), time.monotonic()
-        quiet = tap_latencies(source, virtual, 50)
-        quiet_cpu = (serve_cpu_ms(serve_pid) - cpu_before) / (time.monotonic() - at_before)
+        virtual, quiet, quiet_cpu = forwarded_over_a_quiet_link(padbridge, serve, client_config, source)
 
         mark = len(serve.stderr)
         udp_before = udp_counters(serve_pid)
