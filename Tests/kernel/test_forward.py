@@ -11,8 +11,8 @@ import subprocess
 import evdev
 from evdev import ecodes
 
-from conftest import (DEADLINE, expect_events, padbridge_binary, read_available, rumble_effect, start_dualsense,
-                      start_xbox, wait_abs)
+from conftest import (DEADLINE, expect_events, padbridge_binary, read_available, rumble_effect, says_link_lost,
+                      start_dualsense, start_xbox, wait_abs)
 from test_pairing import pair, pairing_code
 
 PORT = 48177
@@ -223,44 +223,35 @@ def xpad_like_source(name: str) -> evdev.UInput:
 
 
 TAPS_IN_FLIGHT = 8   # 32 events: within the source's evdev buffer (at least 64 events; the kernel sizes it)
+TAP_ROUNDS = 3
 
 
-def test_two_hundred_taps_arrive_in_order_through_a_lossy_link(padbridge, tmp_path, lossy_namespaces):
-    serve, client_config = paired_across_namespaces(padbridge, tmp_path)
+def two_hundred_taps(source, virtual) -> list[int]:
+    """200 taps on the source: press in one frame, release in the next, a tap every 30 ms (SYN_REPORT ends each
+    frame), about 33 a second, twice a person's fastest; but never more than TAPS_IN_FLIGHT taps ahead of what came
+    out of the virtual pad. The source's evdev buffer holds at least 64 events (16 taps): on a busy machine (a second
+    VM beside the suite) the emulated client was starved of CPU long enough for the kernel to drop the source's
+    events, a machine's overload, not the link's. The link still has 8 taps in flight to lose and send again.
+    Returns every BTN_SOUTH edge the virtual pad showed (-1 for a SYN_DROPPED of the test's own reader), read while
+    the taps are made and until it has been quiet for half a second after them."""
+    seen: list[int] = []
+    arrived = threading.Condition()
+    done = threading.Event()
+    pace = threading.Event()
 
-    source = xpad_like_source("lossy link source")
+    def collect():
+        while not done.is_set():
+            for event in read_available(virtual, 0.2):
+                if event.type == ecodes.EV_KEY and event.code == ecodes.BTN_SOUTH:
+                    seen.append(event.value)
+                elif event.type == ecodes.EV_SYN and event.code == ecodes.SYN_DROPPED:
+                    seen.append(-1)
+            with arrived:
+                arrived.notify_all()
+
+    collector = threading.Thread(target=collect, daemon=True)
+    collector.start()
     try:
-        source_node = source.device.path
-        client = padbridge(f"{HOST_ADDRESS}:{PORT}", source_node, "--config-dir", str(client_config), "--stats",
-                           command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected over the lossy link")
-        _, ready = attached(serve)
-        virtual = evdev.InputDevice(ready["eventNodes"][0])
-        pace = threading.Event()
-
-        # The virtual pad is read while the taps are made: an evdev reader that falls behind loses events to its own
-        # buffer (SYN_DROPPED), which would say nothing about the link.
-        seen: list[int] = []
-        arrived = threading.Condition()
-        done = threading.Event()
-
-        def collect():
-            while not done.is_set() and len(seen) < 400:
-                for event in read_available(virtual, 0.2):
-                    if event.type == ecodes.EV_KEY and event.code == ecodes.BTN_SOUTH:
-                        seen.append(event.value)
-                    elif event.type == ecodes.EV_SYN and event.code == ecodes.SYN_DROPPED:
-                        seen.append(-1)
-                with arrived:
-                    arrived.notify_all()
-
-        collector = threading.Thread(target=collect, daemon=True)
-        collector.start()
-        # 200 taps: press in one frame, release in the next, a tap every 30 ms (SYN_REPORT ends each frame): about
-        # 33 taps a second, twice a person's fastest; but never more than TAPS_IN_FLIGHT taps ahead of what came
-        # out of the virtual pad. The source's evdev buffer holds at least 64 events (16 taps): on a busy machine
-        # (a second VM beside the suite) the emulated client was starved of CPU long enough for the kernel to drop
-        # the source's events, a machine's overload, not the link's. The link still has 8 taps in flight to lose.
         for tap in range(200):
             with arrived:
                 assert arrived.wait_for(lambda: len(seen) >= 2 * (tap - TAPS_IN_FLIGHT), DEADLINE), \
@@ -270,16 +261,50 @@ def test_two_hundred_taps_arrive_in_order_through_a_lossy_link(padbridge, tmp_pa
             source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
             source.syn()
             pace.wait(0.03)   # the source's pace, not a wait for a result
-        collector.join(DEADLINE)
+        with arrived:
+            arrived.wait_for(lambda: len(seen) >= 400, DEADLINE)
+        settled = len(seen) - 1
+        while settled != len(seen):   # until half a second brought nothing more
+            settled = len(seen)
+            pace.wait(0.5)
+    finally:
         done.set()
-        assert -1 not in seen, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
-        fell_behind = [line for _, line in client.stderr if "kernel dropped events" in line]
-        assert not fell_behind, f"the client fell behind reading the source (the VM is overloaded): {fell_behind}"
-        assert seen == [1, 0] * 200, f"{len(seen)} of 400; out of order, doubled or lost: {seen}"
-        extra = [e for e in read_available(virtual, 0.5) if e.type == ecodes.EV_KEY]
-        assert extra == [], f"more than the 200 taps: {extra}"
+        collector.join(DEADLINE)
+    return list(seen)
+
+
+def test_two_hundred_taps_arrive_in_order_through_a_lossy_link(padbridge, tmp_path, lossy_namespaces):
+    """Every tap arrives, in order, once, through a link that loses 10 % each way. The host takes the link for lost
+    when it hears nothing for 400 ms, and then releases what was held and presses it again when the client is back
+    (no stuck button): that shows as one tap more. 10 % loss never silences the link that long; a machine so busy
+    that the emulated client gets no CPU for 400 ms does (seen with a second VM beside the suite). Such a round says
+    nothing about the link and is run again, at most TAP_ROUNDS times; a round without a lost link must be exact."""
+    serve, client_config = paired_across_namespaces(padbridge, tmp_path)
+    source = xpad_like_source("lossy link source")
+    try:
+        client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config), "--stats",
+                           command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
+        client.wait_stderr(lambda line: "connected to" in line, what="the client connected over the lossy link")
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        rounds = []
+        for _ in range(TAP_ROUNDS):
+            serve_mark, client_mark = len(serve.stderr), len(client.stderr)
+            seen = two_hundred_taps(source, virtual)
+            lost = [line for _, line in serve.stderr[serve_mark:] if says_link_lost(line)]
+            fell_behind = [line for _, line in client.stderr[client_mark:] if "kernel dropped events" in line]
+            rounds.append(f"{len(seen)} edges" + (f", {len(lost)} link(s) lost" if lost else "")
+                          + (", the client fell behind its source" if fell_behind else ""))
+            assert -1 not in seen, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
+            if lost or fell_behind:
+                continue   # the machine starved the client: this round says nothing about the link
+            assert seen == [1, 0] * 200, f"{len(seen)} edges of 400; out of order, doubled or lost: {seen}"
+            break
+        else:
+            raise AssertionError(f"in each of {TAP_ROUNDS} rounds the machine starved the client (the host heard "
+                                 f"nothing for 400 ms, or the kernel dropped the source's events): {rounds}")
         stats = [line for _, line in client.stderr if "frames/s" in line]
-        print("client statistics:", *stats[-3:], sep="\n  ")
+        print(f"rounds: {rounds}; client statistics:", *stats[-3:], sep="\n  ")
     finally:
         source.close()
 

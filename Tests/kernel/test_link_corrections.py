@@ -28,9 +28,11 @@ def in_client(*command: str) -> tuple[str, ...]:
 
 
 def test_a_one_way_outage_brings_held_inputs_back_at_once_and_keeps_the_pad(padbridge, tmp_path, namespaces):
-    # A short --linger: the pad must outlive it on a link that works again.
+    # A short --linger: the pad must outlive it on a link that works again. (4 s, not less: on a machine busy enough
+    # to starve the emulated client of CPU for 400 ms the host takes the link for lost once more, the client
+    # handshakes again, and that must not outlast the linger; seen with a second VM beside the suite at 1 s.)
     host_config, client_config = tmp_path / "host", tmp_path / "client"
-    serve = padbridge("--listen", f"{HOST_ADDRESS}:{PORT}", "--config-dir", str(host_config), "--pair", "--linger", "1",
+    serve = padbridge("--listen", f"{HOST_ADDRESS}:{PORT}", "--config-dir", str(host_config), "--pair", "--linger", "4",
                       command="serve", wrapper=("ip", "netns", "exec", "pbhost"))
     paired = subprocess.run(in_client(padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}", pairing_code(serve),
                                       "--config-dir", str(client_config)), capture_output=True, text=True, timeout=DEADLINE)
@@ -63,11 +65,10 @@ def test_a_one_way_outage_brings_held_inputs_back_at_once_and_keeps_the_pad(padb
     serve.wait_stderr(lambda line: "resumed" in line, since=serve_mark, what="the host hearing the client again")
     expect_events(virtual, held)
 
-    # Well past --linger (1 s), the same node still forwards; the rumble ends when the game ends it.
-    client_mark = len(client.stderr)
-    client.wait_stderr(lambda line: "frames/s" in line, since=client_mark, what="a statistics line")
-    client.wait_stderr(lambda line: "frames/s" in line, since=len(client.stderr), what="another statistics line")
-    client.wait_stderr(lambda line: "frames/s" in line, since=len(client.stderr), what="a third statistics line")
+    # Well past --linger (4 s: six of the client's statistics lines, one a second), the same node still forwards; the
+    # rumble ends when the game ends it.
+    for count in range(6):
+        client.wait_stderr(lambda line: "frames/s" in line, since=len(client.stderr), what=f"statistics line {count + 1}")
     assert not any("pad destroyed" in line for _, line in serve.stderr[serve_mark:]), serve.describe()
     assert os.path.exists(ready["eventNodes"][0])
     physical.button("b", True)
