@@ -292,6 +292,69 @@ def says_link_lost(line: str) -> bool:
     return "link lost" in line or ("link to " in line and " lost" in line)
 
 
+LINK_TIMEOUT_S = 0.4   # the link is counted lost after this long with nothing heard (LinkLiveness.timeoutMicroseconds)
+
+
+class StallWitness:
+    """Tests/kernel/stall_witness.c, running for one test: a process that asks to run every 10 ms and says when the
+    machine kept it waiting 100 ms or more. An emulated guest on a busy machine (CI's machines are shared; a second
+    VM beside this one takes half the cores) stops running its processes for that long now and then, which no real
+    machine does: a client not run for 400 ms is counted lost by its host, rightly. A test takes a lost link for the
+    machine's doing only when this witness, which does nothing else, was kept waiting at the same time."""
+
+    PERIOD_MS, THRESHOLD_MS = 10, 100
+    # A silence of 400 ms means the client did not run for most of it; the witness, asking every 10 ms, then waited
+    # at least this long somewhere in the same stretch.
+    EXPLAINS_MS = 150
+
+    def __init__(self):
+        self.proc = subprocess.Popen([kernel_suite_tool("stall-witness"), str(self.PERIOD_MS), str(self.THRESHOLD_MS)],
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "ready", "the stall witness did not start"
+        self.started = time.monotonic()
+        self.stalls: list[tuple[float, float]] = []   # (monotonic time it ran again, ms it waited)
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            at, late = line.split()
+            self.stalls.append((float(at), float(late)))
+
+    def explains(self, lost_at: float) -> bool:
+        """Whether the witness was kept waiting EXPLAINS_MS or more within the stretch before `lost_at` (when the
+        test read the "link lost" line) in which the silence that made it must have been: the timeout, and up to a
+        second more for the line to be written and read on a starved machine."""
+        start = lost_at - LINK_TIMEOUT_S - 1.0
+        return any(late >= self.EXPLAINS_MS and at >= start and at - late / 1000 <= lost_at
+                   for at, late in list(self.stalls))
+
+    def describe(self, since: float | None = None) -> str:
+        """Every wait from `since` on (default: its start), each with when it ended, from `since`."""
+        since = self.started if since is None else since
+        stalls = [f"{late:.0f} ms up to {at - since:+.2f} s" for at, late in list(self.stalls) if at >= since]
+        return f"the stall witness waited {', '.join(stalls)}" if stalls else "the stall witness was never kept waiting"
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(DEADLINE)
+        self._thread.join(DEADLINE)
+
+
+@pytest.fixture
+def stall_witness():
+    witness = StallWitness()
+    yield witness
+    witness.close()
+
+
+def unexplained_link_losses(process, since: int, witness: StallWitness, origin: float, ignore=lambda line: False):
+    """The lines from `since` on in which `process` counted a link lost (says_link_lost) while the stall witness was
+    not kept waiting (StallWitness.explains), each with its time from `origin`."""
+    return [f"{at - origin:+.2f} s: {line}" for at, line in process.stderr[since:]
+            if says_link_lost(line) and not ignore(line) and not witness.explains(at)]
+
+
 def read_available(device: evdev.InputDevice, timeout: float) -> list:
     """Waits up to `timeout` for the device's fd to become readable and returns what is queued ([] on timeout).
     Raises DeviceGone when the node disappears."""

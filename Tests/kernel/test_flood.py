@@ -1,7 +1,7 @@
 """A flood cannot stall the host (issue 19). From a third network namespace (someone else on the LAN), a C sender
 floods the host with random datagrams shaped like link initiations (the 109-byte form of padbridge link 2 and the
-173-byte form of link 3, 5,000 a second) and with a captured pairing first message replayed from 256 source ports
-while a pairing window is open. Meanwhile a paired client taps a button 200 times and another machine pairs: every
+173-byte form of link 3, twice what the host reads of them flat out, at most 5,000 a second) and with a captured
+pairing first message replayed from 256 source ports (a quarter as many) while a pairing window is open. Meanwhile a paired client taps a button 200 times and another machine pairs: every
 tap arrives, in order, with its latency close to the quiet link's (both reported), and the pairing completes. The
 rules themselves (no public-key work for junk, cookies under load, no exchange evicted) are unit-tested in
 Tests/PadNetTests/HandshakeFloodTests.swift; here the real programs show them.
@@ -28,7 +28,7 @@ import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import DEADLINE, kernel_suite_tool, padbridge_binary, read_available
+from conftest import DEADLINE, StallWitness, kernel_suite_tool, padbridge_binary, read_available, says_link_lost
 from test_forward import HOST_ADDRESS, PORT, attached, namespaces, paired_across_namespaces, run, \
     xpad_like_source  # noqa: F401 (namespaces is a fixture)
 from test_link_corrections import _Namespace, in_client, udp_counters
@@ -71,9 +71,11 @@ class Flood:
     """One datagram-flood process in pbflood, until stopped."""
 
     def __init__(self, binary: str, rate: int, sources: int, *kinds: str):
-        self.proc = subprocess.Popen(["ip", "netns", "exec", FLOOD_NAMESPACE, binary, HOST_ADDRESS, str(PORT),
-                                      str(rate), "0", str(sources), *kinds], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+        # At a lower priority than everything else in the guest: the sender stands for another machine, with CPUs of
+        # its own; here it shares the host's two emulated CPUs, and should not take them from the host and the client.
+        self.proc = subprocess.Popen(["nice", "-n", "10", "ip", "netns", "exec", FLOOD_NAMESPACE, binary, HOST_ADDRESS,
+                                      str(PORT), str(rate), "0", str(sources), *kinds],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()   # blocks until its sockets are ready (or it failed)
         assert line.startswith("flooding"), f"the flood did not start: {line!r} {self.proc.stderr.read()}"
 
@@ -184,6 +186,60 @@ def tap_latencies(source, virtual, taps: int, latencies: list[float] | None = No
     return latencies
 
 
+def host_reading_rate(datagram_flood: str, serve_pid: int) -> float:
+    """Datagrams a second the host takes in while junk comes as fast as the sender makes it: its receive buffer full
+    (the kernel dropping the rest), what reaches its sockets is what it reads. Counted over a fixed window once the
+    buffer overflowed; the window is a measurement's, not a wait for a result."""
+    flood = Flood(datagram_flood, 0, 16, "random:01:173")
+    try:
+        errors_before = udp_receive_errors(serve_pid)
+        deadline = time.monotonic() + DEADLINE
+        while udp_receive_errors(serve_pid) == errors_before:
+            assert time.monotonic() < deadline, "the host's receive buffer never overflowed under a flat-out flood"
+            time.sleep(0.05)   # polling the kernel's counter
+        taken_before, started = udp_counters(serve_pid)[0], time.monotonic()
+        time.sleep(2)          # the measurement's window
+        return (udp_counters(serve_pid)[0] - taken_before) / (time.monotonic() - started)
+    finally:
+        flood.stop()
+
+
+TAP_ROUNDS = 3
+
+
+def taps_through_the_machines_stalls(source, virtual, taps: int, serve, witness: StallWitness, stalled: list[str],
+                                     latencies: list[float]) -> None:
+    """tap_latencies, run again (at most TAP_ROUNDS times) when a round failed after the host counted the link lost
+    while the stall witness was kept waiting too (the machine's doing, not the flood's: StallWitness); a failure
+    without such a loss, or with a loss the witness does not explain, fails at once. Each round run again is told in
+    `stalled`; `latencies` holds the last round's."""
+    for round_number in range(TAP_ROUNDS):
+        since = len(serve.stderr)
+        latencies.clear()
+        try:
+            tap_latencies(source, virtual, taps, latencies)
+            return
+        except AssertionError as failure:
+            lost = [(at, line) for at, line in serve.stderr[since:] if says_link_lost(line)]
+            unexplained = [line for at, line in lost if not witness.explains(at)]
+            if not lost or unexplained:
+                raise AssertionError(f"{failure}; the host counted the link lost {len(lost)} time(s) meanwhile, "
+                                     f"{len(unexplained)} of them while the machine ran the stall witness "
+                                     f"({witness.describe()})") from failure
+            stalled.append(f"round {round_number + 1} of {taps} taps: {failure} after {len(lost)} link loss(es) "
+                           f"while the machine stalled")
+        # The next round starts from A released, on both pads, with nothing left queued.
+        source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
+        source.syn()
+        serve.wait_stderr(lambda line: "resumed" in line, since=since, what="the link resumed after the stall")
+        deadline = time.monotonic() + DEADLINE
+        while ecodes.BTN_SOUTH in virtual.active_keys():
+            assert time.monotonic() < deadline, "A stayed held on the host's pad after its release"
+            read_available(virtual, deadline - time.monotonic())
+        read_available(virtual, 0)
+    raise AssertionError(f"in each of {TAP_ROUNDS} rounds the machine stalled the link: {stalled}")
+
+
 def vm_busy_ms() -> float:
     """CPU time the whole VM spent busy (every CPU, user + system + softirq...), ms."""
     fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
@@ -233,7 +289,8 @@ def forwarded_over_a_quiet_link(padbridge, serve, client_config, source):
 
 
 def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padbridge, tmp_path, flood_namespace,
-                                                                              datagram_flood, record_property):
+                                                                              datagram_flood, record_property,
+                                                                              stall_witness):
     serve, client_config = paired_across_namespaces(padbridge, tmp_path)
     serve_pid = serve.proc.pid   # `ip netns exec` execs padbridge: the same process
     source = xpad_like_source("flood test source")
@@ -250,18 +307,25 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         code = re.search(r"pairing code (\S+)", opened.stderr).group(1)
         serve.wait_stderr(lambda line: "pairing window open" in line, since=mark, what="the new pairing window")
 
+        # Twice what the host reads in junk, a quarter of it in pairing first messages, at most 5,000 and 1,000 a
+        # second: far beyond what it reads on any machine, and not so far that on a slow one (the emulated guest with
+        # a second VM beside it read ~100 a second) a person's pairing datagrams are all among those the kernel drops.
+        reading_rate = host_reading_rate(datagram_flood, serve_pid)
+        junk_rate = min(LINK_JUNK_PER_SECOND, max(100, round(2 * reading_rate)))
+        pairing_rate = min(PAIRING_FLOOD_PER_SECOND, max(25, round(reading_rate / 2)))
         udp_before = udp_counters(serve_pid)
-        floods.append(Flood(datagram_flood, LINK_JUNK_PER_SECOND, 16, "random:01:109", "random:01:173"))
-        floods.append(Flood(datagram_flood, PAIRING_FLOOD_PER_SECOND, 256, f"file:{first_message}"))
+        floods.append(Flood(datagram_flood, junk_rate, 16, "random:01:109", "random:01:173"))
+        floods.append(Flood(datagram_flood, pairing_rate, 256, f"file:{first_message}"))
         serve.wait_stderr(lambda line: "dropped" in line and "handshake" in line, since=mark,
                           what="the host dropping the junk handshakes")
         pairing = PairingDuringFlood(code, tmp_path / "client2")
         cpu_before, at_before, busy_before = serve_cpu_ms(serve_pid), time.monotonic(), vm_busy_ms()
         errors_before = udp_receive_errors(serve_pid)
         flooded: list[float] = []
+        stalled: list[str] = []   # rounds of taps run again after the machine stalled the link
         failure = None
         try:
-            tap_latencies(source, virtual, 200, flooded)
+            taps_through_the_machines_stalls(source, virtual, 200, serve, stall_witness, stalled, flooded)
         except AssertionError as error:
             failure = error
         elapsed = time.monotonic() - at_before
@@ -272,13 +336,15 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         pairing.join()   # the floods go on until it ends
         rates = [flood.stop() for flood in floods]
 
-        report = (f"quiet link: {summary(quiet)} (100 edges), serve {quiet_cpu:.0f} ms CPU/s; "
-                  f"flood of {rates[0]:.0f} junk initiations/s + {rates[1]:.0f} pairing first messages/s "
+        report = (f"quiet link: {summary(quiet)} (100 edges), serve {quiet_cpu:.0f} ms CPU/s; the host reads "
+                  f"{reading_rate:.0f} junk datagrams/s flat out; "
+                  f"flood of {rates[0]:.0f} junk initiations/s (asked {junk_rate}) + {rates[1]:.0f} pairing first "
+                  f"messages/s (asked {pairing_rate}) "
                   f"({received} delivered to the host's sockets, {dropped_by_kernel} dropped at its full receive "
                   f"buffer during the taps): "
                   + (summary(flooded) if flooded else "nothing") + f" ({len(flooded)} of 400 edges), "
                   f"serve {flood_cpu:.0f} ms CPU/s, the whole VM {vm_busy:.0f} ms CPU/s of {os.cpu_count()} CPUs; "
-                  f"{pairing.describe()}")
+                  f"{pairing.describe()}" + (f"; rounds run again: {stalled}" if stalled else ""))
         print(report)
         if failure:
             raise AssertionError(f"{failure}; {report}")
@@ -295,7 +361,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         # The premise: the host was flooded beyond what it reads. The sender at its rate shows it; so does the host's
         # receive buffer overflowing during the taps, when the emulated CPUs (shared with the sender, and with whatever
         # else runs on the machine) let the sender reach less (3,757/s of 5,000 in one run, 43,735 dropped).
-        assert rates[0] >= 0.95 * LINK_JUNK_PER_SECOND or dropped_by_kernel > 0, \
+        assert rates[0] >= 0.95 * junk_rate or dropped_by_kernel > 0, \
             f"the sender reached only {rates[0]:.0f} junk datagrams/s and the host's receive buffer never overflowed"
         assert link_kept(serve), serve.describe()
         # No stall: before the clients' own sockets the taps stalled (5 of 400 edges in 30 s, p50 277 ms) or the link
@@ -311,7 +377,8 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         udp_before = udp_counters(serve_pid)
         fastest = Flood(datagram_flood, 0, 16, "random:01:173")
         floods.append(fastest)
-        flat_out = tap_latencies(source, virtual, 50)
+        flat_out: list[float] = []
+        taps_through_the_machines_stalls(source, virtual, 50, serve, stall_witness, stalled, flat_out)
         flat_out_cpu = (serve_cpu_ms(serve_pid) - cpu_before) / (time.monotonic() - at_before)
         fastest_rate = fastest.stop()
         received = udp_counters(serve_pid)[0] - udp_before[0]

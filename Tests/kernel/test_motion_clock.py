@@ -104,8 +104,13 @@ def stream_yaw(stand_in: PhysicalDualSense, first_ticks: int):
                             sensor_ticks=first_ticks + k * STEP_MICROSECONDS * TICKS_PER_MICROSECOND)
 
 
-def test_forwarded_motion_keeps_its_sensor_clock_through_a_jittery_link(padbridge, tmp_path, jittery_uplink):
-    serve, client_config = paired_across_namespaces(padbridge, tmp_path)
+ROUNDS = 3
+
+
+def stream_one_round(padbridge, directory) -> tuple[list[tuple[int, int, int]], list[tuple[float, str]]]:
+    """A paired `serve` and `connect` of a new stand-in in `directory`, the stand-in's 2 s of yaw streamed: the
+    frames the host's virtual pad showed, and the lines in which either side counted the link lost (with when)."""
+    serve, client_config = paired_across_namespaces(padbridge, directory)
     stand_in = PhysicalDualSense("usb")
     try:
         hidraw = stand_in.wait_bound()
@@ -125,12 +130,35 @@ def test_forwarded_motion_keeps_its_sensor_clock_through_a_jittery_link(padbridg
         assert not reader.dropped, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
     finally:
         stand_in.close()
+    lost = [(at, f"{name}: {line}") for name, process in (("serve", serve), ("connect", client))
+            for at, line in process.stderr if says_link_lost(line)]
+    for process in (client, serve):
+        assert process.stop() == 0, f"{process!r} did not exit with status 0 when told to stop\n{process.describe()}"
+    return frames, lost
+
+
+def test_forwarded_motion_keeps_its_sensor_clock_through_a_jittery_link(padbridge, tmp_path, jittery_uplink,
+                                                                         stall_witness):
     # A lost link would reconnect mid-stream (the host's pad neutral meanwhile): not what this test is about to pass.
-    # (Samples the client fell behind reading are missing, which the checks below allow: they check the clock of
-    # those that came.)
-    for name, process in (("serve", serve), ("connect", client)):
-        lost = [line for _, line in process.stderr if says_link_lost(line)]
-        assert lost == [], f"{name} counted the link lost while it streamed: {lost}"
+    # What it checks is the clock of the frames. A round in which either side counted the link lost runs again with
+    # a new host, client and stand-in, at most ROUNDS times. (With a second VM busy beside this one, the host at
+    # 250 reports a second, each through uhid and hid-playstation, went 400 ms without answering now and then while
+    # the stall witness ran on time: the guest's CPUs are too few for it, not its scheduler stalled. Whether a link
+    # stays up under load is test_many_pads' and test_flood's to check.) (Samples the client fell behind reading are
+    # missing, which the checks below allow: they check the clock of those that came.)
+    started = time.monotonic()
+    stalled_rounds = []
+    for round_number in range(ROUNDS):
+        frames, lost = stream_one_round(padbridge, tmp_path / f"round{round_number}")
+        if not lost:
+            break
+        stalled_rounds.append(f"round {round_number + 1}: " + ", ".join(f"{at - started:+.2f} s: {line}"
+                                                                          for at, line in lost))
+    else:
+        raise AssertionError(f"in each of {ROUNDS} rounds the link was counted lost: {stalled_rounds}; "
+                             f"{stall_witness.describe(started)}")
+    if stalled_rounds:
+        print(f"rounds run again after the link was counted lost: {stalled_rounds}; {stall_witness.describe(started)}")
 
     # The frames that show a sample (frames before the stream show accel X 0), with the sample's number.
     shown = [(timestamp, accel_x // TAG_STEP - 1, yaw) for timestamp, accel_x, yaw in frames
