@@ -17,7 +17,9 @@ struct FeedbackCommand: ParsableCommand {
             hidraw node where it has one that takes feedback (DualSense, DualShock 4), else its pad event node.
 
             One-shot mode applies the options and exits. Lightbar, LEDs and triggers stay as set; rumble never \
-            outlives the command: with --duration it stops after that long, without it runs until SIGINT/SIGTERM.
+            outlives the command: with --duration it stops after that long, without it runs until SIGINT/SIGTERM. \
+            Options for outputs the pad does not have (a lightbar on an Xbox pad) are refused, naming the pad and \
+            what it has, and nothing is sent.
 
             --stdin applies feedback JSON lines (what `padbridge virtual` prints) until end of input, SIGINT or \
             SIGTERM, then leaves the pad quiet: rumble off, triggers off, lightbar and player LEDs as they were.
@@ -150,8 +152,8 @@ struct FeedbackCommand: ParsableCommand {
 
     /// The node feedback goes to: PAD itself when it is a path; for an index or ID, the node that takes the pad's
     /// feedback (`Controller.feedbackNodePath`: a PlayStation pad's hidraw node, else its force-feedback event node).
-    func feedbackNode(logger: Logger) throws -> String {
-        if pad.hasPrefix("/") { return Self.resolve(pad) }
+    func feedbackNode(logger: Logger) throws -> (path: String, controller: Controller?) {
+        if pad.hasPrefix("/") { return (Self.resolve(pad), nil) }
         let controller = try MonitorCommand.choose(pad, from: try ControllerCatalog.discover(logger: logger, sdlSource: .padbridgeHelper))
         guard let path = controller.feedbackNodePath else {
             throw ValidationError(
@@ -159,7 +161,37 @@ struct FeedbackCommand: ParsableCommand {
                     + "feedback (rumble) and no hidraw node of a DualSense or DualShock 4.")
         }
         logger.info("\(controller.name) [\(controller.fingerprint)]: feedback through \(path)")
-        return path
+        return (path, controller)
+    }
+
+    /// One-shot options asking for outputs the pad does not have are refused before anything is written, naming the
+    /// pad and what it has (a lightbar on an Xbox pad, say); nothing is sent then, not even the parts it has.
+    func refuseWhatThePadLacks(
+        _ feedback: Feedback, sink: any PhysicalFeedbackSink, path: String, controller: Controller?, logger: Logger
+    ) throws {
+        let missing = FeedbackParts(of: feedback).subtracting(sink.supported)
+        guard !missing.isEmpty else { return }
+        let named = controller ?? Self.controller(withNode: path, logger: logger)
+        let pad = named.map { "\($0.name) [\($0.fingerprint)] (\(path))" } ?? path
+        let has = FeedbackDrainRunner.names(sink.supported)
+        throw ValidationError(
+            "\(pad) has no \(FeedbackDrainRunner.names(missing).joined(separator: ", ")): padbridge can give it "
+                + "\(has.isEmpty ? "nothing" : has.joined(separator: ", ")) only. Drop "
+                + "\(Self.options(for: missing).joined(separator: ", ")).")
+    }
+
+    /// The controller `padbridge list` shows with `path` among its nodes; nil when discovery fails or none has it.
+    static func controller(withNode path: String, logger: Logger) -> Controller? {
+        let controllers = try? ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
+        return controllers?.first { $0.nodes.allPaths.map(resolve).contains(path) }
+    }
+
+    static func options(for parts: FeedbackParts) -> [String] {
+        let table: [(FeedbackParts, String)] = [
+            (.rumble, "--rumble"), (.lightbar, "--lightbar"), (.playerLeds, "--player/--player-leds"),
+            (.micLed, "--mic-led"), ([.leftTrigger, .rightTrigger], "--trigger"),
+        ]
+        return table.filter { !parts.intersection($0.0).isEmpty }.map(\.1)
     }
 
     static func resolve(_ path: String) -> String {
@@ -179,8 +211,17 @@ struct FeedbackCommand: ParsableCommand {
             if let onSignal { onSignal() } else { loop.stop() }
         }
 
-        let path = try feedbackNode(logger: logger)
+        let (path, controller) = try feedbackNode(logger: logger)
         let opened = try PhysicalFeedbackSinks.open(path: path)
+        if !fromStandardInput {
+            do {
+                try refuseWhatThePadLacks(
+                    try plan().feedback, sink: opened.sink, path: path, controller: controller, logger: logger)
+            } catch {
+                opened.sink.close()
+                throw error
+            }
+        }
         logger.info("\(path): \(opened.summary); initial state \(opened.initialState.events)")
         var failure: DeviceAccessError?
         var padWentAway = false

@@ -10,6 +10,8 @@ public enum ControllerGrouping {
     ///   such as `0005:054C:0CE6.0019`). Event nodes without one (xpad over USB, uinput pads) group by their
     ///   inputN device's parent when it has a subsystem (the USB interface), else by the inputN device itself.
     /// - Only groups with a `.pad` node are controllers; the pad node is the lowest-numbered one.
+    /// - Kind: from the vendor and product ids (`ControllerKind(vendorID:productID:)`); a pad those do not name is
+    ///   an Xbox pad when its USB interface is bound by xpad (`ControllerKind(usbInterfaceDriver:interfaceClass:)`).
     /// - Two controllers never share a fingerprint: the later one (by pad node number) of two that derive the
     ///   same gets `Fingerprint.derive(..., occurrence: 2)`, and so on.
     public static func controllers(from records: [UdevDeviceRecord]) -> [Controller] {
@@ -143,7 +145,16 @@ struct NodeGroup {
         let portPath =
             nonEmpty(record.properties["ID_PATH"]) ?? nonEmpty(pad.input.properties["ID_PATH"])
             ?? ControllerGrouping.derivedPortPath(fromSyspath: syspath)
-        let kind = ControllerKind(vendorID: identity.vendorID, productID: identity.productID)
+        let usbInterface = record.ancestors.first { $0.subsystem == "usb" && $0.devtype == "usb_interface" }
+        // The id table first (it tells an Xbox One pad from a 360 one without more); a pad it does not know is an
+        // Xbox pad when xpad drives it.
+        let kindByIDs = ControllerKind(vendorID: identity.vendorID, productID: identity.productID)
+        let kind =
+            kindByIDs != .generic
+            ? kindByIDs
+            : ControllerKind(
+                usbInterfaceDriver: usbInterface?.driver, interfaceClass: usbInterface?.properties["INTERFACE"])
+                ?? .generic
         let bus = ControllerBus(kernelBusType: identity.busType)
 
         let others = roles.filter { $0.0.record.syspath != record.syspath }.sorted { $0.0.number < $1.0.number }
@@ -154,13 +165,12 @@ struct NodeGroup {
         }.first.map { $0.devnode ?? "/dev/\($0.sysname)" }
         let nodes = ControllerNodes(evdev: evdev, hidraw: hidraw)
 
-        let driver =
-            hid?.driver
-            ?? record.ancestors.first { $0.subsystem == "usb" && $0.devtype == "usb_interface" }?.driver
+        let driver = hid?.driver ?? usbInterface?.driver
         let capabilities = Capabilities.derive(
             kind: kind, bus: bus, padCapabilities: pad.capabilities,
             touchpadCapabilities: roles.first { $0.1 == .touchpad }?.0.capabilities,
-            hasMotionNode: roles.contains { $0.1 == .motion }, hasHidraw: hidraw != nil)
+            hasMotionNode: roles.contains { $0.1 == .motion }, hasHidraw: hidraw != nil,
+            hasXpadLedRing: kind == .xbox360 && usbInterface?.driver == "xpad")
 
         var controller = Controller(
             fingerprint: Fingerprint.derive(
@@ -248,11 +258,13 @@ extension Capabilities {
     /// - touchpad, motion: a node of that role;
     /// - rumble: FF_RUMBLE in the pad node's FF bitmap, or a PlayStation pad with a hidraw node;
     /// - lightbar: DualSense, DualSense Edge, DualShock 4 with a hidraw node; player LEDs and adaptive
-    ///   triggers: DualSense and DualSense Edge with a hidraw node;
+    ///   triggers: DualSense and DualSense Edge with a hidraw node; player LEDs also on an Xbox 360 pad xpad drives
+    ///   (its LED ring, through the LED class device xpad makes: `hasXpadLedRing`);
     /// - battery: PlayStation pads (the Linux adapter may refine it from power_supply).
     public static func derive(
         kind: ControllerKind, bus: ControllerBus, padCapabilities: InputDeviceCapabilities,
-        touchpadCapabilities: InputDeviceCapabilities?, hasMotionNode: Bool, hasHidraw: Bool
+        touchpadCapabilities: InputDeviceCapabilities?, hasMotionNode: Bool, hasHidraw: Bool,
+        hasXpadLedRing: Bool = false
     ) -> Capabilities {
         let layout = EvdevLayout.builtIn(for: kind, bus: bus) ?? .linuxGamepadConvention
         var (buttons, axes) = layout.inputs(
@@ -262,7 +274,7 @@ extension Capabilities {
         return Capabilities(
             buttons: buttons, axes: axes, touchpad: touchpadCapabilities != nil, motion: hasMotionNode,
             rumble: padCapabilities.forceFeedback.contains(EvdevCode.ffRumble) || (kind.isPlayStation && hasHidraw),
-            lightbar: kind.isPlayStation && hasHidraw, playerLeds: isDualSense && hasHidraw,
+            lightbar: kind.isPlayStation && hasHidraw, playerLeds: (isDualSense && hasHidraw) || hasXpadLedRing,
             adaptiveTriggers: isDualSense && hasHidraw, battery: kind.isPlayStation)
     }
 }

@@ -20,6 +20,18 @@ extension ControllerKind {
         }
     }
 
+    /// The kind of a pad that the kernel's xpad driver has bound, whatever its ids: xpad drives only pads that speak
+    /// an Xbox protocol (those of its id table, and any vendor-class 255/93/1 or 255/71/208 interface of a vendor in
+    /// it), so a third-party pad such as the Logitech F310 (046d:c21d) has an Xbox pad's buttons and axes.
+    /// `interfaceClass` is udev's `INTERFACE` property of the USB interface ("255/71/208", class/subclass/protocol
+    /// in decimal): 255/71/208 is the Xbox One's protocol (GIP); every other interface xpad takes (255/93/1 wired
+    /// Xbox 360, 255/93/129 its wireless receiver, 88/66/0 the original Xbox) reads as an Xbox 360 pad.
+    /// nil when `driver` is not xpad.
+    public init?(usbInterfaceDriver driver: String?, interfaceClass: String?) {
+        guard driver == "xpad" else { return nil }
+        self = interfaceClass == "255/71/208" ? .xboxOne : .xbox360
+    }
+
     /// The Sony pads whose feedback padbridge writes over hidraw.
     public var isPlayStation: Bool { self == .dualSense || self == .dualSenseEdge || self == .dualShock4 }
 }

@@ -145,7 +145,8 @@ public final class FeedbackDrainRunner {
         }
     }
 
-    static func names(_ parts: FeedbackParts) -> [String] {
+    /// The parts as a person names them ("rumble", "lightbar", "player LEDs", ...).
+    public static func names(_ parts: FeedbackParts) -> [String] {
         let table: [(FeedbackParts, String)] = [
             (.rumble, "rumble"), (.lightbar, "lightbar"), (.playerLeds, "player LEDs"), (.micLed, "mic LED"),
             (.leftTrigger, "left adaptive trigger"), (.rightTrigger, "right adaptive trigger"),

@@ -22,7 +22,7 @@ public struct OpenedFeedbackSink {
 
 public enum PhysicalFeedbackSinks {
     /// Opens `/dev/hidrawN` (a DualSense or DualShock 4, written with output reports) or `/dev/input/eventN` (any pad
-    /// with FF_RUMBLE). Other paths are `.invalidArgument`.
+    /// with FF_RUMBLE; an Xbox 360 pad's LED ring too, where xpad made one). Other paths are `.invalidArgument`.
     public static func open(path: String) throws(DeviceAccessError) -> OpenedFeedbackSink {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         if name.hasPrefix("hidraw") {
@@ -30,7 +30,8 @@ public enum PhysicalFeedbackSinks {
         }
         if name.hasPrefix("event") {
             let sink = try EvdevRumbleSink(path: path)
-            return OpenedFeedbackSink(sink: sink, initialState: Feedback(), summary: "evdev force feedback (rumble only)")
+            // (xpad does not say which command the ring last got, so the player LEDs are not restored.)
+            return OpenedFeedbackSink(sink: sink, initialState: Feedback(), summary: sink.summary)
         }
         throw DeviceAccessError(
             code: .invalidArgument, path: path, operation: "open (expected /dev/hidrawN or /dev/input/eventN)")

@@ -159,12 +159,50 @@ import Testing
         #expect(capabilities.axes == Axis.allCases)
     }
 
+    @Test func aThirdPartyPadThatXpadDrivesIsAnXbox360Pad() throws {
+        // The Logitech F310 in its XInput mode: ids padbridge's table does not know, xpad's name for it.
+        let records = UdevFixtures.xpadXbox360(name: "Logitech Gamepad F310", product: "3/46d/c21d/305")
+        let pad = try #require(ControllerGrouping.controllers(from: records).first)
+        #expect(pad.kind == .xbox360)
+        #expect((pad.vendorID, pad.productID) == (0x046d, 0xc21d))
+        #expect(pad.name == "Logitech Gamepad F310")
+        #expect(pad.driver == "xpad")
+        #expect(pad.capabilities.rumble && !pad.capabilities.lightbar)
+        #expect(pad.capabilities.playerLeds, "xpad's LED ring")
+        #expect([Button.a, .b, .x, .y, .guide, .leftshoulder, .dpup].allSatisfy { pad.capabilities.buttons.contains($0) })
+        #expect(pad.capabilities.axes == Axis.allCases)
+    }
+
+    @Test func aPadThatXpadDrivesOverTheXboxOneProtocolIsAnXboxOnePad() throws {
+        let records = UdevFixtures.xpadXbox360(
+            name: "Generic X-Box pad", product: "3/1234/5678/100", interfaceClass: "255/71/208")
+        let pad = try #require(ControllerGrouping.controllers(from: records).first)
+        #expect(pad.kind == .xboxOne)
+        #expect(!pad.capabilities.playerLeds, "xpad makes no LED class device for an Xbox One pad")
+    }
+
+    @Test func theIDTableStillNamesXpadPadsItKnows() throws {
+        // An Xbox One S pad by its ids, whatever udev says of the interface (older records carry no INTERFACE).
+        var records = UdevFixtures.xpadXbox360(product: "3/45e/2ea/301", interfaceClass: "")
+        #expect(ControllerGrouping.controllers(from: records).first?.kind == .xboxOne)
+        records = UdevFixtures.xpadXbox360(interfaceClass: "")
+        #expect(ControllerGrouping.controllers(from: records).first?.kind == .xbox360)
+    }
+
+    @Test func unknownIDsUnderAnotherDriverStayGeneric() throws {
+        let records = UdevFixtures.serialLessUSBGamepad(port: "1-3", hidInstance: 4, input: 12, event: 6, hidraw: 1)
+        #expect(ControllerGrouping.controllers(from: records).first?.kind == .generic)
+        #expect(ControllerKind(usbInterfaceDriver: "usbhid", interfaceClass: "3/0/0") == nil)
+        #expect(ControllerKind(usbInterfaceDriver: nil, interfaceClass: nil) == nil)
+    }
+
     @Test func uinputPadGroupsByItsInputDevice() throws {
         let pad = try #require(ControllerGrouping.controllers(from: UdevFixtures.uinputXbox360()).first)
         #expect(pad.groupSyspath == "/sys/devices/virtual/input/input7")
         #expect(pad.portPath == "virtual/input/input")
         #expect(pad.driver == nil)
         #expect(pad.serial == nil)
+        #expect(pad.kind == .xbox360 && !pad.capabilities.playerLeds, "an Xbox 360 pad xpad does not drive has no ring")
     }
 
     @Test func keyboardsAndAccelerometersAreNoControllers() {

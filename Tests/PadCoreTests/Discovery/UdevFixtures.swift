@@ -117,15 +117,25 @@ enum UdevFixtures {
     ]
 
     /// A wired Xbox 360 pad bound by xpad on USB port 1-5: no HID device above it; its joystick node js0 comes too.
-    static func xpadXbox360(input: Int = 30, event: Int = 15, serial: String = "1B3C2F0") -> [UdevDeviceRecord] {
+    /// `name`, `product` (the input device's PRODUCT) and `interfaceClass` (the interface's INTERFACE) make it
+    /// another pad xpad drives: `xpadXbox360(name: "Logitech Gamepad F310", product: "3/46d/c21d/305")`.
+    static func xpadXbox360(
+        input: Int = 30, event: Int = 15, serial: String = "1B3C2F0", name: String = "Microsoft X-Box 360 pad",
+        product: String = "3/45e/28e/114", interfaceClass: String = "255/93/1"
+    ) -> [UdevDeviceRecord] {
         let usbDevice = "/sys/devices/pci0000:00/0000:00:14.0/usb1/1-5"
-        let interface = ancestor("usb", "\(usbDevice)/1-5:1.0", devtype: "usb_interface", driver: "xpad")
+        let interface = ancestor(
+            "usb", "\(usbDevice)/1-5:1.0", devtype: "usb_interface", driver: "xpad",
+            properties: ["INTERFACE": interfaceClass, "DRIVER": "xpad"])
         let chain = [
             interface,
             ancestor("usb", usbDevice, devtype: "usb_device", driver: "usb", attributes: ["serial": serial]),
             ancestor("pci", "/sys/devices/pci0000:00/0000:00:14.0", driver: "xhci_hcd"),
         ]
-        let inputDevice = ancestor("input", "\(interface.syspath)/input/input\(input)", properties: xbox360Bitmaps)
+        var properties = xbox360Bitmaps
+        properties["NAME"] = "\"\(name)\""
+        properties["PRODUCT"] = product
+        let inputDevice = ancestor("input", "\(interface.syspath)/input/input\(input)", properties: properties)
         let joystick = UdevDeviceRecord(
             subsystem: "input", sysname: "js0", syspath: inputDevice.syspath + "/js0", devnode: "/dev/input/js0",
             properties: [:], ancestors: [inputDevice] + chain)
