@@ -146,6 +146,19 @@ private func controller(lightbar: Bool, hidraw: String? = "/dev/hidraw3") -> Con
         #expect(findings[1].finding.contains("/dev/hidraw3"))
     }
 
+    @Test func doctorSaysWhatEachPadCanDoAndWhatNot() {
+        var machine = DescribedMachine.healthy
+        machine.readable = ["/dev/input/event7"]
+        var xbox = controller(lightbar: false, hidraw: nil)
+        xbox.capabilities = Capabilities(buttons: ButtonSet([Button.a, .b]), axes: [.leftx], rumble: true, playerLeds: true)
+        xbox.driver = "xpad"
+        let findings = SetupInspection(facts: machine).findings(for: [xbox])
+        let support = findings.filter { $0.subject == "Test Pad [0123456789ab]" }.map(\.finding)
+        #expect(support.first == "padbridge can use its 2 buttons, 1 axis, rumble, player LEDs through xpad; it has "
+            + "no lightbar, adaptive triggers, motion, touchpad, battery padbridge can reach")
+        #expect(support.dropFirst() == ["event nodes readable"])
+    }
+
     @Test func hidrawAccessMattersOnlyForPadsFedThroughIt() {
         var machine = DescribedMachine.healthy
         machine.readable = ["/dev/input/event7"]

@@ -83,6 +83,10 @@ def test_xpad_binds_the_gadget_and_list_shows_one_xbox_360_pad(xbox):
     assert caps["rumble"] is True and caps["lightbar"] is False and caps["playerLeds"] is True, caps
     assert set(caps["buttons"]) == set(BUTTON_BITS), caps
     assert set(caps["axes"]) == {"leftx", "lefty", "rightx", "righty", "lefttrigger", "righttrigger"}, caps
+    # doctor says what padbridge can do with it, and what not
+    doctor = run_padbridge("doctor", check=False).stdout.splitlines()
+    said = [line for line in doctor if controller["id"] in line and "can use" in line]
+    assert len(said) == 1 and "rumble, player LEDs through xpad" in said[0] and "no lightbar" in said[0], doctor
     table = run_padbridge("list").stdout.splitlines()
     row = next((line for line in table if controller["id"] in line), None)
     assert row is not None and "Microsoft X-Box 360 pad" in row and "Xbox 360" in row, table

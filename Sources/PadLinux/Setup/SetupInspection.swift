@@ -50,7 +50,27 @@ public struct SetupInspection {
 
     /// Every check, in the order doctor prints them.
     public func findings(for controllers: [Controller]) -> [SetupFinding] {
-        virtualDeviceNodes() + [driverModule()] + udevRules() + controllers.flatMap(controllerAccess)
+        virtualDeviceNodes() + [driverModule()] + udevRules()
+            + controllers.flatMap { [controllerSupport($0)] + controllerAccess($0) }
+    }
+
+    /// What padbridge can do with a pad, and what not (docs/compatibility.md has the table, with the tests proving it).
+    func controllerSupport(_ controller: Controller) -> SetupFinding {
+        let capabilities = controller.capabilities
+        let parts: [(String, Bool)] = [
+            ("rumble", capabilities.rumble), ("player LEDs", capabilities.playerLeds),
+            ("lightbar", capabilities.lightbar), ("adaptive triggers", capabilities.adaptiveTriggers),
+            ("motion", capabilities.motion), ("touchpad", capabilities.touchpad), ("battery", capabilities.battery),
+        ]
+        let buttons = capabilities.buttons.pressed.count, axes = capabilities.axes.count
+        let can = ["\(buttons) button\(buttons == 1 ? "" : "s"), \(axes) ax\(axes == 1 ? "is" : "es")"]
+            + parts.filter(\.1).map(\.0)
+        let cannot = parts.filter { !$0.1 }.map(\.0)
+        let driver = controller.driver.map { " through \($0)" } ?? ""
+        return SetupFinding(
+            .ok, "\(controller.name) [\(controller.fingerprint)]",
+            "padbridge can use its \(can.joined(separator: ", "))\(driver)"
+                + (cannot.isEmpty ? "" : "; it has no \(cannot.joined(separator: ", ")) padbridge can reach"))
     }
 
     /// `/dev/uinput` (virtual Xbox 360 pads) and `/dev/uhid` (virtual DualSense pads): present and writable.
