@@ -15,6 +15,11 @@ from conftest import DEADLINE, is_rumble, start_dualsense, start_xbox
 def sdl():
     import sdl2  # ~10 s under emulation; PYSDL2_DLL_PATH must be set or pysdl2 runs gcc for a minute
 
+    # SDL reads an Xbox pad through the kernel's xpad, as the tests compare: its own Xbox drivers (HIDAPI over libusb)
+    # would open the USB pad beside xpad and race it for each IN packet (a full-suite run saw SDL send its own LED
+    # packet 01 03 06 to the xpad gadget and then miss the report xpad took).
+    for hint in (b"SDL_JOYSTICK_HIDAPI_XBOX", b"SDL_JOYSTICK_HIDAPI_XBOX_360", b"SDL_JOYSTICK_HIDAPI_XBOX_ONE"):
+        sdl2.SDL_SetHint(hint, b"0")
     if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:
         pytest.fail(f"SDL_Init: {sdl2.SDL_GetError().decode()}")
     yield sdl2
