@@ -166,17 +166,20 @@ struct FeedbackCommand: ParsableCommand {
 
     /// One-shot options asking for outputs the pad does not have are refused before anything is written, naming the
     /// pad and what it has (a lightbar on an Xbox pad, say); nothing is sent then, not even the parts it has.
+    /// The message ends with what the sink says it drives, which tells a part the pad lacks from one padbridge may
+    /// not write (xpad's LED ring without a udev rule for it).
     func refuseWhatThePadLacks(
-        _ feedback: Feedback, sink: any PhysicalFeedbackSink, path: String, controller: Controller?, logger: Logger
+        _ feedback: Feedback, opened: OpenedFeedbackSink, path: String, controller: Controller?, logger: Logger
     ) throws {
-        let missing = FeedbackParts(of: feedback).subtracting(sink.supported)
+        let supported = opened.sink.supported
+        let missing = FeedbackParts(of: feedback).subtracting(supported)
         guard !missing.isEmpty else { return }
         let named = controller ?? Self.controller(withNode: path, logger: logger)
         let pad = named.map { "\($0.name) [\($0.fingerprint)] (\(path))" } ?? path
-        let has = FeedbackDrainRunner.names(sink.supported)
+        let has = FeedbackDrainRunner.names(supported)
         throw ValidationError(
             "\(pad) has no \(FeedbackDrainRunner.names(missing).joined(separator: ", ")): padbridge can give it "
-                + "\(has.isEmpty ? "nothing" : has.joined(separator: ", ")) only. Drop "
+                + "\(has.isEmpty ? "nothing" : has.joined(separator: ", ")) only (\(opened.summary)). Drop "
                 + "\(Self.options(for: missing).joined(separator: ", ")).")
     }
 
@@ -216,7 +219,7 @@ struct FeedbackCommand: ParsableCommand {
         if !fromStandardInput {
             do {
                 try refuseWhatThePadLacks(
-                    try plan().feedback, sink: opened.sink, path: path, controller: controller, logger: logger)
+                    try plan().feedback, opened: opened, path: path, controller: controller, logger: logger)
             } catch {
                 opened.sink.close()
                 throw error

@@ -16,14 +16,16 @@ a deadline.
 
 from __future__ import annotations
 
+import grp
 import json
 import os
+import subprocess
 
 import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import DEADLINE, expect_events, rumble_effect
+from conftest import DEADLINE, expect_events, padbridge_binary, rumble_effect
 from test_discovery import controller_with_node, list_json, run_padbridge
 from test_feedback import feedback  # noqa: F401  (fixture)
 from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_wait  # noqa: F401  (sdl: fixture)
@@ -240,6 +242,30 @@ def test_feedback_player_lights_its_quadrant_of_xpads_led_ring(xbox, feedback):
         feedback(target, "--player", str(player)).expect_success()
         xbox.wait_out(ring_packet(command), f"LED ring packet 01 03 {command:02x} for player {player} (received: "
                                             f"{xbox.describe_out(since)})", since)
+
+
+def test_a_user_who_cannot_write_the_ring_still_rumbles_the_pad_and_player_says_why(xbox, feedback):
+    """xpad's LED class attribute is root's (0644, sysfs): a user given the pad's event node (here nobody in the group
+    `input`, which owns it; padbridge's udev rule gives the seat's user the same) rumbles the pad all the same, and
+    `--player` is refused saying why, sending nothing."""
+    as_nobody = ("setpriv", "--reuid=65534", "--regid=65534", f"--groups={grp.getgrnam('input').gr_gid}",
+                 padbridge_binary(), "feedback")
+    since = xbox.mark()
+    rumbled = subprocess.run([*as_nobody, xbox.node, "--rumble", "0.5,0.25", "--duration", "300"],
+                             capture_output=True, text=True, timeout=DEADLINE)
+    assert rumbled.returncode == 0, rumbled.stderr
+    xbox.wait_out(rumble_packet(128, 64), f"nobody's rumble (received: {xbox.describe_out(since)})", since)
+    refused = subprocess.run([*as_nobody, xbox.node, "--player", "2"], capture_output=True, text=True,
+                             timeout=DEADLINE)
+    assert refused.returncode == 64, refused.stderr
+    assert "no player LEDs" in refused.stderr and "LED ring" in refused.stderr \
+        and "permission denied" in refused.stderr, refused.stderr
+    # nothing was sent: a fence (root's --player 3, command 8) arrives with no player 2 (command 7) before it
+    feedback(xbox.node, "--player", "3").expect_success()
+    index, _ = xbox.wait_out(ring_packet(8), f"root's LED ring packet 01 03 08 (received: {xbox.describe_out(since)})",
+                             since)
+    assert not any(ring_packet(7)(packet) for packet in xbox.packets_since(since)[:index - since]), \
+        xbox.describe_out(since)
 
 
 def led_class_devices_of(event_node: str) -> str:

@@ -6,26 +6,37 @@ public import PadCore
 public final class EvdevRumbleSink: PhysicalFeedbackSink {
     private var device: EvdevRumbleDevice?
     private var ring: XpadLedRingDevice?
-    /// The ring's LED class device, when the pad has one.
+    /// The ring's LED class device, when the pad has one this process can write.
     private let ringPath: String?
+    /// Why a ring the pad has is not driven: its `brightness` attribute is the kernel's, root's to write unless a udev
+    /// rule hands it on; then rumble goes on without the ring.
+    private let ringUnavailable: DeviceAccessError?
     private var playing = false
 
     public init(path: String) throws(DeviceAccessError) {
-        ringPath = XpadLedRingDevice.ledDirectory(forEventNode: path)
-        if let ringPath { ring = try XpadLedRingDevice(ledDirectory: ringPath) }
+        device = try EvdevRumbleDevice(path: path)
+        guard let directory = XpadLedRingDevice.ledDirectory(forEventNode: path) else {
+            ringPath = nil
+            ringUnavailable = nil
+            return
+        }
         do {
-            device = try EvdevRumbleDevice(path: path)
+            ring = try XpadLedRingDevice(ledDirectory: directory)
+            ringPath = directory
+            ringUnavailable = nil
         } catch {
-            ring.take()?.close()
-            throw error
+            ringPath = nil
+            ringUnavailable = error
         }
     }
 
     public var supported: FeedbackParts { ringPath == nil ? .rumbleOnly : [.rumble, .playerLeds] }
 
-    /// What the sink drives, for log lines.
+    /// What the sink drives, for log lines and refusals.
     public var summary: String {
-        ringPath.map { "evdev force feedback and xpad's LED ring (\($0))" } ?? "evdev force feedback (rumble only)"
+        if let ringPath { return "evdev force feedback and xpad's LED ring (\(ringPath))" }
+        if let ringUnavailable { return "evdev force feedback (rumble only; xpad's LED ring: \(ringUnavailable))" }
+        return "evdev force feedback (rumble only)"
     }
 
     public func write(_ feedback: Feedback) throws(DeviceAccessError) {
