@@ -1,7 +1,8 @@
 """Many pads into one host: 4 clients (4 keys, each paired through its own pairing window) forward 2 pads each into
 one `padbridge serve`, all streaming at once. Every value each source wrote comes out of its own virtual pad, in
 order, none crossed to another pad; meanwhile one client leaves (its `connect` is stopped) and comes back (a new
-`connect`): the others lose nothing and none of them takes the link for lost, and it gets its own virtual pads
+`connect`): the others lose nothing and none of them takes the link for lost (but while the machine stopped
+running the guest's processes, which the stall witness of conftest.StallWitness shows), and it gets its own virtual pads
 back, every value written once it is connected again coming out. The writer keeps its pace meanwhile (another thread
 stops and starts the client): a writer that stalled and then caught up would send a burst, and a burst larger than
 the host's socket buffer (~270 small datagrams) on this slow guest loses stick values to the kernel, which the link
