@@ -41,45 +41,66 @@ class AvahiSide:
         self.bus = f"unix:path={directory}/bus"
         self.env = ("env", f"DBUS_SYSTEM_BUS_ADDRESS={self.bus}")
         self.wrapper = (*self.env, "ip", "netns", "exec", namespace)
-        self.start()
+        self.dbus = self.avahi = None
+
+    @staticmethod
+    def start_all(sides: list[AvahiSide]):
+        """Starts every side's daemons side by side: each step's waits overlap (avahi-daemon takes seconds to start
+        under emulation, most of it its host-name probe's timers)."""
+        for side in sides:
+            side._launch_bus()
+        for side in sides:
+            side._wait_bus()
+        for side in sides:
+            side._launch_avahi()
+        for side in sides:
+            side._wait_avahi()
 
     def start(self):
-        namespace, directory = self.namespace, self.directory
-        (directory / "bus").unlink(missing_ok=True)   # a bus stopped before left its socket file
+        AvahiSide.start_all([self])
+
+    def _launch_bus(self):
+        (self.directory / "bus").unlink(missing_ok=True)   # a bus stopped before left its socket file
         # Debian's system.conf gives the bus its policy (Avahi's included); --address moves only its socket.
         # It prints its address once it listens there (--print-address): that line is what is waited for.
-        self.dbus = subprocess.Popen(["ip", "netns", "exec", namespace, "dbus-daemon", "--system", "--nofork",
+        self.dbus = subprocess.Popen(["ip", "netns", "exec", self.namespace, "dbus-daemon", "--system", "--nofork",
                                       "--nopidfile", f"--address={self.bus}", "--print-address=1"],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def _wait_bus(self):
         # Awaited with a bound: a daemon that neither prints nor exits must fail the test, not hang the suite.
         readable, _, _ = select.select([self.dbus.stdout], [], [], DEADLINE)
         printed = self.dbus.stdout.readline() if readable else ""
         assert printed.startswith(self.bus), \
-            f"dbus-daemon in {namespace} did not start listening (printed {printed!r}, exit {self.dbus.poll()})"
+            f"dbus-daemon in {self.namespace} did not start listening (printed {printed!r}, exit {self.dbus.poll()})"
+
+    def _launch_avahi(self):
         # Each daemon its own host name (both would claim the VM's) and its own /run/avahi-daemon (a daemon refuses
         # to start where another's pid file is): a mount namespace of its own with a tmpfs there.
-        config = directory / "avahi-daemon.conf"
-        config.write_text(f"[server]\nhost-name={namespace}\nuse-ipv4=yes\nuse-ipv6=yes\n"
+        config = self.directory / "avahi-daemon.conf"
+        config.write_text(f"[server]\nhost-name={self.namespace}\nuse-ipv4=yes\nuse-ipv6=yes\n"
                           "[publish]\npublish-workstation=no\n")
         self.avahi = subprocess.Popen(
             [*self.wrapper, "unshare", "-m", "sh", "-c",
              "mkdir -p /run/avahi-daemon && mount -t tmpfs tmpfs /run/avahi-daemon && "
              f"exec avahi-daemon --no-drop-root --no-chroot --no-rlimits --no-proc-title -f {config}"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def _wait_avahi(self):
         self.log: list[str] = []
         for line in self.avahi.stdout:
             self.log.append(line.rstrip())
             if "Server startup complete" in line:
                 break
         else:
-            raise AssertionError(f"avahi-daemon in {namespace} did not start:\n" + "\n".join(self.log))
+            raise AssertionError(f"avahi-daemon in {self.namespace} did not start:\n" + "\n".join(self.log))
         # Its log is read on, so the pipe never fills.
         threading.Thread(target=lambda: [self.log.append(line.rstrip()) for line in self.avahi.stdout],
                          daemon=True).start()
 
     def stop(self):
         for process in (self.avahi, self.dbus):
-            if process.poll() is None:
+            if process is not None and process.poll() is None:
                 process.send_signal(signal.SIGTERM)
                 try:
                     process.wait(10)
@@ -95,8 +116,8 @@ def avahi_namespaces(tmp_path):
     next(links)
     sides = []
     try:
-        for namespace in ("pbhost", "pbclient"):
-            sides.append(AvahiSide(namespace, tmp_path / f"avahi-{namespace}"))
+        sides = [AvahiSide(namespace, tmp_path / f"avahi-{namespace}") for namespace in ("pbhost", "pbclient")]
+        AvahiSide.start_all(sides)
         yield {side.namespace: side for side in sides}
     finally:
         for side in sides:
