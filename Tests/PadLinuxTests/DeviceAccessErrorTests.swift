@@ -31,6 +31,18 @@ struct DeviceAccessErrorTests {
         #expect(!error.description.contains(Self.installCommand))
     }
 
+    /// xpad's LED ring is a sysfs attribute: no uaccess ACL reaches it; the rule gives it to the group input.
+    @Test func anXpadLedRingRefusedNamesTheInputGroup() {
+        let path = "/sys/devices/pci0000:00/0000:00:14.0/usb1/1-1/leds/xpad0/brightness"
+        let error = DeviceAccessError.opening(path, .permissionDenied)
+        #expect(error.remedy == .joinInputGroupForLedRing)
+        #expect(error.description.contains("sudo usermod -aG input $USER"))
+        #expect(error.description.contains("udev/70-padbridge.rules"))
+        // another LED class device's attribute (a keyboard's) gets no such advice
+        let other = DeviceAccessError.opening("/sys/class/leds/input3::capslock/brightness", .permissionDenied)
+        #expect(other.remedy == nil)
+    }
+
     @Test(arguments: [("/dev/uinput", "uinput"), ("/dev/uhid", "uhid")])
     func missingNodeNamesModprobe(path: String, module: String) {
         let error = DeviceAccessError.opening(path, .noSuchFileOrDirectory)

@@ -28,6 +28,8 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
         case installUdevRule(file: String)
         /// /dev/uhid is the padbridge group's, not every logged-in user's: join the group.
         case joinUhidGroup
+        /// xpad's LED ring is a sysfs attribute (no ACLs there): padbridge's udev rule gives it to the group input.
+        case joinInputGroupForLedRing
         /// Load a kernel module (and make it load at boot).
         case loadKernelModule(String)
         /// Close the program that holds the device (named when it can be told).
@@ -79,6 +81,10 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
                 + "(rules that tag devices with uaccess must sort before 73-seat-late.rules, hence the 70- prefix)"
         case .joinUhidGroup:
             Self.uhidAdvice
+        case .joinInputGroupForLedRing:
+            "An Xbox 360 pad's LED ring is set through sysfs, which takes no ACL, so the logged-in user's access to the "
+                + "pad does not cover it: padbridge's udev rule (\(udevRuleFile), installed with the package) gives it to "
+                + "the group input: `sudo usermod -aG input $USER`, then log in again"
         case let .loadKernelModule(module):
             "The \(module) kernel module is not loaded: run `sudo modprobe \(module)`; to load it at every boot, "
                 + "`sudo install -m644 udev/padbridge-modules.conf /etc/modules-load.d/`"
@@ -127,6 +133,13 @@ extension DeviceAccessError {
         }
     }
 
+    /// The brightness attribute of the LED class device xpad makes for an Xbox 360 pad (`.../leds/xpadN/brightness`).
+    static func isXpadLedRing(_ path: String) -> Bool {
+        let components = path.split(separator: "/")
+        return components.count >= 3 && components[components.count - 3] == "leds"
+            && components[components.count - 2].hasPrefix("xpad") && components.last == "brightness"
+    }
+
     /// A node that exists while a pad is connected.
     static func isPadNode(_ path: String) -> Bool {
         path.hasPrefix("/dev/hidraw") || path.hasPrefix("/dev/input/event") || path.hasPrefix("/dev/input/by-")
@@ -143,6 +156,7 @@ extension DeviceAccessError {
         var remedy: Remedy?
         switch code {
         case .permissionDenied where path == "/dev/uhid": remedy = .joinUhidGroup
+        case .permissionDenied where isXpadLedRing(path): remedy = .joinInputGroupForLedRing
         case .permissionDenied where needsUdevRule(path): remedy = .installUdevRule(file: udevRuleFile)
         case .missingDevice:
             remedy = module(providing: path).map(Remedy.loadKernelModule)
