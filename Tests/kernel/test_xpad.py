@@ -19,6 +19,7 @@ from __future__ import annotations
 import grp
 import json
 import os
+import shutil
 import subprocess
 
 import evdev
@@ -28,10 +29,13 @@ from evdev import ecodes
 from conftest import DEADLINE, expect_events, padbridge_binary, rumble_effect
 from test_discovery import controller_with_node, list_json, run_padbridge
 from test_feedback import feedback  # noqa: F401  (fixture)
+from test_forward import attached, connect, paired_host
 from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_wait  # noqa: F401  (sdl: fixture)
-from xpad_gadget import BUTTON_BITS, XboxGadget, input_report, load_modules
+from xpad_gadget import BUTTON_BITS, GIP_BUTTON_BITS, XboxGadget, gip_guide_report, gip_input_report, input_report, \
+    load_modules
 
 F310 = (0x046D, 0xC21D)
+AS_NOBODY_IN_INPUT = ("setpriv", "--reuid=65534", "--regid=65534", f"--groups={grp.getgrnam('input').gr_gid}")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -44,8 +48,8 @@ def gadget_factory():
     """Makes gadgets (one at a time: dummy_hcd has one port); every one is torn down when the test ends."""
     made: list[XboxGadget] = []
 
-    def make(vendor: int = 0x045E, product: int = 0x028E) -> XboxGadget:
-        gadget = XboxGadget(vendor, product, name=f"padbridge_xpad_{len(made)}", deadline=DEADLINE)
+    def make(vendor: int = 0x045E, product: int = 0x028E, protocol: str = "xbox360") -> XboxGadget:
+        gadget = XboxGadget(vendor, product, name=f"padbridge_xpad_{len(made)}", deadline=DEADLINE, protocol=protocol)
         made.append(gadget)
         gadget.node = gadget.wait_bound()
         return gadget
@@ -118,14 +122,44 @@ SDL_AXES = {
 }
 
 
-def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbridge):
+class PadReports:
+    """How one kind of xpad pad sends a state: the Xbox 360 pad in one 20-byte report; the GIP pad in an input
+    packet and, for the guide button, a packet of its own (sent only when the guide button changes)."""
+
+    def __init__(self, pad: XboxGadget):
+        self.pad = pad
+        self.gip = pad.protocol == "gip"
+        self.buttons = list(GIP_BUTTON_BITS) + ["guide"] if self.gip else list(BUTTON_BITS)
+        self.trigger_max = 1023 if self.gip else 255
+        self.guide_down = False
+
+    def send(self, buttons=(), left_trigger=0, right_trigger=0, left=(0, 0), right=(0, 0)):
+        if not self.gip:
+            self.pad.send(input_report(buttons, left_trigger, right_trigger, left, right))
+            return
+        self.pad.send(gip_input_report(self.pad.next_sequence(), [b for b in buttons if b != "guide"],
+                                       left_trigger, right_trigger, left, right))
+        if ("guide" in buttons) != self.guide_down:
+            self.guide_down = "guide" in buttons
+            self.pad.send(gip_guide_report(self.pad.next_sequence(), self.guide_down))
+
+
+@pytest.mark.parametrize("protocol", ["xbox360", "gip"])
+def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbridge, protocol):
+    """Each button alone, each stick and trigger: monitor names it as SDL reads the same pad. The Xbox 360 pad
+    (045e:028e), and the Xbox Series pad (045e:0b12, GIP), whose triggers go to 1023 and whose guide button comes in
+    a packet of its own."""
     known = joystick_ids(sdl)   # before the pad is plugged in: SDL's new joystick is the pad
-    xbox = gadget_factory()
+    xbox = gadget_factory(0x045E, 0x0B12, protocol) if protocol == "gip" else gadget_factory()
+    reports = PadReports(xbox)
     controller = open_controller(sdl, [xbox.node], known)
     monitor = padbridge(xbox.node, "--json", command="monitor")
     monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
     try:
-        assert sdl.SDL_GameControllerGetType(controller) == sdl.SDL_CONTROLLER_TYPE_XBOX360
+        if protocol == "xbox360":
+            assert sdl.SDL_GameControllerGetType(controller) == sdl.SDL_CONTROLLER_TYPE_XBOX360
+        else:
+            assert sdl.SDL_GameControllerGetType(controller) == sdl.SDL_CONTROLLER_TYPE_XBOXONE
 
         def monitor_line(predicate, what, since):
             def match(line):
@@ -139,6 +173,14 @@ def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbri
         def sdl_axis(name):
             return sdl.SDL_GameControllerGetAxis(controller, getattr(sdl, SDL_AXES[name]))
 
+        def sdl_until(condition, what):
+            """sdl_wait, and when SDL never reads it, what SDL and the kernel hold for the pad (two CI runs saw SDL
+            read nothing of a report monitor read)."""
+            try:
+                return sdl_wait(sdl, condition, what)
+            except AssertionError as error:
+                raise AssertionError(f"{error}; {sdl_view_of(sdl, controller, xbox.node)}") from None
+
         def sdl_reads(axis, expected, tolerance):
             """[SDL's value] once it is within tolerance of expected (a list: 0 is a value too), else None."""
             value = sdl_axis(axis)
@@ -146,44 +188,71 @@ def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbri
 
         # Each button alone, one report each: monitor names it pressed, SDL reads that very button pressed.
         previous = None
-        for name in BUTTON_BITS:
+        for name in reports.buttons:
             mark = monitor.stdout_mark()
-            xbox.send(input_report(buttons=[name]))
+            reports.send(buttons=[name])
             monitor_line(lambda o, n=name: o == {"type": "button", "button": n, "pressed": True},
                          f"{name} pressed", mark)
             if previous:
                 monitor_line(lambda o, n=previous: o == {"type": "button", "button": n, "pressed": False},
                              f"{previous} released", mark)
-            sdl_wait(sdl, lambda n=name: sdl_button(n) == 1, f"SDL reading {name} pressed")
+            sdl_until(lambda n=name: sdl_button(n) == 1, f"SDL reading {name} pressed")
             pressed_in_sdl = [other for other in SDL_BUTTONS if sdl_button(other)]
             assert pressed_in_sdl == [name], f"report with only {name}: SDL reads {pressed_in_sdl} pressed"
             previous = name
         mark = monitor.stdout_mark()
-        xbox.send(input_report())
+        reports.send()
         monitor_line(lambda o: o == {"type": "button", "button": previous, "pressed": False}, "all released", mark)
-        sdl_wait(sdl, lambda: not any(sdl_button(n) for n in SDL_BUTTONS), "SDL reading every button released")
+        sdl_until(lambda: not any(sdl_button(n) for n in SDL_BUTTONS), "SDL reading every button released")
 
         # Sticks (the pad sends y up positive; xpad turns it, SDL and padbridge read up negative) and triggers.
+        half = (reports.trigger_max + 1) // 2
         steps = [
             (dict(left=(-12000, 0)), "leftx", -12000),
             (dict(left=(0, 20000)), "lefty", -20001),
             (dict(right=(30000, 0)), "rightx", 30000),
             (dict(right=(0, -25000)), "righty", 24999),
-            (dict(left_trigger=255), "lefttrigger", 32767),
-            (dict(right_trigger=128), "righttrigger", 128 * 32767 // 255),
+            (dict(left_trigger=reports.trigger_max), "lefttrigger", 32767),
+            (dict(right_trigger=half), "righttrigger", half * 32767 // reports.trigger_max),
         ]
         for report, axis, expected in steps:
             tolerance = 2 if "trigger" not in axis else 200
             mark = monitor.stdout_mark()
-            xbox.send(input_report(**report))
+            reports.send(**report)
             got = monitor_line(lambda o, a=axis: o.get("type") == "axis" and o["axis"] == a
                                and abs(o["value"] - expected) <= tolerance, f"{axis} ≈ {expected}", mark)
-            sdl_value = sdl_wait(sdl, lambda a=axis: sdl_reads(a, expected, tolerance),
-                                 f"SDL reading {axis} ≈ {expected}")[0]
+            sdl_value = sdl_until(lambda a=axis: sdl_reads(a, expected, tolerance), f"SDL reading {axis} ≈ {expected}")[0]
             assert abs(got["value"] - sdl_value) <= tolerance, (axis, got, sdl_value)
     finally:
         sdl.SDL_GameControllerClose(controller)
         pump(sdl, 0)
+
+
+def sdl_view_of(sdl, controller, node: str) -> str:
+    """SDL's state of the pad (attached? its raw hat, buttons and axes), what SDL lists, which processes hold the
+    pad's node open, and the kernel's own state of it."""
+    joystick = sdl.SDL_GameControllerGetJoystick(controller)
+    raw = (f"hat {sdl.SDL_JoystickGetHat(joystick, 0)}, buttons "
+           f"{[i for i in range(sdl.SDL_JoystickNumButtons(joystick)) if sdl.SDL_JoystickGetButton(joystick, i)]}, "
+           f"axes {[sdl.SDL_JoystickGetAxis(joystick, i) for i in range(sdl.SDL_JoystickNumAxes(joystick))]}")
+    listed = [(sdl.SDL_JoystickPathForIndex(i), sdl.SDL_JoystickGetDeviceInstanceID(i))
+              for i in range(sdl.SDL_NumJoysticks())]
+    holders = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == node for fd in fds):
+                holders.append(f"{pid} {open(f'/proc/{pid}/comm').read().strip()}")
+        except OSError:
+            continue
+    device = evdev.InputDevice(node)
+    try:
+        kernel = f"keys {device.active_keys()}, hat0y {device.absinfo(ecodes.ABS_HAT0Y).value}"
+    finally:
+        device.close()
+    return (f"SDL's controller attached {sdl.SDL_GameControllerGetAttached(controller)}, instance "
+            f"{sdl.SDL_JoystickInstanceID(joystick)}, {raw}; SDL lists {listed}; {node} held open by {holders}; "
+            f"the kernel's state: {kernel}")
 
 
 def rumble_packet(strong: int, weak: int):
@@ -192,13 +261,19 @@ def rumble_packet(strong: int, weak: int):
 
 def check_rumble_on_then_off(pad: XboxGadget, feedback, target: str, strong: float, weak: float,
                              expected: tuple[int, int]):
-    """`feedback TARGET --rumble STRONG,WEAK --duration 1000`: xpad's packet with the bytes asked, then a stop."""
+    """`feedback TARGET --rumble STRONG,WEAK --duration 1000`: xpad's packet with the bytes asked, then a stop.
+    The Xbox 360 pad's is `00 08 00 STRONG WEAK 00 00 00`; the GIP pad's `09 00 SEQ 09 00 0f 00 00 STRONG WEAK ff 00
+    ff` (all motors, on for 255 periods, repeated 255 times: xpad renews it while the effect plays)."""
     since = pad.mark()
     process = feedback(target, "--rumble", f"{strong},{weak}", "--duration", "1000")
     index, on = pad.wait_out(rumble_packet(*expected),
-                             f"rumble packet 00 08 00 {expected[0]:02x} {expected[1]:02x} (received: "
+                             f"rumble packet with {expected[0]:02x} {expected[1]:02x} (received: "
                              f"{pad.describe_out(since)})", since)
-    assert on.data == bytes([0x00, 0x08, 0x00, *expected, 0, 0, 0]), on.data.hex()
+    if pad.protocol == "gip":
+        assert on.data[:2] + on.data[3:] == bytes([0x09, 0x00, 0x09, 0x00, 0x0F, 0, 0, *expected, 0xFF, 0, 0xFF]), \
+            on.data.hex()
+    else:
+        assert on.data == bytes([0x00, 0x08, 0x00, *expected, 0, 0, 0]), on.data.hex()
     _, off = pad.wait_out(rumble_packet(0, 0), f"rumble stop after the duration (received: "
                           f"{pad.describe_out(since)})", index + 1)
     # Stamped when the gadget's process reads a packet: a late read of the first shortens what it sees.
@@ -245,11 +320,10 @@ def test_feedback_player_lights_its_quadrant_of_xpads_led_ring(xbox, feedback):
 
 
 def test_a_user_who_cannot_write_the_ring_still_rumbles_the_pad_and_player_says_why(xbox, feedback):
-    """xpad's LED class attribute is root's (0644, sysfs): a user given the pad's event node (here nobody in the group
-    `input`, which owns it; padbridge's udev rule gives the seat's user the same) rumbles the pad all the same, and
-    `--player` is refused saying why, sending nothing."""
-    as_nobody = ("setpriv", "--reuid=65534", "--regid=65534", f"--groups={grp.getgrnam('input').gr_gid}",
-                 padbridge_binary(), "feedback")
+    """Without padbridge's udev rule, xpad's LED class attribute is root's (0644, sysfs): a user given the pad's event
+    node (here nobody in the group `input`, which owns it; systemd's uaccess gives the seat's user the same) rumbles
+    the pad all the same, and `--player` is refused saying why, sending nothing."""
+    as_nobody = (*AS_NOBODY_IN_INPUT, padbridge_binary(), "feedback")
     since = xbox.mark()
     rumbled = subprocess.run([*as_nobody, xbox.node, "--rumble", "0.5,0.25", "--duration", "300"],
                              capture_output=True, text=True, timeout=DEADLINE)
@@ -259,13 +333,50 @@ def test_a_user_who_cannot_write_the_ring_still_rumbles_the_pad_and_player_says_
                              timeout=DEADLINE)
     assert refused.returncode == 64, refused.stderr
     assert "no player LEDs" in refused.stderr and "LED ring" in refused.stderr \
-        and "permission denied" in refused.stderr, refused.stderr
+        and "permission denied" in refused.stderr and "sudo usermod -aG input $USER" in refused.stderr, refused.stderr
     # nothing was sent: a fence (root's --player 3, command 8) arrives with no player 2 (command 7) before it
     feedback(xbox.node, "--player", "3").expect_success()
     index, _ = xbox.wait_out(ring_packet(8), f"root's LED ring packet 01 03 08 (received: {xbox.describe_out(since)})",
                              since)
     assert not any(ring_packet(7)(packet) for packet in xbox.packets_since(since)[:index - since]), \
         xbox.describe_out(since)
+
+
+@pytest.fixture
+def padbridges_udev_rule():
+    """udev/70-padbridge.rules installed in the VM's /etc (its own overlay) while the test runs."""
+    rule = "/etc/udev/rules.d/70-padbridge.rules"
+    os.makedirs(os.path.dirname(rule), exist_ok=True)
+    shutil.copy("udev/70-padbridge.rules", rule)
+    subprocess.run(["udevadm", "control", "--reload"], check=True, timeout=DEADLINE)
+    try:
+        yield
+    finally:
+        os.unlink(rule)
+        subprocess.run(["udevadm", "control", "--reload"], check=True, timeout=DEADLINE)
+
+
+def test_with_padbridges_udev_rule_the_group_input_lights_the_ring(padbridges_udev_rule, gadget_factory):
+    """The rule hands the ring's brightness attribute to the group input (sysfs takes no ACL): nobody in that group
+    lights quadrant 2 with `--player 2`, which xpad sends as `01 03 07`."""
+    xbox = gadget_factory()
+    brightness = f"{led_ring_of(xbox)}/brightness"
+    subprocess.run(["udevadm", "settle", f"--timeout={int(DEADLINE)}"], check=True, timeout=DEADLINE + 5)
+    status = os.stat(brightness)
+    assert (status.st_gid, status.st_mode & 0o020) == (grp.getgrnam("input").gr_gid, 0o020), \
+        f"{brightness}: group {status.st_gid}, mode {status.st_mode & 0o777:o} after udev's rule"
+    since = xbox.mark()
+    lit = subprocess.run([*AS_NOBODY_IN_INPUT, padbridge_binary(), "feedback", xbox.node, "--player", "2"],
+                         capture_output=True, text=True, timeout=DEADLINE)
+    assert lit.returncode == 0, lit.stderr
+    xbox.wait_out(ring_packet(7), f"nobody's LED ring packet 01 03 07 (received: {xbox.describe_out(since)})", since)
+
+
+def led_ring_of(pad: XboxGadget) -> str:
+    """xpad's LED class device of the pad (xpadN, under its USB device)."""
+    leds = f"{os.path.dirname(pad.interface_path())}/leds"
+    (name,) = [entry for entry in os.listdir(leds) if entry.startswith("xpad")]
+    return f"{leds}/{name}"
 
 
 def led_class_devices_of(event_node: str) -> str:
@@ -297,13 +408,8 @@ def test_a_third_party_pad_that_xpad_drives_is_an_xbox_360_pad(gadget_factory, p
 
     # A game's rumble on the virtual DualSense (evdev force feedback, through hid-playstation) reaches the pad in
     # xpad's packets: 0x8000 and 0x4000 are hid-playstation's motor bytes 0x80 and 0x40, and so xpad's.
+    check_games_rumble_reaches(pad, virtual)
     since = pad.mark()
-    effect = virtual.upload_effect(rumble_effect(0x8000, 0x4000))
-    virtual.write(ecodes.EV_FF, effect, 1)
-    pad.wait_out(lambda p: p.is_rumble and abs(p.strong - 0x80) <= 1 and abs(p.weak - 0x40) <= 1,
-                 f"the game's rumble in xpad's packet (received: {pad.describe_out(since)})", since)
-    virtual.write(ecodes.EV_FF, effect, 0)
-    pad.wait_out(rumble_packet(0, 0), f"the game's rumble stopped (received: {pad.describe_out(since)})", since)
 
     # A game's player LEDs on the virtual DualSense (its LED class devices, hid-playstation's) light the F310's ring:
     # LEDs 1, 3 and 5 on and 2 and 4 off are player 3's pattern, quadrant 3 (command 8).
@@ -314,3 +420,85 @@ def test_a_third_party_pad_that_xpad_drives_is_an_xbox_360_pad(gadget_factory, p
             f.write("1" if k % 2 else "0")
     pad.wait_out(ring_packet(8), f"LED ring packet 01 03 08 for player 3's pattern (received: "
                                  f"{pad.describe_out(since)})", since)
+
+
+def test_remap_as_xbox360_passes_taps_and_a_games_rumble_reaches_the_pad(xbox, padbridge):
+    """`remap --as xbox360` of the real xpad pad: a virtual Xbox 360 pad (uinput) with the pad's taps, the pad's own
+    node grabbed (nobody else reads it meanwhile), and a game's rumble on the virtual pad in xpad's packets."""
+    remap = padbridge(xbox.node, "--as", "xbox360", command="remap")
+    ready = remap.wait_ready()
+    assert ready["kind"] == "xbox360", ready
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    other_reader = evdev.InputDevice(xbox.node)
+    try:
+        xbox.send(input_report(buttons=["b"], right_trigger=255))
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_EAST, 1), (ecodes.EV_ABS, ecodes.ABS_RZ, 255)])
+        xbox.send(input_report())
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_EAST, 0), (ecodes.EV_ABS, ecodes.ABS_RZ, 0)])
+        assert other_reader.read_one() is None, "remap did not grab the pad's node: another reader got its events"
+    finally:
+        other_reader.close()
+    check_games_rumble_reaches(xbox, virtual)
+    assert remap.stop() == 0
+
+
+def check_games_rumble_reaches(pad: XboxGadget, virtual: evdev.InputDevice):
+    """A game's rumble on `virtual` (evdev force feedback, 0x8000 strong and 0x4000 weak) arrives in xpad's
+    packet with those magnitudes' top bytes, and its stop arrives as zeros."""
+    since = pad.mark()
+    effect = virtual.upload_effect(rumble_effect(0x8000, 0x4000))
+    virtual.write(ecodes.EV_FF, effect, 1)
+    pad.wait_out(lambda p: p.is_rumble and abs(p.strong - 0x80) <= 1 and abs(p.weak - 0x40) <= 1,
+                 f"the game's rumble in xpad's packet (received: {pad.describe_out(since)})", since)
+    virtual.write(ecodes.EV_FF, effect, 0)
+    pad.wait_out(rumble_packet(0, 0), f"the game's rumble stopped (received: {pad.describe_out(since)})", since)
+
+
+def test_the_pad_forwarded_to_a_host_taps_there_and_the_hosts_game_rumbles_it(gadget_factory, padbridge, tmp_path):
+    """`connect` forwards the real xpad pad (here the F310's ids) to `serve` over loopback: the host's virtual Xbox
+    360 pad gets its taps, and a game's rumble there comes back across the link into xpad's packets."""
+    pad = gadget_factory(*F310)
+    serve, client = paired_host(padbridge, tmp_path)
+    connect(padbridge, client, pad.node)
+    _, ready = attached(serve)
+    assert ready["kind"] == "xbox360", ready
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    pad.send(input_report(buttons=["x", "dpleft"]))
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_X, 1), (ecodes.EV_ABS, ecodes.ABS_HAT0X, -1)])
+    pad.send(input_report())
+    expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_X, 0), (ecodes.EV_ABS, ecodes.ABS_HAT0X, 0)])
+    check_games_rumble_reaches(pad, virtual)
+
+
+def test_an_xbox_series_pad_is_xbox_one_its_share_button_is_misc1_it_rumbles_and_has_no_ring(gadget_factory, padbridge,
+                                                                                            feedback):
+    """The Xbox Series pad (045e:0b12) on xpad's GIP code: listed as an Xbox One pad by its interface (ff/47/d0),
+    with the share button (KEY_RECORD from xpad, SDL's misc1); rumble in GIP packets (magnitude / 512); no LED ring
+    (xpad makes no LED class device for GIP pads), so `--player` is refused naming the pad."""
+    pad = gadget_factory(0x045E, 0x0B12, "gip")
+    controller = controller_with_node(list_json(), pad.node)
+    assert controller["kind"] == "xbox-one", controller
+    assert controller["name"] == "Microsoft Xbox Series S|X Controller", controller
+    assert (controller["vendor"], controller["product"], controller["bus"]) == ("045e", "0b12", "usb"), controller
+    caps = controller["capabilities"]
+    assert caps["rumble"] is True and caps["playerLeds"] is False and caps["lightbar"] is False, caps
+    assert set(caps["buttons"]) == set(GIP_BUTTON_BITS) | {"guide", "misc1"}, caps
+
+    # xpad reads input only once its node is open, and then first sends the pad GIP's power-on
+    monitor = padbridge(pad.node, "--json", command="monitor")
+    monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
+    pad.wait_out(lambda p: p.data[:2] == b"\x05\x20" and p.data[3:] == b"\x01\x00", "GIP power-on 05 20 SEQ 01 00")
+    mark = monitor.stdout_mark()
+    pad.send(gip_input_report(pad.next_sequence(), share=True))
+    monitor.wait_stdout(lambda line: json.loads(line) == {"type": "button", "button": "misc1", "pressed": True},
+                        since=mark, what="share pressed (misc1)")
+    pad.send(gip_input_report(pad.next_sequence()))
+    monitor.wait_stdout(lambda line: json.loads(line) == {"type": "button", "button": "misc1", "pressed": False},
+                        since=mark, what="share released")
+    assert monitor.stop() == 0
+
+    check_rumble_on_then_off(pad, feedback, controller["id"][:6], 0.5, 0.25, (64, 32))
+    refused = feedback(pad.node, "--player", "2")
+    assert refused.wait() == 64, refused.stderr
+    message = " ".join(refused.stderr)
+    assert "Microsoft Xbox Series S|X Controller" in message and "no player LEDs" in message, message

@@ -13,6 +13,18 @@ shares no code with padbridge.
 - OUT: every packet xpad sends, recorded: the LED `01 03 NN` (NN 2-5 at probe for pad 1-4, or what its LED class
   device `xpadN` is set to) and rumble `00 08 00 STRONG WEAK 00 00 00` (bytes = magnitude / 256).
 
+The same gadget is an Xbox One / Series pad (`protocol="gip"`, 045e:0b12 by default), as xpad's XTYPE_XBOXONE
+code reads it:
+- one vendor-class interface ff/47/d0 (interface 0, which xpad requires of GIP pads), interrupt IN and OUT of 64
+  bytes; xpad sends its GIP init packets (power on `05 20 SEQ 01 00` first) when its input device is opened, and
+  only then reads input.
+- IN: GIP input `20 00 SEQ 24` then 36 bytes: byte 4 menu 0x04, view 0x08, A 0x10, B 0x20, X 0x40, Y 0x80; byte 5
+  d-pad up 0x01, down 0x02, left 0x04, right 0x08, LB 0x10, RB 0x20, left stick 0x40, right stick 0x80; bytes 6-9
+  the triggers as little-endian u16 (0-1023); bytes 10-17 the sticks as s16 (y up positive, xpad inverts it); byte
+  22 the Series pad's share button 0x01 (xpad's KEY_RECORD). The guide button comes alone: `07 20 SEQ 02 PRESSED
+  5b`.
+- OUT: rumble `09 00 SEQ 09 00 0f 00 00 STRONG WEAK ff 00 ff` (bytes = magnitude / 512).
+
 The endpoint files block in the kernel, so the FunctionFS side runs in its own process (this file run as a
 program), which a SIGKILL always ends, however a test fails; `XboxGadget.close` then unbinds the UDC, unmounts and
 removes the configfs directories. The host side waits on that process's lines with deadlines, never sleeps.
@@ -50,13 +62,26 @@ BUTTON_BITS = {
 }
 
 
-def descriptors() -> bytes:
-    """The FunctionFS v2 descriptor blob: one interface ff/5d/01, interrupt IN 0x81 (32 bytes, interval 4) and OUT
-    0x02 (32 bytes, interval 8), for full and high speed. (A real pad also carries a class descriptor 0x21 that
-    FunctionFS refuses under a vendor-class interface; xpad does not read it.)"""
-    interface = bytes([9, 4, 0, 0, 2, 0xFF, 0x5D, 0x01, 0])
-    endpoint_in = bytes([7, 5, 0x81, 0x03]) + struct.pack("<H", 32) + bytes([4])
-    endpoint_out = bytes([7, 5, 0x02, 0x03]) + struct.pack("<H", 32) + bytes([8])
+# The GIP pad's buttons as xpad reads them (byte, mask); the guide button comes in its own packet.
+GIP_BUTTON_BITS = {
+    "start": (4, 0x04), "back": (4, 0x08), "a": (4, 0x10), "b": (4, 0x20), "x": (4, 0x40), "y": (4, 0x80),
+    "dpup": (5, 0x01), "dpdown": (5, 0x02), "dpleft": (5, 0x04), "dpright": (5, 0x08),
+    "leftshoulder": (5, 0x10), "rightshoulder": (5, 0x20), "leftstick": (5, 0x40), "rightstick": (5, 0x80),
+}
+
+# (interface subclass, protocol, endpoint size, OUT interval) of each kind of pad
+INTERFACES = {"xbox360": (0x5D, 0x01, 32, 8), "gip": (0x47, 0xD0, 64, 4)}
+
+
+def descriptors(protocol: str = "xbox360") -> bytes:
+    """The FunctionFS v2 descriptor blob: one interface (ff/5d/01, or ff/47/d0 for GIP), interrupt IN 0x81
+    (interval 4) and OUT 0x02 (32 bytes each, interval 8; GIP: 64 bytes, interval 4), for full and high speed. (A
+    real Xbox 360 pad also carries a class descriptor 0x21 that FunctionFS refuses under a vendor-class interface;
+    xpad does not read it.)"""
+    subclass, interface_protocol, size, out_interval = INTERFACES[protocol]
+    interface = bytes([9, 4, 0, 0, 2, 0xFF, subclass, interface_protocol, 0])
+    endpoint_in = bytes([7, 5, 0x81, 0x03]) + struct.pack("<H", size) + bytes([4])
+    endpoint_out = bytes([7, 5, 0x02, 0x03]) + struct.pack("<H", size) + bytes([out_interval])
     one_speed = interface + endpoint_in + endpoint_out
     body = struct.pack("<II", 3, 3) + one_speed + one_speed
     header_size = 12
@@ -80,11 +105,31 @@ def input_report(buttons=(), left_trigger=0, right_trigger=0, left=(0, 0), right
     return bytes(report)
 
 
+def gip_input_report(sequence: int, buttons=(), left_trigger=0, right_trigger=0, left=(0, 0), right=(0, 0),
+                     share=False) -> bytes:
+    """One GIP input packet of an Xbox Series pad (40 bytes: the Xbox One pad's 14 bytes of state, more of the
+    pad's, and the share button in bit 0 of byte 22); triggers 0-1023, sticks as the pad sends them (s16, y up
+    positive)."""
+    report = bytearray(40)
+    report[0:4] = bytes([0x20, 0x00, sequence & 0xFF, len(report) - 4])
+    report[22] = 0x01 if share else 0x00
+    for name in buttons:
+        offset, mask = GIP_BUTTON_BITS[name]
+        report[offset] |= mask
+    struct.pack_into("<HHhhhh", report, 6, left_trigger, right_trigger, *left, *right)
+    return bytes(report)
+
+
+def gip_guide_report(sequence: int, pressed: bool) -> bytes:
+    """The GIP packet of the guide (Xbox) button, sent alone when it changes."""
+    return bytes([0x07, 0x20, sequence & 0xFF, 0x02, 0x01 if pressed else 0x00, 0x5B])
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # The FunctionFS process (this file run as a program)
 
 
-def serve(mountpoint: str):
+def serve(mountpoint: str, protocol: str = "xbox360"):
     """Writes the descriptors to ep0 and prints "ready"; then reports ep0 events ("ep0 NAME"), stalls every control
     request ("setup RT REQ VALUE INDEX LENGTH"), prints every OUT packet ("out HEX") and writes each "in HEX" line
     of standard input to the IN endpoint, in order."""
@@ -97,7 +142,7 @@ def serve(mountpoint: str):
             out.flush()
 
     ep0 = os.open(f"{mountpoint}/ep0", os.O_RDWR)
-    os.write(ep0, descriptors())
+    os.write(ep0, descriptors(protocol))
     os.write(ep0, strings())
     say("ready")
 
@@ -164,22 +209,25 @@ def load_modules():
 class OutPacket:
     data: bytes
     received: float
+    protocol: str = "xbox360"
 
     @property
     def is_rumble(self) -> bool:
+        if self.protocol == "gip":
+            return len(self.data) == 13 and self.data[0] == 0x09 and self.data[3:6] == b"\x09\x00\x0f"
         return len(self.data) == 8 and self.data[:3] == b"\x00\x08\x00"
 
     @property
     def is_led(self) -> bool:
-        return len(self.data) == 3 and self.data[:2] == b"\x01\x03"
+        return self.protocol == "xbox360" and len(self.data) == 3 and self.data[:2] == b"\x01\x03"
 
     @property
     def strong(self) -> int:
-        return self.data[3]
+        return self.data[8] if self.protocol == "gip" else self.data[3]
 
     @property
     def weak(self) -> int:
-        return self.data[4]
+        return self.data[9] if self.protocol == "gip" else self.data[4]
 
 
 class XboxGadget:
@@ -187,8 +235,10 @@ class XboxGadget:
 
     def __init__(self, vendor: int = 0x045E, product: int = 0x028E, name: str = "padbridge_xpad",
                  manufacturer: str = "\u00a9Microsoft Corporation", product_string: str = "Controller",
-                 serial: str = "", deadline: float = 30):
-        self.vendor, self.product, self.deadline = vendor, product, deadline
+                 serial: str = "", deadline: float = 30, protocol: str = "xbox360"):
+        assert protocol in INTERFACES, protocol
+        self.vendor, self.product, self.deadline, self.protocol = vendor, product, deadline, protocol
+        self.sequence = 0
         self.name = name
         self.root = f"{GADGETS}/{name}"
         self.function = f"{self.root}/functions/ffs.{name}"
@@ -236,7 +286,8 @@ class XboxGadget:
         os.makedirs(self.mountpoint, exist_ok=True)
         subprocess.run(["mount", "-t", "functionfs", self.name, self.mountpoint], check=True)
         self._mounted = True
-        self.process = subprocess.Popen([sys.executable, "-u", os.path.abspath(__file__), "serve", self.mountpoint],
+        self.process = subprocess.Popen([sys.executable, "-u", os.path.abspath(__file__), "serve", self.mountpoint,
+                                         self.protocol],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         threading.Thread(target=self._pump, daemon=True).start()
         # Python starts slowly in the emulated guest (5-14 s): this wait gets twice the others' deadline.
@@ -255,7 +306,7 @@ class XboxGadget:
             with self._cond:
                 self.lines.append(line)
                 if line.startswith("out "):
-                    self.out.append(OutPacket(bytes.fromhex(line[4:]), time.monotonic()))
+                    self.out.append(OutPacket(bytes.fromhex(line[4:]), time.monotonic(), self.protocol))
                 self._cond.notify_all()
         with self._cond:
             self._eof = True
@@ -351,6 +402,11 @@ class XboxGadget:
 
     # -- input -----------------------------------------------------------------------------------------------------
 
+    def next_sequence(self) -> int:
+        """The GIP sequence number for the next packet the pad sends (1-255, as a pad counts)."""
+        self.sequence = self.sequence % 255 + 1
+        return self.sequence
+
     def send(self, report: bytes):
         """Queues one IN report; xpad reads it once its input device is open."""
         self.process.stdin.write(f"in {report.hex()}\n")
@@ -398,5 +454,5 @@ class XboxGadget:
         self.close()
 
 
-if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "serve":
-    serve(sys.argv[2])
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "serve":
+    serve(sys.argv[2], sys.argv[3])

@@ -116,6 +116,8 @@ extension EvdevLayout {
         EvdevCode.btnTL: .button(.leftshoulder), EvdevCode.btnTR: .button(.rightshoulder),
         EvdevCode.btnSelect: .button(.back), EvdevCode.btnStart: .button(.start), EvdevCode.btnMode: .button(.guide),
         EvdevCode.btnThumbL: .button(.leftstick), EvdevCode.btnThumbR: .button(.rightstick),
+        // the share button of Xbox Series pads, SDL's misc1 (xpad reports it with KEY_RECORD)
+        EvdevCode.keyRecord: .button(.misc1),
     ]
 
     private static let sticksAndTriggers: [UInt16: EvdevAbsoluteRole] = [

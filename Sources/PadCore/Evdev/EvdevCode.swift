@@ -22,6 +22,8 @@ public enum EvdevCode {
     /// BTN_GAMEPAD (= BTN_SOUTH): first code of the gamepad range 0x130...0x13e.
     public static let btnGamepad: UInt16 = 0x130
     /// BTN_SOUTH, which the header also calls BTN_A.
+    /// KEY_RECORD: xpad reports the share button of Xbox Series pads with it.
+    public static let keyRecord: UInt16 = 0xA7
     public static let btnSouth: UInt16 = 0x130
     /// BTN_EAST, also BTN_B.
     public static let btnEast: UInt16 = 0x131

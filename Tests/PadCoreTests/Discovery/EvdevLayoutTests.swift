@@ -92,6 +92,12 @@ import Testing
         #expect(EvdevLayout.linuxGamepadConvention.keys[EvdevCode.btnWest] == .button(.x))
     }
 
+    /// xpad reports an Xbox Series pad's share button with KEY_RECORD; SDL calls it misc1.
+    @Test func xpadsShareButtonIsMisc1() {
+        #expect(EvdevLayout.xpad.keys[EvdevCode.keyRecord] == .button(.misc1))
+        #expect(EvdevLayout.xboxBluetooth.keys[EvdevCode.keyRecord] == .button(.misc1))
+    }
+
     @Test func xpadsDpadButtonsComeInItsOrder() {
         let layout = EvdevLayout.xpad
         #expect(layout.keys[EvdevCode.btnTriggerHappy1] == .button(.dpleft))
