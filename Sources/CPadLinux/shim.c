@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -349,7 +350,7 @@ static int unixAddress(const char *path, struct sockaddr_un *address) {
     return 0;
 }
 
-int CPadLinux_unixStreamListen(const char *path, unsigned int mode) {
+int CPadLinux_unixStreamListen(const char *path, unsigned int mode, int backlog) {
     struct sockaddr_un address;
     int status = unixAddress(path, &address);
     if (status < 0) return status;
@@ -361,7 +362,7 @@ int CPadLinux_unixStreamListen(const char *path, unsigned int mode) {
     int bound = bind(fd, (struct sockaddr *)&address, sizeof address);
     int failure = errno;
     umask(previous);
-    if (bound != 0 || listen(fd, 16) != 0) {
+    if (bound != 0 || listen(fd, backlog) != 0) {
         if (bound == 0) failure = errno;
         close(fd);
         return -failure;
@@ -369,13 +370,19 @@ int CPadLinux_unixStreamListen(const char *path, unsigned int mode) {
     return fd;
 }
 
-int CPadLinux_unixStreamConnect(const char *path) {
+int CPadLinux_unixStreamConnect(const char *path, int timeoutMilliseconds) {
     struct sockaddr_un address;
     int status = unixAddress(path, &address);
     if (status < 0) return status;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    // Blocking for the connect: on a listener whose backlog is full, a non-blocking connect fails at once with
+    // EAGAIN, while a blocking one waits for the listener to accept (bounded by SO_SNDTIMEO, then EAGAIN).
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+    struct timeval timeout = {.tv_sec = timeoutMilliseconds / 1000, .tv_usec = (timeoutMilliseconds % 1000) * 1000};
+    int connected = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) == 0
+        && connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
+    int flags = connected ? fcntl(fd, F_GETFL) : -1;
+    if (!connected || flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
         int failure = errno;
         close(fd);
         return -failure;

@@ -226,8 +226,11 @@ class HidingClient:
 
     def __init__(self):
         self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.socket.settimeout(DEADLINE)
+        # As padbridge's own client connects: blocking, so that a backlog full of another user's connections is
+        # waited out (SO_SNDTIMEO bounds the wait), not refused at once with EAGAIN as a non-blocking connect is.
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", int(DEADLINE), 0))
         self.socket.connect(SOCKET)
+        self.socket.settimeout(DEADLINE)
         self.buffer = b""
 
     def ask(self, line: str, descriptors: list[int] = ()) -> list[str]:

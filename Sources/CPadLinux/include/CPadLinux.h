@@ -124,9 +124,11 @@ int CPadLinux_unixSocketIsListening(const char *path);
 /// A listening AF_UNIX SOCK_STREAM socket at `path` (a socket file left there is replaced), non-blocking and
 /// close-on-exec, its file made with `mode` (the umask set to its complement around bind(2), so the file never
 /// exists with other permissions). Returns the fd, or -errno.
-int CPadLinux_unixStreamListen(const char *path, unsigned int mode);
-/// A non-blocking, close-on-exec AF_UNIX SOCK_STREAM socket connected to `path`. Returns the fd, or -errno.
-int CPadLinux_unixStreamConnect(const char *path);
+int CPadLinux_unixStreamListen(const char *path, unsigned int mode, int backlog);
+/// A non-blocking, close-on-exec AF_UNIX SOCK_STREAM socket connected to `path`; while the listener's backlog is
+/// full, the connect waits up to `timeoutMilliseconds` for it to accept. Returns the fd, or -errno (-EAGAIN: the
+/// wait ran out).
+int CPadLinux_unixStreamConnect(const char *path, int timeoutMilliseconds);
 /// accept4(2) of one connection, non-blocking and close-on-exec. Returns the fd, or -errno (-EAGAIN: none waiting).
 int CPadLinux_acceptConnection(int fd);
 /// SO_PEERCRED: the connecting process's pid, uid and gid as the kernel recorded them. Returns 0, or -errno.

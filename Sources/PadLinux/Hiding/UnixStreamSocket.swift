@@ -10,9 +10,13 @@ public struct UnixStreamSocket: ~Copyable {
 
     init(descriptor: FileDescriptor) { self.descriptor = descriptor }
 
-    /// Listens at `path` (a socket file left there is replaced), the file given `mode`.
-    public static func listening(at path: String, mode: UInt32) throws(DeviceAccessError) -> UnixStreamSocket {
-        let fd = CPadLinux_unixStreamListen(path, mode)
+    /// Listens at `path` (a socket file left there is replaced), the file given `mode`. By default with the
+    /// kernel's largest backlog: a connection waits there until the service's loop accepts it, and one user opening
+    /// many at once should not fill it for everybody else.
+    public static func listening(at path: String, mode: UInt32, backlog: Int32? = nil)
+        throws(DeviceAccessError) -> UnixStreamSocket
+    {
+        let fd = CPadLinux_unixStreamListen(path, mode, backlog ?? SOMAXCONN)
         guard fd >= 0 else {
             throw DeviceAccessError(
                 code: DeviceAccessError.code(for: Errno(rawValue: -fd)), path: path, operation: "bind/listen",
@@ -36,9 +40,12 @@ public struct UnixStreamSocket: ~Copyable {
         return UnixStreamSocket(descriptor: FileDescriptor(rawValue: fd))
     }
 
-    /// Connects to the socket at `path`.
-    public static func connected(to path: String) throws(DeviceAccessError) -> UnixStreamSocket {
-        let fd = CPadLinux_unixStreamConnect(path)
+    /// Connects to the socket at `path`, waiting up to `timeoutMilliseconds` while its listener's backlog is full
+    /// (a service busy accepting others' connections is not a refusal).
+    public static func connected(to path: String, timeoutMilliseconds: Int32 = 5_000) throws(DeviceAccessError)
+        -> UnixStreamSocket
+    {
+        let fd = CPadLinux_unixStreamConnect(path, timeoutMilliseconds)
         guard fd >= 0 else {
             throw DeviceAccessError(
                 code: DeviceAccessError.code(for: Errno(rawValue: -fd)), path: path, operation: "connect",
