@@ -1,4 +1,4 @@
-public import PadCore
+import PadCore
 import SystemPackage
 
 /// Owns the `brightness` attribute of the LED class device xpad makes for an Xbox 360 pad (`xpadN`, under the pad's
