@@ -1,7 +1,8 @@
 """SDL2 (Debian's libSDL2 2.26 through pysdl2) as an independent reader: what a game sees.
 
-One SDL_Init per session, every SDL call on the test thread, events pumped in every wait. SDL runs without udevd
-here: SDL_JOYSTICK_DISABLE_UDEV=1 (set by scripts/kernel-suite) makes it scan /dev itself and see hot-plug."""
+One SDL_Init per test (the `sdl` fixture), every SDL call on the test thread, events pumped in every wait. SDL
+runs without udev here: SDL_JOYSTICK_DISABLE_UDEV=1 (set by scripts/kernel-suite) makes it scan /dev itself and
+see hot-plug through inotify."""
 
 import ctypes
 import time
@@ -12,13 +13,20 @@ from conftest import DEADLINE, is_rumble, start_dualsense, start_xbox
 
 
 @pytest.fixture(scope="session")
-def sdl():
+def sdl_library():
     import sdl2  # ~10 s under emulation; PYSDL2_DLL_PATH must be set or pysdl2 runs gcc for a minute
+    return sdl2
 
+
+@pytest.fixture
+def sdl(sdl_library):
+    """SDL started for the test and quit after it, as a game started then: its joystick list is what /dev/input
+    holds now. (A session-long SDL read its inotify watch of /dev/input one 4 KB read a pump, 128 events: the
+    backlog of earlier tests' nodes, applied late, took a new pad for one of theirs that had the same node name and
+    removed it under the test's feet, twice in full runs.)"""
+    sdl2 = sdl_library
     # SDL reads an Xbox pad through the kernel's xpad, as the tests compare, never through its own Xbox drivers
-    # (HIDAPI, which can open a USB pad beside xpad over libusb). One full-suite run saw SDL miss a report of the xpad
-    # gadget that xpad delivered (monitor read it) and has not failed since with these off; why it missed it was
-    # not shown (the LED packet 01 03 06 in that gadget's log comes from the kernel after every bind).
+    # (HIDAPI, which can open a USB pad beside xpad over libusb). SDL_Quit clears hints: set before each SDL_Init.
     for hint in (b"SDL_JOYSTICK_HIDAPI_XBOX", b"SDL_JOYSTICK_HIDAPI_XBOX_360", b"SDL_JOYSTICK_HIDAPI_XBOX_ONE"):
         sdl2.SDL_SetHint(hint, b"0")
     if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:

@@ -30,7 +30,8 @@ from conftest import DEADLINE, expect_events, padbridge_binary, rumble_effect
 from test_discovery import controller_with_node, list_json, run_padbridge
 from test_feedback import feedback  # noqa: F401  (fixture)
 from test_forward import attached, connect, paired_host
-from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_wait  # noqa: F401  (sdl: fixture)
+from test_sdl import (joystick_ids, open_controller, pump, sdl, sdl_library,  # noqa: F401  (sdl*: fixtures)
+                      sdl_wait)
 from xpad_gadget import BUTTON_BITS, GIP_BUTTON_BITS, XboxGadget, gip_guide_report, gip_input_report, input_report, \
     load_modules
 
@@ -174,8 +175,8 @@ def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbri
             return sdl.SDL_GameControllerGetAxis(controller, getattr(sdl, SDL_AXES[name]))
 
         def sdl_until(condition, what):
-            """sdl_wait, and when SDL never reads it, what SDL and the kernel hold for the pad (two CI runs saw SDL
-            read nothing of a report monitor read)."""
+            """sdl_wait, and when SDL never reads it, what SDL and the kernel hold for the pad (how a session-long
+            SDL was found to have dropped the pad: see test_sdl's `sdl` fixture)."""
             try:
                 return sdl_wait(sdl, condition, what)
             except AssertionError as error:
@@ -221,7 +222,8 @@ def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbri
             reports.send(**report)
             got = monitor_line(lambda o, a=axis: o.get("type") == "axis" and o["axis"] == a
                                and abs(o["value"] - expected) <= tolerance, f"{axis} ≈ {expected}", mark)
-            sdl_value = sdl_until(lambda a=axis: sdl_reads(a, expected, tolerance), f"SDL reading {axis} ≈ {expected}")[0]
+            sdl_value = sdl_until(lambda a=axis: sdl_reads(a, expected, tolerance),
+                                  f"SDL reading {axis} ≈ {expected}")[0]
             assert abs(got["value"] - sdl_value) <= tolerance, (axis, got, sdl_value)
     finally:
         sdl.SDL_GameControllerClose(controller)
