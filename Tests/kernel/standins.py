@@ -544,6 +544,26 @@ class PhysicalDualShock4(PhysicalDualSense):
             return bytes(report)
         return None
 
+    def send_motion(self, gyro: tuple[int, int, int], accel: tuple[int, int, int], timestamp: int):
+        """One USB input report (0x01, 64 bytes, the DualShock 4's layout as hid-sony reads it): sticks centred, no
+        button, the d-pad released, no touch; raw gyro (pitch, yaw, roll: 1/16 °/s under this stand-in's
+        calibration) and accel (x, y, z: 8192 per g) at bytes 13-24, and the sensor clock (u16 in units of 16/3 µs)
+        at bytes 10-11. The battery byte says: on the cable, full."""
+        report = bytearray(64)
+        report[0] = 0x01
+        report[1:5] = b"\x80\x80\x80\x80"
+        report[5] = 0x08  # d-pad released
+        self._input_sequence = (self._input_sequence + 1) & 0x3F
+        report[7] = self._input_sequence << 2
+        struct.pack_into("<H", report, 10, timestamp & 0xFFFF)
+        struct.pack_into("<hhhhhh", report, 13, *gyro, *accel)
+        report[30] = 0x1B  # cable, level 11
+        report[35] = report[39] = 0x80  # both touch points up
+        event = bytearray(UHID_EVENT_SIZE)
+        struct.pack_into("<IH", event, 0, UHID_INPUT2, len(report))
+        event[6:6 + len(report)] = report
+        self._write(bytes(event))
+
     def _record(self, data: bytes):
         if data[0] != 0x05 or len(data) != 32:
             with self._cond:

@@ -20,12 +20,11 @@ import time
 
 import evdev
 import pytest
-from evdev import ecodes
 
-from conftest import DEADLINE, read_available, says_link_lost
+from conftest import says_link_lost
+from motion_node import MotionNode
 from standins import PhysicalDualSense
 from test_forward import HOST_ADDRESS, PORT, attached, joined_namespaces, paired_across_namespaces, run
-from waiting import wait_for_item
 
 SAMPLES = 501                       # samples 0...500: 500 steps, 2 s of the stand-in's clock
 STEP_MICROSECONDS = 4_000           # 250 Hz
@@ -46,51 +45,6 @@ def jittery_uplink():
     run("ip", "netns", "exec", "pbclient", "tc", "qdisc", "add", "dev", "pbc", "root", "netem", "delay", "5ms", "4ms")
     yield
     next(namespaces, None)
-
-
-class MotionFrames:
-    """Reads a motion node on its own thread (a reader that falls behind would lose events to SYN_DROPPED, which
-    would say nothing about padbridge) and keeps one (MSC_TIMESTAMP, accel X, gyro yaw) per frame."""
-
-    def __init__(self, device: evdev.InputDevice):
-        self.device = device
-        self.frames: list[tuple[int, int, int]] = []
-        self.dropped = False
-        self._cond = threading.Condition()
-        self._done = threading.Event()
-        self._accel_x = device.absinfo(ecodes.ABS_X).value
-        self._yaw = device.absinfo(ecodes.ABS_RY).value
-        self._timestamp = None
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self):
-        while not self._done.is_set():
-            for event in read_available(self.device, 0.2):
-                if event.type == ecodes.EV_ABS and event.code == ecodes.ABS_X:
-                    self._accel_x = event.value
-                elif event.type == ecodes.EV_ABS and event.code == ecodes.ABS_RY:
-                    self._yaw = event.value
-                elif event.type == ecodes.EV_MSC and event.code == ecodes.MSC_TIMESTAMP:
-                    self._timestamp = event.value & 0xFFFFFFFF
-                elif event.type == ecodes.EV_SYN and event.code == ecodes.SYN_DROPPED:
-                    self.dropped = True
-                elif event.type == ecodes.EV_SYN and event.code == ecodes.SYN_REPORT and self._timestamp is not None:
-                    with self._cond:
-                        self.frames.append((self._timestamp, self._accel_x, self._yaw))
-                        self._cond.notify_all()
-
-    def wait_for_accel_x(self, value: int, what: str):
-        def fail(reason):
-            raise AssertionError(f"{self.device.path}: no {what}: {reason}; {len(self.frames)} frames read")
-
-        wait_for_item(self._cond, self.frames, 0, lambda frame: frame[1] == value, DEADLINE, fail)
-
-    def stop(self) -> list[tuple[int, int, int]]:
-        self._done.set()
-        self._thread.join(DEADLINE)
-        with self._cond:
-            return list(self.frames)
 
 
 def stream_yaw(stand_in: PhysicalDualSense, first_ticks: int):
@@ -121,12 +75,13 @@ def stream_one_round(padbridge, directory) -> tuple[list[tuple[int, int, int]], 
         assert ready["kind"] == "dualsense" and len(ready["eventNodes"]) == 3, ready
         motion = evdev.InputDevice(ready["eventNodes"][1])
         assert motion.name.endswith("Motion Sensors"), motion.name
-        reader = MotionFrames(motion)
+        reader = MotionNode(motion)
 
         # 1 s of the stand-in's clock before its 32-bit field wraps: hid-playstation on the client carries the wrap.
         stream_yaw(stand_in, first_ticks=(1 << 32) - 1_000_000 * TICKS_PER_MICROSECOND)
-        reader.wait_for_accel_x(TAG_STEP * SAMPLES, "frame showing the stand-in's last sample")
-        frames = reader.stop()
+        reader.wait_for_frame(lambda frame: frame[1] == TAG_STEP * SAMPLES, "frame showing the stand-in's last sample")
+        # (MSC_TIMESTAMP, accel X, gyro yaw) of each frame
+        frames = [(frame[0], frame[1], frame[5]) for frame in reader.stop()]
         assert not reader.dropped, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
     finally:
         stand_in.close()
