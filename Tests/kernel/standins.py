@@ -337,6 +337,131 @@ class PhysicalDualSense:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# An Xbox Series pad over Bluetooth (045e:0b13, model 1914), for hid-microsoft
+
+# Its HID report descriptor, 283 bytes, as the pad presents it over Bluetooth (read from a real pad's
+# /sys/.../report_descriptor and published in xpadneo's docs/descriptors/xbxs.md). Report 0x01 in: X, Y, Z, Rz
+# (u16 0-65535: left stick, right stick), Brake and Accelerator (10 bits, 0-1023: left and right trigger), a hat
+# (1-8, 0 released), 15 buttons, the share button (Consumer Record). Report 0x03 out: hid-microsoft's rumble.
+XBOX_BLUETOOTH_DESCRIPTOR = bytes.fromhex(
+    "05 01 09 05 a1 01 85 01 09 01 a1 00 09 30 09 31 15 00 27 ff"
+    "ff 00 00 95 02 75 10 81 02 c0 09 01 a1 00 09 32 09 35 15 00"
+    "27 ff ff 00 00 95 02 75 10 81 02 c0 05 02 09 c5 15 00 26 ff"
+    "03 95 01 75 0a 81 02 15 00 25 00 75 06 95 01 81 03 05 02 09"
+    "c4 15 00 26 ff 03 95 01 75 0a 81 02 15 00 25 00 75 06 95 01"
+    "81 03 05 01 09 39 15 01 25 08 35 00 46 3b 01 66 14 00 75 04"
+    "95 01 81 42 75 04 95 01 15 00 25 00 35 00 45 00 65 00 81 03"
+    "05 09 19 01 29 0f 15 00 25 01 75 01 95 0f 81 02 15 00 25 00"
+    "75 01 95 01 81 03 05 0c 0a b2 00 15 00 25 01 95 01 75 01 81"
+    "02 15 00 25 00 75 07 95 01 81 03 05 0f 09 21 85 03 a1 02 09"
+    "97 15 00 25 01 75 04 95 01 91 02 15 00 25 00 75 04 95 01 91"
+    "03 09 70 15 00 25 64 75 08 95 04 91 02 09 50 66 01 10 55 0e"
+    "15 00 26 ff 00 75 08 95 01 91 02 09 a7 15 00 26 ff 00 75 08"
+    "95 01 91 02 65 00 55 00 09 7c 15 00 26 ff 00 75 08 95 01 91"
+    "02 c0 c0"
+)
+assert len(XBOX_BLUETOOTH_DESCRIPTOR) == 283, len(XBOX_BLUETOOTH_DESCRIPTOR)
+
+# Buttons by their HID button number (1-15) as the pad reports them; SDL's database and hid-generic agree.
+XBOX_BLUETOOTH_BUTTONS = {
+    "a": 1, "b": 2, "x": 4, "y": 5, "leftshoulder": 7, "rightshoulder": 8, "back": 11, "start": 12, "guide": 13,
+    "leftstick": 14, "rightstick": 15,
+}
+XBOX_BLUETOOTH_HAT = {"dpup": 1, "dpright": 3, "dpdown": 5, "dpleft": 7}
+
+
+@dataclass
+class XboxRumbleReport:
+    """hid-microsoft's output report 0x03: enable bits, four magnitudes 0-100 (left trigger, right trigger, strong,
+    weak), duration and start delay in 10 ms, loop count."""
+    raw: bytes
+    received: float
+
+    @property
+    def strong(self) -> int: return self.raw[4]
+
+    @property
+    def weak(self) -> int: return self.raw[5]
+
+
+class PhysicalXboxBluetooth(PhysicalDualSense):
+    """A uhid Xbox Series pad on Bluetooth (bus 0x05, 045e:0b13) that hid-microsoft binds (rumble through its
+    force feedback) over hid-generic's mapping of the descriptor; records every output report."""
+
+    VERSION = 0x0511   # the firmware version field SDL's database has a mapping for (050000005e040000130b000011050000)
+
+    def __init__(self):
+        super().__init__("bluetooth")
+
+    def _create2(self) -> bytes:
+        event = bytearray(UHID_EVENT_SIZE)
+        struct.pack_into("<I", event, 0, UHID_CREATE2)
+        name = b"Xbox Wireless Controller"
+        event[4:4 + len(name)] = name
+        event[132:132 + len(self.phys)] = self.phys.encode()
+        event[196:196 + len(self.mac)] = self.mac.encode()   # uniq: the pad's Bluetooth address
+        struct.pack_into("<HHIIII", event, 260, len(XBOX_BLUETOOTH_DESCRIPTOR), BUS_BLUETOOTH, 0x045E, 0x0B13,
+                         self.VERSION, 0)
+        event[280:280 + len(XBOX_BLUETOOTH_DESCRIPTOR)] = XBOX_BLUETOOTH_DESCRIPTOR
+        return bytes(event)
+
+    def feature(self, rnum: int) -> bytes | None:
+        return None
+
+    def _record(self, data: bytes):
+        with self._cond:
+            if data[:1] == b"\x03" and len(data) == 9:
+                self.outputs.append(XboxRumbleReport(raw=data, received=time.monotonic()))
+            else:
+                self.bad_reports.append(data)
+            self._cond.notify_all()
+
+    def send_state(self, buttons=(), left=(0, 0), right=(0, 0), left_trigger=0, right_trigger=0, share=False):
+        """One input report 0x01: sticks as signed offsets from the centre (-32768...32767, y down positive, as the
+        pad's HID axes run), triggers 0-1023, buttons and the d-pad by SDL name, the share button."""
+        report = bytearray(17)
+        report[0] = 0x01
+        struct.pack_into("<HHHHHH", report, 1, left[0] + 32768, left[1] + 32768, right[0] + 32768,
+                         right[1] + 32768, left_trigger, right_trigger)
+        hat = [XBOX_BLUETOOTH_HAT[name] for name in buttons if name in XBOX_BLUETOOTH_HAT]
+        report[13] = hat[0] if hat else 0
+        bits = 0
+        for name in buttons:
+            if name in XBOX_BLUETOOTH_BUTTONS:
+                bits |= 1 << (XBOX_BLUETOOTH_BUTTONS[name] - 1)
+        struct.pack_into("<H", report, 14, bits)
+        report[16] = 0x01 if share else 0x00
+        event = bytearray(UHID_EVENT_SIZE)
+        struct.pack_into("<IH", event, 0, UHID_INPUT2, len(report))
+        event[6:6 + len(report)] = report
+        self._write(bytes(event))
+
+    def wait_bound(self, timeout: float = DEADLINE) -> str:
+        """Waits (on kernel uevents) until the pad's event node exists; returns it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            node = self.event_node()
+            if node and os.path.exists(node):
+                return node
+            assert time.monotonic() < deadline, f"no event node for the Xbox stand-in {self.phys} within {timeout} s"
+            with self._cond:
+                self._cond.wait(0.05)
+
+    def event_node(self) -> str | None:
+        root = "/sys/class/input"
+        for name in sorted(os.listdir(root)):
+            if not name.startswith("event"):
+                continue
+            try:
+                with open(f"{root}/{name}/device/phys") as phys:
+                    if phys.read().strip() == self.phys:
+                        return f"/dev/input/{name}"
+            except OSError:
+                continue
+        return None
+
+
+# --------------------------------------------------------------------------------------------------------------
 # A uinput pad with FF_RUMBLE (a non-Sony controller)
 
 EV_UINPUT, UI_FF_UPLOAD, UI_FF_ERASE = 0x0101, 1, 2

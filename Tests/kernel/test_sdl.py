@@ -35,6 +35,23 @@ def sdl(sdl_library):
     sdl2.SDL_Quit()
 
 
+# SDL's names for the controls, as padbridge names them (SDL's GameController vocabulary).
+SDL_BUTTONS = {
+    "a": "SDL_CONTROLLER_BUTTON_A", "b": "SDL_CONTROLLER_BUTTON_B", "x": "SDL_CONTROLLER_BUTTON_X",
+    "y": "SDL_CONTROLLER_BUTTON_Y", "back": "SDL_CONTROLLER_BUTTON_BACK", "guide": "SDL_CONTROLLER_BUTTON_GUIDE",
+    "start": "SDL_CONTROLLER_BUTTON_START", "leftstick": "SDL_CONTROLLER_BUTTON_LEFTSTICK",
+    "rightstick": "SDL_CONTROLLER_BUTTON_RIGHTSTICK", "leftshoulder": "SDL_CONTROLLER_BUTTON_LEFTSHOULDER",
+    "rightshoulder": "SDL_CONTROLLER_BUTTON_RIGHTSHOULDER", "dpup": "SDL_CONTROLLER_BUTTON_DPAD_UP",
+    "dpdown": "SDL_CONTROLLER_BUTTON_DPAD_DOWN", "dpleft": "SDL_CONTROLLER_BUTTON_DPAD_LEFT",
+    "dpright": "SDL_CONTROLLER_BUTTON_DPAD_RIGHT", "misc1": "SDL_CONTROLLER_BUTTON_MISC1",
+}
+SDL_AXES = {
+    "leftx": "SDL_CONTROLLER_AXIS_LEFTX", "lefty": "SDL_CONTROLLER_AXIS_LEFTY",
+    "rightx": "SDL_CONTROLLER_AXIS_RIGHTX", "righty": "SDL_CONTROLLER_AXIS_RIGHTY",
+    "lefttrigger": "SDL_CONTROLLER_AXIS_TRIGGERLEFT", "righttrigger": "SDL_CONTROLLER_AXIS_TRIGGERRIGHT",
+}
+
+
 def pump(sdl2, wait_ms=20):
     """Lets SDL notice hot-plug and read input: waits up to wait_ms for an event, then drops the queue (the tests
     read state, not events)."""

@@ -30,8 +30,8 @@ from conftest import DEADLINE, expect_events, padbridge_binary, rumble_effect
 from test_discovery import controller_with_node, list_json, run_padbridge
 from test_feedback import feedback  # noqa: F401  (fixture)
 from test_forward import attached, connect, paired_host
-from test_sdl import (joystick_ids, open_controller, pump, sdl, sdl_library,  # noqa: F401  (sdl*: fixtures)
-                      sdl_wait)
+from test_sdl import (SDL_AXES, SDL_BUTTONS, joystick_ids, open_controller, pump, sdl,  # noqa: F401
+                      sdl_library, sdl_wait)  # (sdl*: fixtures)
 from xpad_gadget import BUTTON_BITS, GIP_BUTTON_BITS, XboxGadget, gip_guide_report, gip_input_report, input_report, \
     load_modules
 
@@ -107,20 +107,6 @@ def test_the_same_pad_unplugged_and_plugged_again_keeps_its_id(gadget_factory):
     assert controller_with_node(list_json(), second.node)["id"] == first_id
 
 
-SDL_BUTTONS = {
-    "a": "SDL_CONTROLLER_BUTTON_A", "b": "SDL_CONTROLLER_BUTTON_B", "x": "SDL_CONTROLLER_BUTTON_X",
-    "y": "SDL_CONTROLLER_BUTTON_Y", "back": "SDL_CONTROLLER_BUTTON_BACK", "guide": "SDL_CONTROLLER_BUTTON_GUIDE",
-    "start": "SDL_CONTROLLER_BUTTON_START", "leftstick": "SDL_CONTROLLER_BUTTON_LEFTSTICK",
-    "rightstick": "SDL_CONTROLLER_BUTTON_RIGHTSTICK", "leftshoulder": "SDL_CONTROLLER_BUTTON_LEFTSHOULDER",
-    "rightshoulder": "SDL_CONTROLLER_BUTTON_RIGHTSHOULDER", "dpup": "SDL_CONTROLLER_BUTTON_DPAD_UP",
-    "dpdown": "SDL_CONTROLLER_BUTTON_DPAD_DOWN", "dpleft": "SDL_CONTROLLER_BUTTON_DPAD_LEFT",
-    "dpright": "SDL_CONTROLLER_BUTTON_DPAD_RIGHT",
-}
-SDL_AXES = {
-    "leftx": "SDL_CONTROLLER_AXIS_LEFTX", "lefty": "SDL_CONTROLLER_AXIS_LEFTY",
-    "rightx": "SDL_CONTROLLER_AXIS_RIGHTX", "righty": "SDL_CONTROLLER_AXIS_RIGHTY",
-    "lefttrigger": "SDL_CONTROLLER_AXIS_TRIGGERLEFT", "righttrigger": "SDL_CONTROLLER_AXIS_TRIGGERRIGHT",
-}
 
 
 class PadReports:
