@@ -7,12 +7,22 @@ magnitudes 0-100, and stops at the duration."""
 from __future__ import annotations
 
 import json
+import subprocess
+
+import pytest
 
 from standins import XBOX_BLUETOOTH_BUTTONS, XBOX_BLUETOOTH_HAT, PhysicalXboxBluetooth
 from test_discovery import controller_with_node, list_json
 from test_feedback import feedback  # noqa: F401  (fixture)
 from test_sdl import (SDL_AXES, SDL_BUTTONS, joystick_ids, open_controller, pump, sdl,  # noqa: F401
                       sdl_library, sdl_wait)  # (sdl*: fixtures)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hid_microsoft():
+    """hid-microsoft loaded before the pad comes: otherwise hid-generic binds it first, and udev's autoload of
+    hid-microsoft then rebinds it under a new input device."""
+    subprocess.run(["modprobe", "hid-microsoft"], check=True)
 
 
 def test_an_xbox_series_pad_on_bluetooth_is_listed_monitored_as_sdl_reads_it_and_rumbles(sdl, padbridge, feedback):
@@ -22,6 +32,7 @@ def test_an_xbox_series_pad_on_bluetooth_is_listed_monitored_as_sdl_reads_it_and
         node = pad.wait_bound()
         controller = controller_with_node(list_json(), node)
         assert controller["kind"] == "xbox-one" and controller["bus"] == "bluetooth", controller
+        assert controller["driver"] == "microsoft", controller   # hid-microsoft, not hid-generic
         assert (controller["vendor"], controller["product"]) == ("045e", "0b13"), controller
         assert controller["capabilities"]["rumble"] is True, controller["capabilities"]
 
