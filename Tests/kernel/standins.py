@@ -112,6 +112,19 @@ class OutputReport:
                 f"L={self.left_trigger.hex()}{extra}>")
 
 
+def uhid_create2(name: bytes, phys: str, uniq: bytes, descriptor: bytes, bus: int, vendor: int, product: int,
+                 version: int) -> bytes:
+    """The UHID_CREATE2 event of a device: name, phys and uniq strings, the report descriptor and its ids."""
+    event = bytearray(UHID_EVENT_SIZE)
+    struct.pack_into("<I", event, 0, UHID_CREATE2)
+    event[4:4 + len(name)] = name
+    event[132:132 + len(phys)] = phys.encode()
+    event[196:196 + len(uniq)] = uniq
+    struct.pack_into("<HHIIII", event, 260, len(descriptor), bus, vendor, product, version, 0)
+    event[280:280 + len(descriptor)] = descriptor
+    return bytes(event)
+
+
 class PhysicalDualSense:
     """A uhid DualSense that hid-playstation binds as if it were plugged in over `bus` ("usb" or "bluetooth")."""
 
@@ -142,18 +155,19 @@ class PhysicalDualSense:
 
     def _create2(self) -> bytes:
         descriptor = USB_DESCRIPTOR if self.bus == BUS_USB else BLUETOOTH_DESCRIPTOR
-        event = bytearray(UHID_EVENT_SIZE)
-        struct.pack_into("<I", event, 0, UHID_CREATE2)
-        name = b"Sony Interactive Entertainment DualSense Wireless Controller (padbridge stand-in)"
-        event[4:4 + len(name)] = name
-        event[132:132 + len(self.phys)] = self.phys.encode()
-        struct.pack_into("<HHIIII", event, 260, len(descriptor), self.bus, 0x054C, 0x0CE6,
-                         0x0111 if self.bus == BUS_USB else 0x0100, 0)
-        event[280:280 + len(descriptor)] = descriptor
-        return bytes(event)
+        return uhid_create2(b"Sony Interactive Entertainment DualSense Wireless Controller (padbridge stand-in)",
+                            self.phys, b"", descriptor, self.bus, 0x054C, 0x0CE6,
+                            0x0111 if self.bus == BUS_USB else 0x0100)
 
     def _write(self, event: bytes):
         os.write(self.fd, event)
+
+    def _send_report(self, report: bytes):
+        """One input report, as the device sends it (UHID_INPUT2)."""
+        event = bytearray(UHID_EVENT_SIZE)
+        struct.pack_into("<IH", event, 0, UHID_INPUT2, len(report))
+        event[6:6 + len(report)] = report
+        self._write(bytes(event))
 
     def _seal(self, report: bytearray) -> bytes:
         """Feature replies carry a CRC (seed 0xA3) on Bluetooth only."""
@@ -242,10 +256,7 @@ class PhysicalDualSense:
         report[8] = 0x08 | (0x20 if cross else 0)  # hat released, cross
         struct.pack_into("<hhhhhhI", report, 1 + 15, *gyro, *accel, sensor_ticks & 0xFFFFFFFF)
         report[33] = report[37] = 0x80  # both touch points up
-        event = bytearray(UHID_EVENT_SIZE)
-        struct.pack_into("<IH", event, 0, UHID_INPUT2, len(report))
-        event[6:6 + len(report)] = report
-        self._write(bytes(event))
+        self._send_report(bytes(report))
 
     def _record(self, data: bytes):
         report = OutputReport(raw=data, received=time.monotonic(), bus=self.bus)
@@ -394,16 +405,9 @@ class PhysicalXboxBluetooth(PhysicalDualSense):
         super().__init__("bluetooth")
 
     def _create2(self) -> bytes:
-        event = bytearray(UHID_EVENT_SIZE)
-        struct.pack_into("<I", event, 0, UHID_CREATE2)
-        name = b"Xbox Wireless Controller"
-        event[4:4 + len(name)] = name
-        event[132:132 + len(self.phys)] = self.phys.encode()
-        event[196:196 + len(self.mac)] = self.mac.encode()   # uniq: the pad's Bluetooth address
-        struct.pack_into("<HHIIII", event, 260, len(XBOX_BLUETOOTH_DESCRIPTOR), BUS_BLUETOOTH, 0x045E, 0x0B13,
-                         self.VERSION, 0)
-        event[280:280 + len(XBOX_BLUETOOTH_DESCRIPTOR)] = XBOX_BLUETOOTH_DESCRIPTOR
-        return bytes(event)
+        # uniq: the pad's Bluetooth address
+        return uhid_create2(b"Xbox Wireless Controller", self.phys, self.mac.encode(), XBOX_BLUETOOTH_DESCRIPTOR,
+                            BUS_BLUETOOTH, 0x045E, 0x0B13, self.VERSION)
 
     def feature(self, rnum: int) -> bytes | None:
         return None
@@ -431,10 +435,7 @@ class PhysicalXboxBluetooth(PhysicalDualSense):
                 bits |= 1 << (XBOX_BLUETOOTH_BUTTONS[name] - 1)
         struct.pack_into("<H", report, 14, bits)
         report[16] = 0x01 if share else 0x00
-        event = bytearray(UHID_EVENT_SIZE)
-        struct.pack_into("<IH", event, 0, UHID_INPUT2, len(report))
-        event[6:6 + len(report)] = report
-        self._write(bytes(event))
+        self._send_report(bytes(report))
 
     def wait_bound(self, timeout: float = DEADLINE) -> str:
         """Waits (on kernel uevents) until the pad's event node exists; returns it."""
@@ -637,14 +638,8 @@ class PhysicalDualShock4(PhysicalDualSense):
         super().__init__("usb")
 
     def _create2(self) -> bytes:
-        event = bytearray(UHID_EVENT_SIZE)
-        struct.pack_into("<I", event, 0, UHID_CREATE2)
-        name = b"Sony Interactive Entertainment Wireless Controller (padbridge stand-in)"
-        event[4:4 + len(name)] = name
-        event[132:132 + len(self.phys)] = self.phys.encode()
-        struct.pack_into("<HHIIII", event, 260, len(DS4_USB_DESCRIPTOR), BUS_USB, 0x054C, self.PRODUCT, 0x0100, 0)
-        event[280:280 + len(DS4_USB_DESCRIPTOR)] = DS4_USB_DESCRIPTOR
-        return bytes(event)
+        return uhid_create2(b"Sony Interactive Entertainment Wireless Controller (padbridge stand-in)", self.phys,
+                            b"", DS4_USB_DESCRIPTOR, BUS_USB, 0x054C, self.PRODUCT, 0x0100)
 
     def feature(self, rnum: int) -> bytes | None:
         mac_lsb_first = bytes.fromhex(self.mac.replace(":", ""))[::-1]
@@ -684,10 +679,7 @@ class PhysicalDualShock4(PhysicalDualSense):
         struct.pack_into("<hhhhhh", report, 13, *gyro, *accel)
         report[30] = 0x1B  # cable, level 11
         report[35] = report[39] = 0x80  # both touch points up
-        event = bytearray(UHID_EVENT_SIZE)
-        struct.pack_into("<IH", event, 0, UHID_INPUT2, len(report))
-        event[6:6 + len(report)] = report
-        self._write(bytes(event))
+        self._send_report(bytes(report))
 
     def _record(self, data: bytes):
         if data[0] != 0x05 or len(data) != 32:
