@@ -63,9 +63,6 @@ struct FeedbackCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    /// Player 1...5 as hid-playstation and SDL light the five LEDs.
-    static let playerPatterns: [UInt8] = [0x04, 0x0A, 0x15, 0x1B, 0x1F]
-
     /// The one-shot request: what to set and how long the rumble lasts. Pure; throws `ValidationError`.
     func plan() throws -> (feedback: Feedback, rumbleMilliseconds: UInt64?) {
         var feedback = Feedback()
@@ -99,7 +96,7 @@ struct FeedbackCommand: ParsableCommand {
         }
         if let player {
             guard (1...5).contains(player) else { throw ValidationError("--player must be 1...5; got \(player).") }
-            feedback.playerLeds = Self.playerPatterns[player - 1]
+            feedback.playerLeds = PlayerLedPatterns.player[player - 1]
         }
         if let playerLeds {
             let value = playerLeds.lowercased().hasPrefix("0x")

@@ -6,7 +6,7 @@ import Testing
 private let EV_SYN: UInt16 = 0, EV_KEY: UInt16 = 1, EV_ABS: UInt16 = 3, EV_MSC: UInt16 = 4
 private let SYN_REPORT: UInt16 = 0, SYN_DROPPED: UInt16 = 3
 private let BTN_LEFT: UInt16 = 0x110, BTN_SOUTH: UInt16 = 0x130, BTN_NORTH: UInt16 = 0x133, BTN_TL2: UInt16 = 0x138
-private let ABS_X: UInt16 = 0, ABS_Y: UInt16 = 1, ABS_Z: UInt16 = 2, ABS_RX: UInt16 = 3, ABS_RZ: UInt16 = 5
+private let ABS_X: UInt16 = 0, ABS_Y: UInt16 = 1, ABS_Z: UInt16 = 2, ABS_RX: UInt16 = 3, ABS_RY: UInt16 = 4, ABS_RZ: UInt16 = 5
 private let ABS_HAT0X: UInt16 = 0x10, ABS_HAT0Y: UInt16 = 0x11
 private let ABS_MT_SLOT: UInt16 = 0x2f, ABS_MT_POSITION_X: UInt16 = 0x35, ABS_MT_POSITION_Y: UInt16 = 0x36
 private let ABS_MT_TRACKING_ID: UInt16 = 0x39, MSC_TIMESTAMP: UInt16 = 5
@@ -150,6 +150,33 @@ private let info: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [
         #expect(motion.timestampMicroseconds == UInt64(UInt32.max), "the timestamp is the kernel's u32 counter")
         #expect(!assembler.snapshot[.a], "the motion node's ABS_X is not the pad's stick")
         #expect(assembler.snapshot.leftX == 0)
+    }
+
+    /// hid-nintendo's motion node points x toward the triggers, y to the left and z up out of the face (its
+    /// comment in hid-nintendo.c); the model's axes are x right, y up, z toward the player.
+    @Test func nintendoMotionAxesLandOnTheModelsAxes() {
+        let nintendo = EvdevLayout(keys: [:], absolutes: [:], motionAxes: .nintendo)
+        let imu: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]] = [
+            .motion: Dictionary(uniqueKeysWithValues: (ABS_X...ABS_RZ).map { code in
+                (code, EvdevAbsoluteInfo(minimum: -32767, maximum: 32767, resolution: code < ABS_RX ? 4096 : 14247))
+            })
+        ]
+        var assembler = EvdevSnapshotAssembler(layout: nintendo, absoluteInfo: imu)
+        // Lying flat, turning left at 90 °/s (positive about its up axis), tipped forward: gravity on z, a little
+        // toward the triggers on x; rotation about z, and some about x (its roll) and y (its pitch, to the left).
+        let frame = [
+            abs(ABS_X, 1024), abs(ABS_Y, 2048), abs(ABS_Z, 4096),
+            abs(ABS_RX, 14247 * 10), abs(ABS_RY, 14247 * 20), abs(ABS_RZ, 14247 * 90), report,
+        ]
+        for event in frame { assembler.apply(event, from: .motion) }
+        let motion = assembler.snapshot.motion
+        let g = 9.80665, degree = Double.pi / 180
+        #expect(Swift.abs(motion.accelMetersPerSecondSquared.x - (-0.5 * g)) < 1e-9, "the pad's left is the model's −x")
+        #expect(Swift.abs(motion.accelMetersPerSecondSquared.y - g) < 1e-9, "the pad's up is the model's y")
+        #expect(Swift.abs(motion.accelMetersPerSecondSquared.z - (-0.25 * g)) < 1e-9, "toward the triggers is −z")
+        #expect(Swift.abs(motion.gyroRadiansPerSecond.x - (-20 * degree)) < 1e-9)
+        #expect(Swift.abs(motion.gyroRadiansPerSecond.y - 90 * degree) < 1e-9, "turning left is the model's +yaw")
+        #expect(Swift.abs(motion.gyroRadiansPerSecond.z - (-10 * degree)) < 1e-9)
     }
 
     /// libevdev's catch-up after SYN_DROPPED is relative to its own state, which already holds the partial frame:

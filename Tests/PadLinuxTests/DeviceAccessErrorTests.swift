@@ -38,6 +38,8 @@ struct DeviceAccessErrorTests {
         #expect(error.remedy == .joinInputGroupForLedRing)
         #expect(error.description.contains("sudo usermod -aG input $USER"))
         #expect(error.description.contains("udev/70-padbridge.rules"))
+        let switchLight = "/sys/devices/virtual/misc/uhid/0003:057E:2009.0001/leds/0003:057E:2009.0001:green:player-2/brightness"
+        #expect(DeviceAccessError.opening(switchLight, .permissionDenied).remedy == .joinInputGroupForLedRing)
         // another LED class device's attribute (a keyboard's) gets no such advice
         let other = DeviceAccessError.opening("/sys/class/leds/input3::capslock/brightness", .permissionDenied)
         #expect(other.remedy == nil)

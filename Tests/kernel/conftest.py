@@ -33,6 +33,12 @@ DEADLINE = float(os.environ.get("KERNEL_SUITE_DEADLINE", "30"))
 MODULE_ORDER = ["test_environment", "test_xbox360", "test_dualsense", "test_sdl"]
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "sdl_reads_switch_pads_itself: SDL reads a Switch pad through its own HIDAPI driver (the hidraw "
+                   "node), as it does by default, not through hid-nintendo's event node (see test_sdl's `sdl`)")
+
+
 def pytest_collection_modifyitems(items):
     """Environment checks first, SDL (which keeps one SDL_Init for the session) last."""
 

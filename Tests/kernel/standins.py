@@ -24,6 +24,7 @@ import threading
 import time
 import zlib
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from waiting import wait_for_item
 
@@ -125,6 +126,24 @@ def uhid_create2(name: bytes, phys: str, uniq: bytes, descriptor: bytes, bus: in
     return bytes(event)
 
 
+def uhid_events(fd: int, stopped) -> "Iterator[bytes]":
+    """Each event the kernel hands a uhid device (UHID_START, UHID_OUTPUT, UHID_GET_REPORT...), until `stopped()`
+    or the device's descriptor fails (it was destroyed)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while not stopped():
+        if not poller.poll(100):
+            continue
+        try:
+            event = os.read(fd, UHID_EVENT_SIZE)
+        except OSError as error:
+            if error.errno in (errno.EAGAIN, errno.EINTR):
+                continue
+            return
+        if len(event) >= 4:
+            yield event
+
+
 class PhysicalDualSense:
     """A uhid DualSense that hid-playstation binds as if it were plugged in over `bus` ("usb" or "bluetooth")."""
 
@@ -201,19 +220,7 @@ class PhysicalDualSense:
         return None
 
     def _serve(self):
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        while not self._stop:
-            if not poller.poll(100):
-                continue
-            try:
-                event = os.read(self.fd, UHID_EVENT_SIZE)
-            except OSError as error:
-                if error.errno in (errno.EAGAIN, errno.EINTR):
-                    continue
-                return
-            if len(event) < 4:
-                continue
+        for event in uhid_events(self.fd, lambda: self._stop):
             kind = struct.unpack_from("<I", event, 0)[0]
             if kind == UHID_GET_REPORT:
                 request_id, rnum = struct.unpack_from("<IB", event, 4)

@@ -19,7 +19,7 @@ def sdl_library():
 
 
 @pytest.fixture
-def sdl(sdl_library):
+def sdl(sdl_library, request):
     """SDL started for the test and quit after it, as a game started then: its joystick list is what /dev/input
     holds now. (A session-long SDL read its inotify watch of /dev/input one 4 KB read a pump, 128 events: the
     backlog of earlier tests' nodes, applied late, took a new pad for one of theirs that had the same node name and
@@ -27,7 +27,15 @@ def sdl(sdl_library):
     sdl2 = sdl_library
     # SDL reads an Xbox pad through the kernel's xpad, as the tests compare, never through its own Xbox drivers
     # (HIDAPI, which can open a USB pad beside xpad over libusb). SDL_Quit clears hints: set before each SDL_Init.
-    for hint in (b"SDL_JOYSTICK_HIDAPI_XBOX", b"SDL_JOYSTICK_HIDAPI_XBOX_360", b"SDL_JOYSTICK_HIDAPI_XBOX_ONE"):
+    # The same for a Switch pad through hid-nintendo, unless the test is marked `sdl_reads_switch_pads_itself` (SDL's
+    # default for a Switch pad on Bluetooth, whose database entry for the event node fits hid-generic's numbering of
+    # the buttons, not hid-nintendo's). Either way by position (Nintendo's B, the bottom button, is `a`, as padbridge
+    # and the kernel's gamepad convention name it; SDL 2 reads Nintendo pads by label unless told).
+    hints = [b"SDL_JOYSTICK_HIDAPI_XBOX", b"SDL_JOYSTICK_HIDAPI_XBOX_360", b"SDL_JOYSTICK_HIDAPI_XBOX_ONE",
+             b"SDL_GAMECONTROLLER_USE_BUTTON_LABELS"]
+    if request.node.get_closest_marker("sdl_reads_switch_pads_itself") is None:
+        hints.append(b"SDL_JOYSTICK_HIDAPI_SWITCH")
+    for hint in hints:
         sdl2.SDL_SetHint(hint, b"0")
     if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:
         pytest.fail(f"SDL_Init: {sdl2.SDL_GetError().decode()}")

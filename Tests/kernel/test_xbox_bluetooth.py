@@ -6,16 +6,15 @@ magnitudes 0-100, and stops at the duration."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
 
+from monitor_against_sdl import MonitorAgainstSDL
 from standins import XBOX_BLUETOOTH_BUTTONS, XBOX_BLUETOOTH_HAT, PhysicalXboxBluetooth
 from test_discovery import controller_with_node, list_json
 from test_feedback import feedback  # noqa: F401  (fixture)
-from test_sdl import (SDL_AXES, SDL_BUTTONS, joystick_ids, open_controller, pump, sdl,  # noqa: F401
-                      sdl_library, sdl_wait)  # (sdl*: fixtures)
+from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -39,27 +38,10 @@ def test_an_xbox_series_pad_on_bluetooth_is_listed_monitored_as_sdl_reads_it_and
         sdl_controller = open_controller(sdl, [node], known)
         monitor = padbridge(node, "--json", command="monitor")
         monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
+        both = MonitorAgainstSDL(sdl, sdl_controller, monitor, node)
         try:
-            def monitor_line(predicate, what, since):
-                return monitor.wait_stdout(lambda line: (lambda o: o if predicate(o) else None)(json.loads(line)),
-                                           since=since, what=what)[1]
-
-            def sdl_button(name):
-                return sdl.SDL_GameControllerGetButton(sdl_controller, getattr(sdl, SDL_BUTTONS[name]))
-
-            previous = None
-            for name in [*XBOX_BLUETOOTH_BUTTONS, *XBOX_BLUETOOTH_HAT, "misc1"]:
-                mark = monitor.stdout_mark()
-                pad.send_state(buttons=[name], share=name == "misc1")
-                monitor_line(lambda o, n=name: o == {"type": "button", "button": n, "pressed": True},
-                             f"{name} pressed", mark)
-                if previous:
-                    monitor_line(lambda o, n=previous: o == {"type": "button", "button": n, "pressed": False},
-                                 f"{previous} released", mark)
-                sdl_wait(sdl, lambda n=name: sdl_button(n) == 1, f"SDL reading {name} pressed")
-                pressed_in_sdl = [other for other in SDL_BUTTONS if sdl_button(other)]
-                assert pressed_in_sdl == [name], f"report with only {name}: SDL reads {pressed_in_sdl} pressed"
-                previous = name
+            both.each_button_alone([*XBOX_BLUETOOTH_BUTTONS, *XBOX_BLUETOOTH_HAT, "misc1"],
+                                   lambda buttons: pad.send_state(buttons=buttons, share=buttons == ["misc1"]))
 
             # Sticks (the pad's HID axes run y down positive, as SDL and padbridge read) and triggers (0-1023).
             steps = [
@@ -71,15 +53,8 @@ def test_an_xbox_series_pad_on_bluetooth_is_listed_monitored_as_sdl_reads_it_and
                 (dict(right_trigger=512), "righttrigger", 512 * 32767 // 1023),
             ]
             for report, axis, expected in steps:
-                tolerance = 2 if "trigger" not in axis else 200
-                mark = monitor.stdout_mark()
-                pad.send_state(**report)
-                got = monitor_line(lambda o, a=axis: o.get("type") == "axis" and o["axis"] == a
-                                   and abs(o["value"] - expected) <= tolerance, f"{axis} ≈ {expected}", mark)
-                value = sdl_wait(sdl, lambda a=axis: (lambda v: [v] if abs(v - expected) <= tolerance else None)(
-                    sdl.SDL_GameControllerGetAxis(sdl_controller, getattr(sdl, SDL_AXES[a]))),
-                    f"SDL reading {axis} ≈ {expected}")[0]
-                assert abs(got["value"] - value) <= tolerance, (axis, got, value)
+                both.axis_reads(lambda r=report: pad.send_state(**r), axis, expected,
+                                2 if "trigger" not in axis else 200)
         finally:
             sdl.SDL_GameControllerClose(sdl_controller)
             pump(sdl, 0)

@@ -27,11 +27,11 @@ import pytest
 from evdev import ecodes
 
 from conftest import DEADLINE, expect_events, padbridge_binary, rumble_effect
+from monitor_against_sdl import MonitorAgainstSDL
 from test_discovery import controller_with_node, list_json, run_padbridge
 from test_feedback import feedback  # noqa: F401  (fixture)
 from test_forward import attached, connect, paired_host
-from test_sdl import (SDL_AXES, SDL_BUTTONS, joystick_ids, open_controller, pump, sdl,  # noqa: F401
-                      sdl_library, sdl_wait)  # (sdl*: fixtures)
+from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
 from xpad_gadget import BUTTON_BITS, GIP_BUTTON_BITS, XboxGadget, gip_guide_report, gip_input_report, input_report, \
     load_modules
 
@@ -142,55 +142,19 @@ def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbri
     controller = open_controller(sdl, [xbox.node], known)
     monitor = padbridge(xbox.node, "--json", command="monitor")
     monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
+    both = MonitorAgainstSDL(sdl, controller, monitor, xbox.node)
     try:
         if protocol == "xbox360":
             assert sdl.SDL_GameControllerGetType(controller) == sdl.SDL_CONTROLLER_TYPE_XBOX360
         else:
             assert sdl.SDL_GameControllerGetType(controller) == sdl.SDL_CONTROLLER_TYPE_XBOXONE
 
-        def monitor_line(predicate, what, since):
-            def match(line):
-                obj = json.loads(line)
-                return obj if predicate(obj) else None
-            return monitor.wait_stdout(match, since=since, what=what)[1]
-
-        def sdl_button(name):
-            return sdl.SDL_GameControllerGetButton(controller, getattr(sdl, SDL_BUTTONS[name]))
-
-        def sdl_axis(name):
-            return sdl.SDL_GameControllerGetAxis(controller, getattr(sdl, SDL_AXES[name]))
-
-        def sdl_until(condition, what):
-            """sdl_wait, and when SDL never reads it, what SDL and the kernel hold for the pad (how a session-long
-            SDL was found to have dropped the pad: see test_sdl's `sdl` fixture)."""
-            try:
-                return sdl_wait(sdl, condition, what)
-            except AssertionError as error:
-                raise AssertionError(f"{error}; {sdl_view_of(sdl, controller, xbox.node)}") from None
-
-        def sdl_reads(axis, expected, tolerance):
-            """[SDL's value] once it is within tolerance of expected (a list: 0 is a value too), else None."""
-            value = sdl_axis(axis)
-            return [value] if abs(value - expected) <= tolerance else None
-
         # Each button alone, one report each: monitor names it pressed, SDL reads that very button pressed.
-        previous = None
-        for name in reports.buttons:
-            mark = monitor.stdout_mark()
-            reports.send(buttons=[name])
-            monitor_line(lambda o, n=name: o == {"type": "button", "button": n, "pressed": True},
-                         f"{name} pressed", mark)
-            if previous:
-                monitor_line(lambda o, n=previous: o == {"type": "button", "button": n, "pressed": False},
-                             f"{previous} released", mark)
-            sdl_until(lambda n=name: sdl_button(n) == 1, f"SDL reading {name} pressed")
-            pressed_in_sdl = [other for other in SDL_BUTTONS if sdl_button(other)]
-            assert pressed_in_sdl == [name], f"report with only {name}: SDL reads {pressed_in_sdl} pressed"
-            previous = name
+        last = both.each_button_alone(reports.buttons, lambda buttons: reports.send(buttons=buttons))
         mark = monitor.stdout_mark()
         reports.send()
-        monitor_line(lambda o: o == {"type": "button", "button": previous, "pressed": False}, "all released", mark)
-        sdl_until(lambda: not any(sdl_button(n) for n in SDL_BUTTONS), "SDL reading every button released")
+        both.line(lambda o: o == {"type": "button", "button": last, "pressed": False}, "all released", mark)
+        both.until(lambda: not both.pressed_in_sdl(), "SDL reading every button released")
 
         # Sticks (the pad sends y up positive; xpad turns it, SDL and padbridge read up negative) and triggers.
         half = (reports.trigger_max + 1) // 2
@@ -203,44 +167,10 @@ def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbri
             (dict(right_trigger=half), "righttrigger", half * 32767 // reports.trigger_max),
         ]
         for report, axis, expected in steps:
-            tolerance = 2 if "trigger" not in axis else 200
-            mark = monitor.stdout_mark()
-            reports.send(**report)
-            got = monitor_line(lambda o, a=axis: o.get("type") == "axis" and o["axis"] == a
-                               and abs(o["value"] - expected) <= tolerance, f"{axis} ≈ {expected}", mark)
-            sdl_value = sdl_until(lambda a=axis: sdl_reads(a, expected, tolerance),
-                                  f"SDL reading {axis} ≈ {expected}")[0]
-            assert abs(got["value"] - sdl_value) <= tolerance, (axis, got, sdl_value)
+            both.axis_reads(lambda r=report: reports.send(**r), axis, expected, 2 if "trigger" not in axis else 200)
     finally:
         sdl.SDL_GameControllerClose(controller)
         pump(sdl, 0)
-
-
-def sdl_view_of(sdl, controller, node: str) -> str:
-    """SDL's state of the pad (attached? its raw hat, buttons and axes), what SDL lists, which processes hold the
-    pad's node open, and the kernel's own state of it."""
-    joystick = sdl.SDL_GameControllerGetJoystick(controller)
-    raw = (f"hat {sdl.SDL_JoystickGetHat(joystick, 0)}, buttons "
-           f"{[i for i in range(sdl.SDL_JoystickNumButtons(joystick)) if sdl.SDL_JoystickGetButton(joystick, i)]}, "
-           f"axes {[sdl.SDL_JoystickGetAxis(joystick, i) for i in range(sdl.SDL_JoystickNumAxes(joystick))]}")
-    listed = [(sdl.SDL_JoystickPathForIndex(i), sdl.SDL_JoystickGetDeviceInstanceID(i))
-              for i in range(sdl.SDL_NumJoysticks())]
-    holders = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == node for fd in fds):
-                holders.append(f"{pid} {open(f'/proc/{pid}/comm').read().strip()}")
-        except OSError:
-            continue
-    device = evdev.InputDevice(node)
-    try:
-        kernel = f"keys {device.active_keys()}, hat0y {device.absinfo(ecodes.ABS_HAT0Y).value}"
-    finally:
-        device.close()
-    return (f"SDL's controller attached {sdl.SDL_GameControllerGetAttached(controller)}, instance "
-            f"{sdl.SDL_JoystickInstanceID(joystick)}, {raw}; SDL lists {listed}; {node} held open by {holders}; "
-            f"the kernel's state: {kernel}")
 
 
 def rumble_packet(strong: int, weak: int):

@@ -170,7 +170,7 @@ struct NodeGroup {
             kind: kind, bus: bus, padCapabilities: pad.capabilities,
             touchpadCapabilities: roles.first { $0.1 == .touchpad }?.0.capabilities,
             hasMotionNode: roles.contains { $0.1 == .motion }, hasHidraw: hidraw != nil,
-            hasXpadLedRing: kind == .xbox360 && usbInterface?.driver == "xpad")
+            hasPlayerLightClassDevices: (kind == .xbox360 && usbInterface?.driver == "xpad") || hid?.driver == "nintendo")
 
         var controller = Controller(
             fingerprint: Fingerprint.derive(
@@ -259,12 +259,13 @@ extension Capabilities {
     /// - rumble: FF_RUMBLE in the pad node's FF bitmap, or a PlayStation pad with a hidraw node;
     /// - lightbar: DualSense, DualSense Edge, DualShock 4 with a hidraw node; player LEDs and adaptive
     ///   triggers: DualSense and DualSense Edge with a hidraw node; player LEDs also on an Xbox 360 pad xpad drives
-    ///   (its LED ring, through the LED class device xpad makes: `hasXpadLedRing`);
+    ///   (its LED ring, through the LED class device xpad makes) and on a pad hid-nintendo drives (its four player
+    ///   lights, LED class devices too): `hasPlayerLightClassDevices`;
     /// - battery: PlayStation pads (the Linux adapter may refine it from power_supply).
     public static func derive(
         kind: ControllerKind, bus: ControllerBus, padCapabilities: InputDeviceCapabilities,
         touchpadCapabilities: InputDeviceCapabilities?, hasMotionNode: Bool, hasHidraw: Bool,
-        hasXpadLedRing: Bool = false
+        hasPlayerLightClassDevices: Bool = false
     ) -> Capabilities {
         let layout = EvdevLayout.builtIn(for: kind, bus: bus) ?? .linuxGamepadConvention
         var (buttons, axes) = layout.inputs(
@@ -274,7 +275,7 @@ extension Capabilities {
         return Capabilities(
             buttons: buttons, axes: axes, touchpad: touchpadCapabilities != nil, motion: hasMotionNode,
             rumble: padCapabilities.forceFeedback.contains(EvdevCode.ffRumble) || (kind.isPlayStation && hasHidraw),
-            lightbar: kind.isPlayStation && hasHidraw, playerLeds: (isDualSense && hasHidraw) || hasXpadLedRing,
+            lightbar: kind.isPlayStation && hasHidraw, playerLeds: (isDualSense && hasHidraw) || hasPlayerLightClassDevices,
             adaptiveTriggers: isDualSense && hasHidraw, battery: kind.isPlayStation)
     }
 }

@@ -65,7 +65,7 @@ extension EvdevLayout {
     /// hid-nintendo's Switch Pro Controller, mapped by position as the gamepad convention asks: Nintendo's B
     /// (BTN_SOUTH) is `a`, A (BTN_EAST) `b`, Y (BTN_WEST) `x`, X (BTN_NORTH) `y`; minus `back`, plus `start`,
     /// home `guide`, capture (BTN_Z) `misc1`. ZL/ZR are digital BTN_TL2/BTN_TR2, so they drive the triggers fully.
-    /// D-pad as BTN_DPAD_* (or a hat, on drivers that report one).
+    /// D-pad as BTN_DPAD_* (or a hat, on drivers that report one). Motion on hid-nintendo's axes (`.nintendo`).
     public static let switchPro = EvdevLayout(
         keys: conventionKeys.merging(
             [
@@ -77,7 +77,8 @@ extension EvdevLayout {
         absolutes: [
             EvdevCode.absX: .axis(.leftx, inverted: false), EvdevCode.absY: .axis(.lefty, inverted: false),
             EvdevCode.absRX: .axis(.rightx, inverted: false), EvdevCode.absRY: .axis(.righty, inverted: false),
-        ].merging(hatDpad) { first, _ in first })
+        ].merging(hatDpad) { first, _ in first },
+        motionAxes: .nintendo)
 
     /// The kernel's gamepad convention (Documentation/input/gamepad.rst), for pads padbridge has no layout
     /// for and SDL has no mapping for: face buttons by position (BTN_SOUTH `a`, BTN_EAST `b`, BTN_WEST `x`,

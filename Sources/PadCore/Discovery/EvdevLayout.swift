@@ -6,10 +6,35 @@ public struct EvdevLayout: Sendable, Hashable {
     public var keys: [UInt16: EvdevKeyRole]
     /// EV_ABS code -> what it drives.
     public var absolutes: [UInt16: EvdevAbsoluteRole]
+    /// How the driver's motion node points its axes (see `EvdevMotionAxes`).
+    public var motionAxes: EvdevMotionAxes
 
-    public init(keys: [UInt16: EvdevKeyRole], absolutes: [UInt16: EvdevAbsoluteRole]) {
+    public init(
+        keys: [UInt16: EvdevKeyRole], absolutes: [UInt16: EvdevAbsoluteRole], motionAxes: EvdevMotionAxes = .model
+    ) {
         self.keys = keys
         self.absolutes = absolutes
+        self.motionAxes = motionAxes
+    }
+}
+
+/// How a driver's motion node points its axes, onto the model's (`MotionSample`, SDL's sensor axes: x to the pad's
+/// right, y up out of its face, z toward the player; gyro about the same axes, right-handed). The gyro and the
+/// accelerometer share the frame: ABS_X/ABS_Y/ABS_Z are acceleration, ABS_RX/ABS_RY/ABS_RZ rotation about them.
+public enum EvdevMotionAxes: Sendable, Hashable {
+    /// The model's own axes (hid-playstation, hid-sony, and a bridge's virtual pads).
+    case model
+    /// hid-nintendo's: x toward the triggers (away from the player), y to the left, z up out of the face. So the
+    /// model's x is −y, its y is z and its z is −x (a rotation: lengths and handedness are kept).
+    case nintendo
+
+    /// Where the node's axis `index` (0 for X/RX, 1 for Y/RY, 2 for Z/RZ) lands in the model: its index, and
+    /// the sign the reading takes there.
+    public func modelAxis(forNodeAxis index: Int) -> (index: Int, sign: Double) {
+        switch self {
+        case .model: (index, 1)
+        case .nintendo: [(2, -1), (0, -1), (1, 1)][index]
+        }
     }
 }
 

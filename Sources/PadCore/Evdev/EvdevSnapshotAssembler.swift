@@ -217,14 +217,13 @@ public struct EvdevSnapshotAssembler: Sendable {
     private mutating func applyMotion(code: UInt16, value: Int32) {
         guard code <= EvdevCode.absRZ else { return }
         let resolution = Double(max(1, motionAxes[code]?.resolution ?? 1))
-        let reading = Double(value) / resolution
-        switch code {
-        case EvdevCode.absX: motionPending.motion.accelMetersPerSecondSquared.x = reading * standardGravityMetersPerSecondSquared
-        case EvdevCode.absY: motionPending.motion.accelMetersPerSecondSquared.y = reading * standardGravityMetersPerSecondSquared
-        case EvdevCode.absZ: motionPending.motion.accelMetersPerSecondSquared.z = reading * standardGravityMetersPerSecondSquared
-        case EvdevCode.absRX: motionPending.motion.gyroRadiansPerSecond.x = reading * Self.radiansPerDegree
-        case EvdevCode.absRY: motionPending.motion.gyroRadiansPerSecond.y = reading * Self.radiansPerDegree
-        default: motionPending.motion.gyroRadiansPerSecond.z = reading * Self.radiansPerDegree
+        let isGyro = code >= EvdevCode.absRX
+        let (axis, sign) = layout.motionAxes.modelAxis(forNodeAxis: Int(code - (isGyro ? EvdevCode.absRX : EvdevCode.absX)))
+        let reading = sign * Double(value) / resolution
+        if isGyro {
+            motionPending.motion.gyroRadiansPerSecond[axis] = reading * Self.radiansPerDegree
+        } else {
+            motionPending.motion.accelMetersPerSecondSquared[axis] = reading * standardGravityMetersPerSecondSquared
         }
     }
 

@@ -11,6 +11,18 @@ public struct Vector3: Sendable, Hashable {
     }
 
     public static let zero = Vector3(x: 0, y: 0, z: 0)
+
+    /// The component at `index`: 0 is x, 1 y, 2 z (any other index reads and writes z).
+    @inlinable public subscript(index: Int) -> Double {
+        get { index == 0 ? x : index == 1 ? y : z }
+        set {
+            switch index {
+            case 0: x = newValue
+            case 1: y = newValue
+            default: z = newValue
+            }
+        }
+    }
 }
 
 /// One motion-sensor reading.

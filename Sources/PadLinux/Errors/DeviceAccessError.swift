@@ -28,7 +28,8 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
         case installUdevRule(file: String)
         /// /dev/uhid is the padbridge group's, not every logged-in user's: join the group.
         case joinUhidGroup
-        /// xpad's LED ring is a sysfs attribute (no ACLs there): padbridge's udev rule gives it to the group input.
+        /// xpad's LED ring and hid-nintendo's player lights are sysfs attributes (no ACLs there): padbridge's udev
+        /// rule gives them to the group input.
         case joinInputGroupForLedRing
         /// Load a kernel module (and make it load at boot).
         case loadKernelModule(String)
@@ -82,8 +83,8 @@ public struct DeviceAccessError: Error, CustomStringConvertible, Sendable, Hasha
         case .joinUhidGroup:
             Self.uhidAdvice
         case .joinInputGroupForLedRing:
-            "An Xbox 360 pad's LED ring is set through sysfs, which takes no ACL, so the logged-in user's access to the "
-                + "pad does not cover it: padbridge's udev rule (\(udevRuleFile), installed with the package) gives it to "
+            "An Xbox 360 pad's LED ring and a Switch pad's player lights are set through sysfs, which takes no ACL, so "
+                + "the logged-in user's access to the pad does not cover them: padbridge's udev rule (\(udevRuleFile), installed with the package) gives them to "
                 + "the group input: `sudo usermod -aG input $USER`, then log in again"
         case let .loadKernelModule(module):
             "The \(module) kernel module is not loaded: run `sudo modprobe \(module)`; to load it at every boot, "
@@ -133,11 +134,16 @@ extension DeviceAccessError {
         }
     }
 
-    /// The brightness attribute of the LED class device xpad makes for an Xbox 360 pad (`.../leds/xpadN/brightness`).
-    static func isXpadLedRing(_ path: String) -> Bool {
+    /// The brightness attribute of a pad's lights that padbridge's udev rule gives to the group input: the LED class
+    /// device xpad makes for an Xbox 360 pad's ring (`.../leds/xpadN/brightness`) and hid-nintendo's player lights
+    /// (`.../leds/<hid device>:green:player-N/brightness`).
+    static func isPadLightAttribute(_ path: String) -> Bool {
         let components = path.split(separator: "/")
-        return components.count >= 3 && components[components.count - 3] == "leds"
-            && components[components.count - 2].hasPrefix("xpad") && components.last == "brightness"
+        guard components.count >= 3, components[components.count - 3] == "leds", components.last == "brightness" else {
+            return false
+        }
+        let device = components[components.count - 2]
+        return device.hasPrefix("xpad") || device.contains(":green:player-")
     }
 
     /// A node that exists while a pad is connected.
@@ -156,7 +162,7 @@ extension DeviceAccessError {
         var remedy: Remedy?
         switch code {
         case .permissionDenied where path == "/dev/uhid": remedy = .joinUhidGroup
-        case .permissionDenied where isXpadLedRing(path): remedy = .joinInputGroupForLedRing
+        case .permissionDenied where isPadLightAttribute(path): remedy = .joinInputGroupForLedRing
         case .permissionDenied where needsUdevRule(path): remedy = .installUdevRule(file: udevRuleFile)
         case .missingDevice:
             remedy = module(providing: path).map(Remedy.loadKernelModule)

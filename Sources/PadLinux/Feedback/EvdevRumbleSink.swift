@@ -1,47 +1,59 @@
 public import PadCore
 
-/// Feedback for pads padbridge reaches through evdev force feedback (Xbox and generic pads): rumble as one FF_RUMBLE
-/// effect, updated in place; and, on an Xbox 360 pad xpad drives, the player LEDs on the pad's ring of lights through
-/// the LED class device xpad makes for it (`XboxLedRing`).
+/// Feedback for pads padbridge reaches through evdev force feedback (Xbox, Switch and generic pads): rumble as one
+/// FF_RUMBLE effect, updated in place; and the player LEDs where the pad's driver makes LED class devices for them: an
+/// Xbox 360 pad's ring of lights (xpad, `XboxLedRing`) or a Switch pad's four player lights (hid-nintendo,
+/// `NintendoPlayerLights`).
 public final class EvdevRumbleSink: PhysicalFeedbackSink {
     private var device: EvdevRumbleDevice?
     private var ring: XpadLedRingDevice?
-    /// The ring's LED class device, when the pad has one this process can write.
-    private let ringPath: String?
-    /// Why a ring the pad has is not driven: its `brightness` attribute is the kernel's, root's to write unless a udev
-    /// rule hands it on; then rumble goes on without the ring.
-    private let ringUnavailable: DeviceAccessError?
+    private var lights: NintendoPlayerLightDevices?
+    /// The lights' LED class devices (the ring's, or the directory of the player lights), when the pad has them and
+    /// this process can write them.
+    private let lightsPath: String?
+    /// Why lights the pad has are not driven: their `brightness` attributes are the kernel's, root's to write unless
+    /// a udev rule hands them on; then rumble goes on without them.
+    private let lightsUnavailable: DeviceAccessError?
+    /// What the player lights showed when opened, as `Feedback.playerLeds` (nil: unknown).
+    public let initialPlayerLeds: UInt8?
     private var playing = false
 
     public init(path: String) throws(DeviceAccessError) {
         device = try EvdevRumbleDevice(path: path)
-        guard let directory = XpadLedRingDevice.ledDirectory(forEventNode: path) else {
-            ringPath = nil
-            ringUnavailable = nil
-            return
-        }
+        var initial: UInt8?
+        var opened: String?
         do {
-            ring = try XpadLedRingDevice(ledDirectory: directory)
-            ringPath = directory
-            ringUnavailable = nil
+            if let directory = XpadLedRingDevice.ledDirectory(forEventNode: path) {
+                ring = try XpadLedRingDevice(ledDirectory: directory)
+                opened = directory
+            } else if let found = NintendoPlayerLightDevices.lights(forEventNode: path) {
+                let devices = try NintendoPlayerLightDevices(ledsDirectory: found.directory, names: found.names)
+                initial = NintendoPlayerLights.playerLeds(lights: devices.lit)
+                lights = consume devices
+                opened = found.directory
+            }
+            lightsUnavailable = nil
         } catch {
-            ringPath = nil
-            ringUnavailable = error
+            lightsUnavailable = error
         }
+        lightsPath = opened
+        initialPlayerLeds = initial
     }
 
-    public var supported: FeedbackParts { ringPath == nil ? .rumbleOnly : [.rumble, .playerLeds] }
+    public var supported: FeedbackParts { lightsPath == nil ? .rumbleOnly : [.rumble, .playerLeds] }
 
     /// What the sink drives, for log lines and refusals.
     public var summary: String {
-        if let ringPath { return "evdev force feedback and xpad's LED ring (\(ringPath))" }
-        if let ringUnavailable { return "evdev force feedback (rumble only; xpad's LED ring: \(ringUnavailable))" }
+        let kind = ring != nil ? "xpad's LED ring" : "hid-nintendo's player lights"
+        if let lightsPath { return "evdev force feedback and \(kind) (\(lightsPath))" }
+        if let lightsUnavailable { return "evdev force feedback (rumble only; the pad's lights: \(lightsUnavailable))" }
         return "evdev force feedback (rumble only)"
     }
 
     public func write(_ feedback: Feedback) throws(DeviceAccessError) {
-        if let playerLeds = feedback.playerLeds, ring != nil {
-            try ring!.send(XboxLedRing.command(playerLeds: playerLeds))
+        if let playerLeds = feedback.playerLeds {
+            if ring != nil { try ring!.send(XboxLedRing.command(playerLeds: playerLeds)) }
+            if lights != nil { try lights!.show(NintendoPlayerLights.lights(playerLeds: playerLeds)) }
         }
         guard let rumble = feedback.rumble, device != nil else { return }
         if rumble.isOff {
@@ -57,5 +69,6 @@ public final class EvdevRumbleSink: PhysicalFeedbackSink {
     public func close() {
         device.take()?.close()
         ring.take()?.close()
+        lights.take()?.close()
     }
 }

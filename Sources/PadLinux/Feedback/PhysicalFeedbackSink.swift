@@ -22,7 +22,7 @@ public struct OpenedFeedbackSink {
 
 public enum PhysicalFeedbackSinks {
     /// Opens `/dev/hidrawN` (a DualSense or DualShock 4, written with output reports) or `/dev/input/eventN` (any pad
-    /// with FF_RUMBLE; an Xbox 360 pad's LED ring too, where xpad made one). Other paths are `.invalidArgument`.
+    /// with FF_RUMBLE; an Xbox 360 pad's LED ring or a Switch pad's player lights too, where the driver made them). Other paths are `.invalidArgument`.
     public static func open(path: String) throws(DeviceAccessError) -> OpenedFeedbackSink {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         if name.hasPrefix("hidraw") {
@@ -30,8 +30,10 @@ public enum PhysicalFeedbackSinks {
         }
         if name.hasPrefix("event") {
             let sink = try EvdevRumbleSink(path: path)
-            // (xpad does not say which command the ring last got, so the player LEDs are not restored.)
-            return OpenedFeedbackSink(sink: sink, initialState: Feedback(), summary: sink.summary)
+            // (xpad does not say which command the ring last got, so its player LEDs are not restored; a Switch pad's
+            // lights are, when they showed a player.)
+            return OpenedFeedbackSink(
+                sink: sink, initialState: Feedback(playerLeds: sink.initialPlayerLeds), summary: sink.summary)
         }
         throw DeviceAccessError(
             code: .invalidArgument, path: path, operation: "open (expected /dev/hidrawN or /dev/input/eventN)")

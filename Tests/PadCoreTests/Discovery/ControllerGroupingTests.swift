@@ -181,6 +181,22 @@ import Testing
         #expect(!pad.capabilities.playerLeds, "xpad makes no LED class device for an Xbox One pad")
     }
 
+    @Test func aSwitchProControllerIsOneControllerWithItsIMUAndPlayerLights() throws {
+        let controllers = ControllerGrouping.controllers(from: UdevFixtures.bluetoothSwitchPro())
+        try #require(controllers.count == 1)
+        let pad = controllers[0]
+        #expect(pad.kind == .switchPro && pad.bus == .bluetooth && pad.driver == "nintendo")
+        #expect(pad.name == "Nintendo Switch Pro Controller")
+        #expect(pad.nodes.evdev.map(\.path) == ["/dev/input/event4", "/dev/input/event3"], "the pad node first")
+        #expect(pad.nodes.evdev.map(\.role) == [.pad, .motion])
+        #expect(pad.nodes.hidraw == "/dev/hidraw0")
+        let capabilities = pad.capabilities
+        #expect(capabilities.buttons.contains(.misc1), "capture (BTN_Z)")
+        #expect(capabilities.axes == Axis.allCases, "ZL/ZR are the triggers")
+        #expect(capabilities.motion && capabilities.rumble && capabilities.playerLeds)
+        #expect(!capabilities.lightbar && !capabilities.touchpad && !capabilities.adaptiveTriggers)
+    }
+
     @Test func theIDTableStillNamesXpadPadsItKnows() throws {
         // An Xbox One S pad by its ids, whatever udev says of the interface (older records carry no INTERFACE).
         var records = UdevFixtures.xpadXbox360(product: "3/45e/2ea/301", interfaceClass: "")

@@ -79,6 +79,36 @@ enum UdevFixtures {
 
     static let uhid = [ancestor("misc", "/sys/devices/virtual/misc/uhid")]
 
+    /// A Switch Pro Controller over Bluetooth as hid-nintendo presents it: a gamepad node (the buttons of the gamepad
+    /// convention and BTN_Z for capture, ABS_X/Y, ABS_RX/RY and the hat, memless rumble), an IMU node, a hidraw node;
+    /// the driver sets bit 15 of the version (`8200` for the pad's 0x0200).
+    static func bluetoothSwitchPro(hidInstance: Int = 2, firstInput: Int = 6, firstEvent: Int = 3, hidraw: Int = 0,
+                                   mac: String = "98:B6:E9:D9:AE:4D") -> [UdevDeviceRecord] {
+        let name = "Nintendo Switch Pro Controller"
+        let hidPath = "/sys/devices/virtual/misc/uhid/0005:057E:2009.\(hex(hidInstance, width: 4))"
+        let hid = ancestor(
+            "hid", hidPath, driver: "nintendo",
+            properties: ["HID_ID": "0005:0000057E:00002009", "HID_NAME": name, "HID_UNIQ": mac.lowercased()])
+        func input(_ offset: Int, name: String, _ bitmaps: [String: String]) -> UdevAncestorRecord {
+            ancestor(
+                "input", "\(hidPath)/input/input\(firstInput + offset)",
+                properties: bitmaps.merging(["NAME": "\"\(name)\"", "UNIQ": "\"\(mac)\"", "PRODUCT": "5/57e/2009/8200"]) {
+                    first, _ in first
+                })
+        }
+        let pad = input(0, name: name, [
+            "EV": "20000b", "KEY": "7ffb000000000000 0 0 0 0", "ABS": "3001b", "FF": memlessRumble, "PROP": "0",
+        ])
+        let imu = input(1, name: name + " IMU", ["EV": "19", "ABS": "3f", "MSC": "20", "PROP": "40"])
+        let above = [hid] + uhid
+        return [
+            eventNode(firstEvent, input: imu, above: above),
+            eventNode(firstEvent + 1, input: pad, above: above),
+            hidrawNode(hidraw, hid: hid, above: uhid),
+        ]
+    }
+
+
     /// A DualSense over Bluetooth as the kernel sees it through uhid (the virtual DualSense, or BlueZ's input
     /// plugin): `/sys/devices/virtual/misc/uhid/0005:054C:0CE6.0019/input/input12/event3` and siblings.
     static func bluetoothDualSense(
