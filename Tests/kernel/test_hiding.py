@@ -152,6 +152,38 @@ def assert_hidden(path: str):
         f"{path} is not hidden: mode {status.st_mode & 0o7777:o}, owner {status.st_uid}:{status.st_gid}, ACL users {acl_users(path)}"
 
 
+def check_remap_hides_and_gives_back(padbridge, source: str, pad_nodes: list[str]):
+    """remap of `source`, run by the seat's user (nobody) with the hiding service, takes each of `pad_nodes` (every
+    node of one pad) from everyone else, so that SDL, started as that user, lists only the virtual pad; they are
+    given back when remap ends. For the families other than the DualSense (test_xpad.py, test_switch_pro.py)."""
+    for path in pad_nodes:
+        if NOBODY not in acl_users(path):
+            grant(path)  # as udev's uaccess would for the seat's user (it tags only some of them)
+    before = [c["path"] for c in sdl_controllers()]
+    assert any(path in pad_nodes for path in before), f"SDL, before remap, lists {before}"
+
+    service = start_service(padbridge)
+    remap = padbridge(source, "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
+    virtual = remap.wait_ready()
+    remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
+    for path in pad_nodes:
+        assert_hidden(path)
+    for path in pad_nodes:
+        service.wait_stderr(lambda line, p=path: f"udev sees {p} hidden" in line, what=f"udev's refresh of {path}")
+    settle()
+    during = [c["path"] for c in sdl_controllers()]
+    assert during == virtual["eventNodes"], f"SDL, while remap runs, lists {during}"
+
+    mark = len(service.stderr)
+    remap.proc.send_signal(signal.SIGTERM)
+    assert remap.wait_exit() == 0
+    for path in pad_nodes:
+        service.wait_stderr(lambda line, p=path: f"gave back {p}" in line, since=mark, what=f"{path} given back")
+    settle()
+    after = [c["path"] for c in sdl_controllers()]
+    assert any(path in pad_nodes for path in after), f"SDL, after remap, lists {after}"
+
+
 @pytest.mark.parametrize("ending", ["SIGTERM", "SIGKILL"])
 def test_remap_hides_the_pad_from_sdl_and_gives_it_back(padbridge, logged_in_nobody, ending):
     stand_in, ready, stand_in_nodes = start_stand_in(padbridge, f"hidden-{ending}")

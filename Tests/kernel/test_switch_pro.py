@@ -7,7 +7,8 @@ pad does, streams its reports, and logs every rumble block and subcommand the dr
 - monitor: every button, stick and trigger under its SDL name, checked against SDL's own reading of the same pad
   through hid-nintendo's node (face buttons by position: Nintendo's B is `a`).
 - feedback: rumble arrives in the driver's rumble blocks with the amplitudes asked, and stops at the duration;
-  `--player N` lights the pad's first N player lights (hid-nintendo's LED class devices); a lightbar is refused,
+  `--player N` lights the pad's first N player lights (hid-nintendo's LED class devices, which padbridge's udev rule
+  gives the group input; without it, rumble still works and `--player` says why not); a lightbar is refused,
   naming the pad and what it has.
 - remap --as xbox360 and --as dualsense: the pad's presses on the virtual pad; a game's rumble there in the pad's
   rumble blocks; a game's player LEDs on the virtual DualSense on the pad's lights; the pad's motion turned on hid-
@@ -21,8 +22,8 @@ with deadlines; the stand-in's own 15 ms report stream is the pad's behaviour, w
 
 from __future__ import annotations
 
+import grp
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -31,17 +32,18 @@ import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import DEADLINE, expect_events, rumble_effect
+from conftest import DEADLINE, expect_events, padbridge_binary, rumble_effect
 from monitor_against_sdl import MonitorAgainstSDL
 from motion_node import MotionNode
 from switch_pro import BUTTON_BITS, NAME, RUMBLE_AMPLITUDE_MAX, PhysicalSwitchPro
 from test_discovery import controller_with_node, list_json, run_padbridge
 from test_feedback import feedback  # noqa: F401  (fixture)
 from test_forward import attached, connect, paired_host
-from test_hiding import (AS_NOBODY, NOBODY, acl_users, assert_hidden, grant, joystick_interface,  # noqa: F401
-                         joystick_nodes, logged_in_nobody, sdl_controllers, settle, start_service)  # (fixtures)
+from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
+                         logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
 from test_motion_units import yaw_integrated
 from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
+from test_xpad import AS_NOBODY_IN_INPUT, padbridges_udev_rule  # noqa: F401  (fixture)
 
 BUSES = ["usb", "bluetooth"]
 TRIGGERS = ("lefttrigger", "righttrigger")   # ZL and ZR: digital, BTN_TL2/BTN_TR2
@@ -180,6 +182,19 @@ def lights_of(pad: PhysicalSwitchPro) -> list[int]:
     return values
 
 
+def lights_off(pad: PhysicalSwitchPro):
+    """Turns the player lights off through hid-nintendo's LED class devices (root writes them here), so that what a
+    test asks for next is a change: the driver lights 1 to 4 of them at probe, counting the pads it has bound."""
+    if lights_of(pad) == [0, 0, 0, 0]:
+        return
+    since, _ = pad.mark()
+    leds = pad.hid_directory() + "/leds"
+    for name in sorted(n for n in os.listdir(leds) if ":green:player-" in n):
+        with open(f"{leds}/{name}/brightness", "w") as f:
+            f.write("0")
+    wait_lights(pad, 0, since, "the lights turned off")
+
+
 def wait_lights(pad: PhysicalSwitchPro, on: int, since: int, what: str):
     """Waits for the driver's player-lights subcommand whose `on` nibble is `on` (bit 0 the first light)."""
     pad.wait_subcommand(lambda s: s.id == 0x30 and s.data[0] & 0x0F == on, since,
@@ -195,6 +210,7 @@ def test_feedback_rumbles_the_pad_and_lights_its_players_and_refuses_a_lightbar(
     assert seconds >= 0.5, f"the rumble stopped after {seconds:.3f} s of the 1 s asked"
 
     controller = controller_with_node(list_json(), node)
+    lights_off(pad)
     for target, player, lights in ((node, 2, 0b0011), (controller["id"][:6], 4, 0b1111), (node, 1, 0b0001)):
         since, _ = pad.mark()
         feedback(target, "--player", str(player)).expect_success()
@@ -246,6 +262,7 @@ def test_remap_as_dualsense_a_games_player_leds_and_rumble_reach_the_pad(switch_
 
     # A game's player LEDs on the virtual DualSense (hid-playstation's LED class devices): player 3's pattern (LEDs
     # 1, 3 and 5 of five) lights the pad's first three lights.
+    lights_off(pad)
     since, _ = pad.mark()
     leds = os.path.realpath(f"/sys/class/input/{os.path.basename(virtual.path)}/device/device/leds")
     for k in range(1, 6):
@@ -320,38 +337,48 @@ def test_motion_turned_on_nintendos_axes_reaches_the_virtual_dualsense_on_its_ow
 def test_remap_hides_the_switch_pad_and_its_hidraw_node_from_sdl_and_gives_them_back(switch_pad, padbridge,
                                                                                      logged_in_nobody,
                                                                                      joystick_interface):
-    """As for a DualSense (test_hiding.py): remap run by the seat's user (nobody) with the hiding service takes every
-    node of the pad from everyone else (gamepad, IMU, hidraw, which SDL's own Switch driver reads, and joystick), so
-    SDL, started as that user, lists only the virtual pad; they are given back when remap ends."""
+    """As for a DualSense (test_hiding.py): every node of the pad (gamepad, IMU, hidraw, which SDL's own Switch
+    driver reads, and joystick) is taken from everyone else while remap runs, and given back after."""
     pad = switch_pad("bluetooth")
     settle()
     nodes = [pad.nodes_bound["pad"], pad.nodes_bound["imu"]]
     hidraw = f"/dev/{os.listdir(pad.hid_directory() + '/hidraw')[0]}"
-    pad_nodes = [*nodes, hidraw, *joystick_nodes(nodes)]
-    assert len(pad_nodes) == 4, f"expected the gamepad, IMU, hidraw and joystick nodes: {pad_nodes}"
-    for path in pad_nodes:
-        if NOBODY not in acl_users(path):
-            grant(path)
-    before = [c["path"] for c in sdl_controllers()]
-    assert any(path in pad_nodes for path in before), f"SDL, before remap, lists {before}"
+    check_remap_hides_and_gives_back(padbridge, nodes[0], [*nodes, hidraw, *joystick_nodes(nodes)])
 
-    service = start_service(padbridge)
-    remap = padbridge(nodes[0], "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
-    virtual = remap.wait_ready()
-    remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
-    for path in pad_nodes:
-        assert_hidden(path)
-    for path in pad_nodes:
-        service.wait_stderr(lambda line, p=path: f"udev sees {p} hidden" in line, what=f"udev's refresh of {path}")
-    settle()
-    during = [c["path"] for c in sdl_controllers()]
-    assert during == virtual["eventNodes"], f"SDL, while remap runs, lists {during}"
 
-    mark = len(service.stderr)
-    remap.proc.send_signal(signal.SIGTERM)
-    assert remap.wait_exit() == 0
-    for path in pad_nodes:
-        service.wait_stderr(lambda line, p=path: f"gave back {p}" in line, since=mark, what=f"{path} given back")
+def test_a_user_who_cannot_write_the_lights_still_rumbles_the_pad_and_player_says_why(switch_pad):
+    """Without padbridge's udev rule the lights' brightness attributes are root's (sysfs takes no ACL): a user given
+    the pad's event node (nobody in the group `input`, which owns it) rumbles the pad all the same, and `--player` is
+    refused saying why and what to do, sending nothing."""
+    pad = switch_pad("usb")
+    node = pad.nodes_bound["pad"]
+    as_nobody = (*AS_NOBODY_IN_INPUT, padbridge_binary(), "feedback", node)
+    _, since = pad.mark()
+    rumbled = subprocess.run([*as_nobody, "--rumble", "0.5,0.25", "--duration", "300"], capture_output=True,
+                             text=True, timeout=DEADLINE)
+    assert rumbled.returncode == 0, rumbled.stderr
+    pad.wait_rumble(lambda r: near(r.strong, 0.5) and near(r.weak, 0.25), since, what="nobody's rumble")
+    lights_before, _ = pad.mark()
+    refused = subprocess.run([*as_nobody, "--player", "2"], capture_output=True, text=True, timeout=DEADLINE)
+    assert refused.returncode == 64, refused.stderr
+    assert "no player LEDs" in refused.stderr and "permission denied" in refused.stderr \
+        and "sudo usermod -aG input $USER" in refused.stderr, refused.stderr
+    assert pad.player_lights(lights_before) == [], "a refused request sent nothing"
+
+
+def test_with_padbridges_udev_rule_the_group_input_lights_the_players(padbridges_udev_rule, switch_pad):
+    """The rule hands the four lights' brightness attributes to the group input: nobody in that group lights the
+    first two with `--player 2`."""
+    pad = switch_pad("bluetooth")
     settle()
-    after = [c["path"] for c in sdl_controllers()]
-    assert any(path in pad_nodes for path in after), f"SDL, after remap, lists {after}"
+    leds = pad.hid_directory() + "/leds"
+    for name in sorted(n for n in os.listdir(leds) if ":green:player-" in n):
+        status = os.stat(f"{leds}/{name}/brightness")
+        assert (status.st_gid, status.st_mode & 0o020) == (grp.getgrnam("input").gr_gid, 0o020), \
+            f"{name}/brightness: group {status.st_gid}, mode {status.st_mode & 0o777:o} after udev's rule"
+    lights_off(pad)
+    since, _ = pad.mark()
+    lit = subprocess.run([*AS_NOBODY_IN_INPUT, padbridge_binary(), "feedback", pad.nodes_bound["pad"], "--player", "2"],
+                         capture_output=True, text=True, timeout=DEADLINE)
+    assert lit.returncode == 0, lit.stderr
+    wait_lights(pad, 0b0011, since, "nobody's --player 2")

@@ -31,6 +31,8 @@ from monitor_against_sdl import MonitorAgainstSDL
 from test_discovery import controller_with_node, list_json, run_padbridge
 from test_feedback import feedback  # noqa: F401  (fixture)
 from test_forward import attached, connect, paired_host
+from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
+                         logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
 from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
 from xpad_gadget import BUTTON_BITS, GIP_BUTTON_BITS, XboxGadget, gip_guide_report, gip_input_report, input_report, \
     load_modules
@@ -358,6 +360,14 @@ def test_remap_as_xbox360_passes_taps_and_a_games_rumble_reaches_the_pad(xbox, p
         other_reader.close()
     check_games_rumble_reaches(xbox, virtual)
     assert remap.stop() == 0
+
+
+def test_remap_hides_the_xpad_pad_from_sdl_and_gives_it_back(xbox, padbridge, logged_in_nobody, joystick_interface):
+    """As for a DualSense (test_hiding.py): the pad's event and joystick nodes are taken from everyone else while
+    remap runs, and given back after. (xpad's pads have no hidraw node; SDL's HIDAPI drivers could reach a USB pad
+    through libusb, but Debian's SDL 2 is built without it.)"""
+    settle()
+    check_remap_hides_and_gives_back(padbridge, xbox.node, [xbox.node, *joystick_nodes([xbox.node])])
 
 
 def check_games_rumble_reaches(pad: XboxGadget, virtual: evdev.InputDevice):

@@ -28,7 +28,8 @@ public final class EvdevRumbleSink: PhysicalFeedbackSink {
                 opened = directory
             } else if let found = NintendoPlayerLightDevices.lights(forEventNode: path) {
                 let devices = try NintendoPlayerLightDevices(ledsDirectory: found.directory, names: found.names)
-                initial = NintendoPlayerLights.playerLeds(lights: devices.lit)
+                let lit = devices.lit
+                initial = lit.contains(nil) ? nil : NintendoPlayerLights.playerLeds(lights: lit.compactMap { $0 })
                 lights = consume devices
                 opened = found.directory
             }

@@ -8,12 +8,9 @@ struct NintendoPlayerLightDevices: ~Copyable {
     /// The HID device's `leds` directory, for messages.
     let path: String
     private let brightness: [FileDescriptor]
-    /// What each light shows now: read when opened, then what was written.
-    private(set) var lit: [Bool]
 
     init(ledsDirectory: String, names: [String]) throws(DeviceAccessError) {
         var opened: [FileDescriptor] = []
-        var lit: [Bool] = []
         for name in names {
             let attribute = "\(ledsDirectory)/\(name)/brightness"
             do {
@@ -22,23 +19,32 @@ struct NintendoPlayerLightDevices: ~Copyable {
                 for descriptor in opened { try? descriptor.close() }
                 throw .opening(attribute, error as? Errno ?? .ioError)
             }
-            lit.append((SysfsInputDevices.readAttribute(attribute).flatMap { Int($0) } ?? 0) != 0)
         }
         brightness = opened
-        self.lit = lit
         path = ledsDirectory
     }
 
-    /// Sets the lights (first to fourth), writing only those that change.
-    mutating func show(_ lights: [Bool]) throws(DeviceAccessError) {
-        for index in brightness.indices where index < lights.count && lights[index] != lit[index] {
+    /// What each light shows now, as the driver last set it (nil for a light whose attribute cannot be read).
+    var lit: [Bool?] {
+        brightness.map { descriptor in
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let count = try? buffer.withUnsafeMutableBytes { try descriptor.read(fromAbsoluteOffset: 0, into: $0) }
+            guard let count, count > 0 else { return nil }
+            return Int(String(decoding: buffer[..<count], as: UTF8.self).trimmingWhitespace).map { $0 != 0 }
+        }
+    }
+
+    /// Sets the lights (first to fourth), writing only those that differ from what the driver shows now (each
+    /// write costs the pad a subcommand; another program may have set them meanwhile).
+    func show(_ lights: [Bool]) throws(DeviceAccessError) {
+        let now = lit
+        for index in brightness.indices where index < lights.count && now[index] != lights[index] {
             let text = Array((lights[index] ? "1\n" : "0\n").utf8)
             do {
                 _ = try text.withUnsafeBytes { try brightness[index].writeAll(toAbsoluteOffset: 0, $0) }
             } catch {
                 throw .writing("\(path)/…player-\(index + 1)/brightness", error as? Errno ?? .ioError)
             }
-            lit[index] = lights[index]
         }
     }
 
