@@ -63,13 +63,15 @@ enum ControllerPresentation {
         struct Nodes: Encodable {
             var evdev: [Node]
             var hidraw: String?
+            var leds: [String]
 
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
                 try container.encode(evdev, forKey: .evdev)
                 try container.encode(hidraw, forKey: .hidraw)  // null, not absent, when there is none
+                try container.encode(leds, forKey: .leds)
             }
-            enum CodingKeys: String, CodingKey { case evdev, hidraw }
+            enum CodingKeys: String, CodingKey { case evdev, hidraw, leds }
         }
         struct CapabilitySet: Encodable {
             var buttons: [String]
@@ -123,7 +125,7 @@ enum ControllerPresentation {
                 adaptiveTriggers: capabilities.adaptiveTriggers, battery: capabilities.battery)
             nodes = Nodes(
                 evdev: controller.nodes.evdev.map { Node(path: $0.path, role: $0.role.rawValue) },
-                hidraw: controller.nodes.hidraw)
+                hidraw: controller.nodes.hidraw, leds: controller.nodes.leds)
             battery = controller.battery.map { Battery(percent: Int($0.percent), charging: $0.charging) }
             sdl = controller.sdl.map { SDLView(guid: $0.guid, mappingName: $0.mappingName, mapping: $0.mapping, path: $0.path) }
         }

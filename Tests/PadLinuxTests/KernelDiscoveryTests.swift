@@ -58,7 +58,9 @@ final class KernelDiscoveryTests {
         defer { pad.close() }
         let node = try #require(nodes.eventNodes.first)
         let records = try udev.padNodeRecords()
-        #expect(records.allSatisfy { $0.subsystem == "hidraw" || $0.sysname.hasPrefix("event") }, "only eventN and hidraw nodes")
+        #expect(
+            records.allSatisfy { $0.subsystem == "hidraw" || $0.subsystem == "leds" || $0.sysname.hasPrefix("event") },
+            "only eventN and hidraw nodes, and LED class devices")
         let record = try #require(records.first { $0.devnode == node }, "\(node) not among \(records.map(\.devnode))")
         #expect(record.subsystem == "input")
         #expect(record.sysname == String(node.dropFirst("/dev/input/".count)))
@@ -85,7 +87,12 @@ final class KernelDiscoveryTests {
         defer { pad.close() }
         let hidraw = try #require(nodes.hidrawNode)
         let records = try udev.padNodeRecords()
-        let mine = records.filter { record in record.ancestors.contains { $0.syspath == nodes.sysfsPath } }
+        let all = records.filter { record in record.ancestors.contains { $0.syspath == nodes.sysfsPath } }
+        let leds = all.filter { $0.subsystem == "leds" }
+        // hid-playstation's LED class devices: the lightbar and five player LEDs, right below the HID device.
+        #expect(leds.count == 6 && leds.allSatisfy { $0.ancestors.first?.syspath == nodes.sysfsPath && $0.devnode == nil })
+        #expect(leds.filter { $0.sysname.hasSuffix(":rgb:indicator") }.count == 1, "\(leds.map(\.sysname))")
+        let mine = all.filter { $0.subsystem != "leds" }
         #expect(Set(mine.compactMap(\.devnode)) == Set(nodes.eventNodes + [hidraw]))
         #expect(mine.filter { $0.subsystem == "input" }.count == 3, "gamepad, motion sensors, touchpad")
         for record in mine {

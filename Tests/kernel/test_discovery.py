@@ -8,6 +8,7 @@ Stand-ins for physical pads: `padbridge virtual` DualSense (uhid, bound by hid-p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import evdev
@@ -66,6 +67,10 @@ def test_dualsense_nodes_form_one_controller(padbridge):
     assert roles == {nodes["gamepad"].path: "pad", nodes["motion"].path: "motion", nodes["touchpad"].path: "touchpad"}
     assert controller["nodes"]["evdev"][0]["role"] == "pad"
     assert controller["nodes"]["hidraw"] == ready["hidraw"]
+    # hid-playstation's LED class devices: the lightbar and the five player LEDs
+    leds = sorted(os.listdir(f"/sys/class/hidraw/{os.path.basename(ready['hidraw'])}/device/leds"))
+    assert sorted(controller["nodes"]["leds"]) == [f"/sys/class/leds/{name}" for name in leds] and len(leds) == 6, \
+        controller["nodes"]
     assert (controller["kind"], controller["bus"]) == ("dualsense", "bluetooth")
     assert (controller["vendor"], controller["product"]) == ("054c", "0ce6")
     assert controller["serial"] == ready["mac"]

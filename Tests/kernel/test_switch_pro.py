@@ -108,6 +108,11 @@ def test_list_shows_one_switch_pro_controller_with_its_imu_and_keeps_its_id_on_r
     assert [(n["role"], n["path"]) for n in controller["nodes"]["evdev"]] == \
         [("pad", nodes["pad"]), ("motion", nodes["imu"])], controller["nodes"]
     assert controller["nodes"]["hidraw"] == f"/dev/{os.listdir(pad.hid_directory() + '/hidraw')[0]}"
+    hid = os.path.basename(pad.hid_directory())
+    assert controller["nodes"]["leds"] == [f"/sys/class/leds/{hid}:{light}" for light in
+                                           ["blue:player-5", *(f"green:player-{n}" for n in range(1, 5))]], \
+        controller["nodes"]   # the home light and the four player lights, hid-nintendo's LED class devices
+    assert all(os.path.isdir(path) for path in controller["nodes"]["leds"])
     assert controller["serial"] == pad.mac.lower(), controller
     caps = controller["capabilities"]
     assert caps["rumble"] and caps["playerLeds"] and caps["motion"], caps

@@ -88,6 +88,8 @@ def test_xpad_binds_the_gadget_and_list_shows_one_xbox_360_pad(xbox):
     assert (controller["vendor"], controller["product"], controller["bus"]) == ("045e", "028e", "usb"), controller
     assert [node["path"] for node in controller["nodes"]["evdev"]] == [xbox.node], controller
     assert controller["nodes"]["hidraw"] is None
+    assert controller["nodes"]["leds"] == [f"/sys/class/leds/{os.path.basename(led_ring_of(xbox))}"], \
+        controller["nodes"]   # xpad's LED class device for the ring, under the pad's USB device
     caps = controller["capabilities"]
     assert caps["rumble"] is True and caps["lightbar"] is False and caps["playerLeds"] is True, caps
     assert set(caps["buttons"]) == set(BUTTON_BITS), caps

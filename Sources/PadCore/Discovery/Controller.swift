@@ -119,10 +119,14 @@ public struct ControllerNodes: Sendable, Hashable {
     public var evdev: [EvdevNode]
     /// Its hidraw node, if it is a HID device.
     public var hidraw: String?
+    /// Its LED class devices (`/sys/class/leds/NAME`: a DualSense's lightbar and player LEDs, a Switch pad's player
+    /// lights, an Xbox 360 pad's ring), in natural order. Sysfs directories, not device nodes: not in `allPaths`.
+    public var leds: [String]
 
-    public init(evdev: [EvdevNode], hidraw: String?) {
+    public init(evdev: [EvdevNode], hidraw: String?, leds: [String] = []) {
         self.evdev = evdev
         self.hidraw = hidraw
+        self.leds = leds
     }
 
     /// Every path, event nodes first.

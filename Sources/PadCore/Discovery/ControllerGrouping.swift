@@ -4,8 +4,10 @@ public enum ControllerGrouping {
     /// The controllers among `records`, sorted by their pad node's number (the kernel's connection order), then
     /// by fingerprint.
     ///
-    /// - Records taken: event nodes (subsystem "input", sysname "eventN") with an inputN ancestor, and hidraw
-    ///   nodes (subsystem "hidraw") under a HID device. Other input nodes (js*, mouse*) are ignored.
+    /// - Records taken: event nodes (subsystem "input", sysname "eventN") with an inputN ancestor, hidraw nodes
+    ///   (subsystem "hidraw") under a HID device, and LED class devices (subsystem "leds") under a HID device (its
+    ///   group) or a USB device (the group of a USB interface of it: xpad registers its LED there). Other input nodes
+    ///   (js*, mouse*) are ignored.
     /// - Grouping: nodes belong together when they share the nearest ancestor of subsystem "hid" (a HID device
     ///   such as `0005:054C:0CE6.0019`). Event nodes without one (xpad over USB, uinput pads) group by their
     ///   inputN device's parent when it has a subsystem (the USB interface), else by the inputN device itself.
@@ -17,6 +19,7 @@ public enum ControllerGrouping {
     public static func controllers(from records: [UdevDeviceRecord]) -> [Controller] {
         var groups: [String: NodeGroup] = [:]
         var groupOrder: [String] = []
+        var leds: [UdevDeviceRecord] = []
         func group(_ key: String) -> NodeGroup { groups[key] ?? NodeGroup(syspath: key) }
 
         for record in records {
@@ -42,7 +45,22 @@ public enum ControllerGrouping {
                 entry.hidrawNodes.append(record)
                 if groups[hid.syspath] == nil { groupOrder.append(hid.syspath) }
                 groups[hid.syspath] = entry
+            } else if record.subsystem == "leds" {
+                leds.append(record)
             }
+        }
+        // LEDs last: they join groups of nodes (a LED class device alone is no controller).
+        for record in leds {
+            guard let parent = record.ancestors.first else { continue }
+            let key: String?
+            if parent.subsystem == "hid" {
+                key = groups[parent.syspath] != nil ? parent.syspath : nil
+            } else if parent.subsystem == "usb" && parent.devtype == "usb_device" {
+                key = groupOrder.first { $0.hasPrefix(parent.syspath + "/") }
+            } else {
+                key = nil
+            }
+            if let key { groups[key]?.ledRecords.append(record) }
         }
 
         var controllers = groupOrder.compactMap { groups[$0]?.controller() }
@@ -131,6 +149,7 @@ struct NodeGroup {
     var syspath: String
     var eventNodes: [GroupedEventNode] = []
     var hidrawNodes: [UdevDeviceRecord] = []
+    var ledRecords: [UdevDeviceRecord] = []
 
     init(syspath: String) { self.syspath = syspath }
 
@@ -163,7 +182,14 @@ struct NodeGroup {
         let hidraw = hidrawNodes.sorted {
             (ControllerGrouping.nodeNumber($0.sysname) ?? Int.max) < (ControllerGrouping.nodeNumber($1.sysname) ?? Int.max)
         }.first.map { $0.devnode ?? "/dev/\($0.sysname)" }
-        let nodes = ControllerNodes(evdev: evdev, hidraw: hidraw)
+        // By name, a number at the end by its value ("player-2" before "player-10", "xpad2" before "xpad10").
+        let leds = ledRecords.map(\.sysname).sorted { lhs, rhs in
+            let left = ControllerGrouping.nodeNumber(lhs), right = ControllerGrouping.nodeNumber(rhs)
+            let leftStem = lhs.dropLast(left.map { String($0).count } ?? 0)
+            let rightStem = rhs.dropLast(right.map { String($0).count } ?? 0)
+            return leftStem != rightStem ? leftStem < rightStem : (left ?? -1) < (right ?? -1)
+        }.map { "/sys/class/leds/\($0)" }
+        let nodes = ControllerNodes(evdev: evdev, hidraw: hidraw, leds: leds)
 
         let driver = hid?.driver ?? usbInterface?.driver
         let capabilities = Capabilities.derive(

@@ -23,21 +23,39 @@ public final class UdevContext {
 
     deinit { udev_unref(handle) }
 
-    /// Every input event node (`/dev/input/eventN`) and hidraw node with the devices above it, in natural order
-    /// of their sysnames (event2 before event10, then hidraw nodes).
+    /// Every input event node (`/dev/input/eventN`), hidraw node and LED class device with the devices above it:
+    /// event nodes first, then hidraw nodes, then LEDs, each in natural order of their sysnames (event2 before
+    /// event10).
     public func padNodeRecords() throws(DeviceAccessError) -> [UdevDeviceRecord] {
+        // Only event and hidraw nodes can be pad nodes. Matched by name, the others (inputN, jsN, mouseN) are
+        // skipped before libudev resolves their paths and reads their uevent files. (Several subsystem matches are
+        // alternatives, and so are several sysname matches; so LEDs, whose names are the drivers', take a second
+        // enumeration.)
+        let syspaths = try syspaths(subsystems: ["input", "hidraw"], sysnames: ["event*", "hidraw*"])
+            + syspaths(subsystems: ["leds"], sysnames: [])
+        // The ancestors the nodes share (a DualSense's four nodes hang off one HID device) are read once.
+        var ancestors: [String: [UdevAncestorRecord]] = [:]
+        let records = syspaths.compactMap { syspath -> UdevDeviceRecord? in
+            guard let record = record(syspath: syspath, sharing: &ancestors), Self.isPadNode(record) else { return nil }
+            return record
+        }
+        let order = ["input": 0, "hidraw": 1, "leds": 2]
+        return records.sorted { lhs, rhs in
+            lhs.subsystem != rhs.subsystem
+                ? order[lhs.subsystem, default: 3] < order[rhs.subsystem, default: 3]
+                : SysfsInputDevices.naturalOrder(lhs.sysname, rhs.sysname)
+        }
+    }
+
+    /// The syspaths of the devices of any of `subsystems` named as any of `sysnames` (globs; none: any name).
+    private func syspaths(subsystems: [String], sysnames: [String]) throws(DeviceAccessError) -> [String] {
         guard let enumeration = udev_enumerate_new(handle) else {
             throw .creating("udev_enumerate_new", Errno(rawValue: errno == 0 ? ENOMEM : errno))
         }
         defer { udev_enumerate_unref(enumeration) }
-        // Several subsystem matches are alternatives, and so are several sysname matches. No
-        // `add_match_is_initialized`: without udevd no device is.
-        udev_enumerate_add_match_subsystem(enumeration, "input")
-        udev_enumerate_add_match_subsystem(enumeration, "hidraw")
-        // Only event and hidraw nodes can be pad nodes. Matched by name, the others (inputN, jsN, mouseN) are
-        // skipped before libudev resolves their paths and reads their uevent files.
-        udev_enumerate_add_match_sysname(enumeration, "event*")
-        udev_enumerate_add_match_sysname(enumeration, "hidraw*")
+        // No `add_match_is_initialized`: without udevd no device is.
+        for subsystem in subsystems { udev_enumerate_add_match_subsystem(enumeration, subsystem) }
+        for sysname in sysnames { udev_enumerate_add_match_sysname(enumeration, sysname) }
         let status = udev_enumerate_scan_devices(enumeration)
         guard status >= 0 else {
             throw .controlling("/sys", operation: "udev_enumerate_scan_devices", Errno(rawValue: -status))
@@ -48,16 +66,7 @@ public final class UdevContext {
             if let name = udev_list_entry_get_name(current) { syspaths.append(String(cString: name)) }
             entry = udev_list_entry_get_next(current)
         }
-        // The ancestors the nodes share (a DualSense's four nodes hang off one HID device) are read once.
-        var ancestors: [String: [UdevAncestorRecord]] = [:]
-        let records = syspaths.compactMap { syspath -> UdevDeviceRecord? in
-            guard let record = record(syspath: syspath, sharing: &ancestors), Self.isPadNode(record) else { return nil }
-            return record
-        }
-        return records.sorted { lhs, rhs in
-            lhs.subsystem != rhs.subsystem
-                ? lhs.subsystem == "input" : SysfsInputDevices.naturalOrder(lhs.sysname, rhs.sysname)
-        }
+        return syspaths
     }
 
     /// The record of one device by its sysfs path, with every ancestor; nil when the device is gone (or was never
@@ -107,10 +116,12 @@ public final class UdevContext {
         }
     }
 
+    /// A record discovery groups: an event or hidraw node the kernel made a device node for, or a LED class device.
     static func isPadNode(_ record: UdevDeviceRecord) -> Bool {
         switch record.subsystem {
         case "input": record.sysname.hasPrefix("event") && record.devnode != nil
         case "hidraw": record.devnode != nil
+        case "leds": true
         default: false
         }
     }

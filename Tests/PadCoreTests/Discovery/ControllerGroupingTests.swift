@@ -169,6 +169,8 @@ import Testing
         #expect(pad.driver == "xpad")
         #expect(pad.capabilities.rumble && !pad.capabilities.lightbar)
         #expect(pad.capabilities.playerLeds, "xpad's LED ring")
+        #expect(pad.nodes.leds == ["/sys/class/leds/xpad0"], "the ring, under the USB device; not the keyboard's LED")
+        #expect(!pad.nodes.allPaths.contains { $0.hasPrefix("/sys/") }, "LEDs are no device nodes (nothing to hide)")
         #expect([Button.a, .b, .x, .y, .guide, .leftshoulder, .dpup].allSatisfy { pad.capabilities.buttons.contains($0) })
         #expect(pad.capabilities.axes == Axis.allCases)
     }
@@ -190,6 +192,8 @@ import Testing
         #expect(pad.nodes.evdev.map(\.path) == ["/dev/input/event4", "/dev/input/event3"], "the pad node first")
         #expect(pad.nodes.evdev.map(\.role) == [.pad, .motion])
         #expect(pad.nodes.hidraw == "/dev/hidraw0")
+        #expect(pad.nodes.leds == ["blue:player-5", "green:player-1", "green:player-2", "green:player-3", "green:player-4"]
+            .map { "/sys/class/leds/0005:057E:2009.0002:\($0)" }, "its LEDs, the home light too, in order")
         let capabilities = pad.capabilities
         #expect(capabilities.buttons.contains(.misc1), "capture (BTN_Z)")
         #expect(capabilities.axes == Axis.allCases, "ZL/ZR are the triggers")

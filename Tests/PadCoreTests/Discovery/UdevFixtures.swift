@@ -37,6 +37,13 @@ enum UdevFixtures {
             devnode: "/dev/hidraw\(number)", properties: [:], ancestors: [hid] + above)
     }
 
+    /// A LED class device (`.../leds/NAME`) of the device `parent`: no device node.
+    static func led(_ name: String, parent: UdevAncestorRecord, above: [UdevAncestorRecord]) -> UdevDeviceRecord {
+        UdevDeviceRecord(
+            subsystem: "leds", sysname: name, syspath: parent.syspath + "/leds/" + name, devnode: nil, properties: [:],
+            ancestors: [parent] + above)
+    }
+
     /// hid-playstation's three input devices (gamepad, motion sensors, touchpad) and the hidraw node of one
     /// DualSense under `hidParent` (uhid for Bluetooth, a USB interface for USB).
     static func dualSense(
@@ -101,7 +108,9 @@ enum UdevFixtures {
         ])
         let imu = input(1, name: name + " IMU", ["EV": "19", "ABS": "3f", "MSC": "20", "PROP": "40"])
         let above = [hid] + uhid
-        return [
+        let hidName = String(hidPath.split(separator: "/").last ?? "")
+        let lights = ["blue:player-5"] + (1...4).map { "green:player-\($0)" }
+        return lights.map { led("\(hidName):\($0)", parent: hid, above: uhid) } + [
             eventNode(firstEvent, input: imu, above: above),
             eventNode(firstEvent + 1, input: pad, above: above),
             hidrawNode(hidraw, hid: hid, above: uhid),
@@ -169,7 +178,11 @@ enum UdevFixtures {
         let joystick = UdevDeviceRecord(
             subsystem: "input", sysname: "js0", syspath: inputDevice.syspath + "/js0", devnode: "/dev/input/js0",
             properties: [:], ancestors: [inputDevice] + chain)
-        return [eventNode(event, input: inputDevice, above: chain), joystick]
+        // xpad's LED ring hangs off the USB device, not the interface; a keyboard's LED is nobody's pad's.
+        let ring = led("xpad0", parent: chain[1], above: Array(chain.dropFirst(2)))
+        let keyboard = ancestor("input", "/sys/devices/platform/i8042/serio0/input/input3")
+        return [eventNode(event, input: inputDevice, above: chain), joystick, ring,
+                led("input3::capslock", parent: keyboard, above: [])]
     }
 
     /// An Xbox 360 pad made through uinput (padbridge's own virtual pad): `/sys/devices/virtual/input/input7/event7`,
