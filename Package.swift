@@ -34,11 +34,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
     ],
     targets: [
         // Pure core: the model, snapshot diff, report codecs, trigger effects, the network link's wire codec and
-        // reliability state machines, the remap engine. Standard library only.
-        .target(name: "PadCore", swiftSettings: hotPathSwift),
+        // reliability state machines, the remap engine. The standard library, and swift-numerics' elementary
+        // functions (pure Swift: the gyro mouse's and flick stick's trigonometry).
+        .target(
+            name: "PadCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")],
+            swiftSettings: hotPathSwift),
 
         // C shim: ioctl request values and the kernel's UAPI struct layouts (the CNIOLinux pattern).
         .target(name: "CPadLinux"),
