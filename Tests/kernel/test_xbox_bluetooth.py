@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import subprocess
 
+import evdev
 import pytest
+from evdev import ecodes
 
+from conftest import expect_events, rumble_effect
 from monitor_against_sdl import MonitorAgainstSDL
 from standins import XBOX_BLUETOOTH_BUTTONS, XBOX_BLUETOOTH_HAT, PhysicalXboxBluetooth
 from test_discovery import controller_with_node, list_json
 from test_feedback import feedback  # noqa: F401  (fixture)
+from test_forward import attached, connect, paired_host
 from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
 
 
@@ -68,6 +72,44 @@ def test_an_xbox_series_pad_on_bluetooth_is_listed_monitored_as_sdl_reads_it_and
         _, off = pad.wait_report(lambda r: r.strong == 0 and r.weak == 0, index + 1, what="the rumble stopped")
         assert off.received - on.received >= 0.5, f"rumble stopped after {off.received - on.received:.3f} s"
         process.expect_success()
+        assert not pad.bad_reports, [r.hex() for r in pad.bad_reports]
+    finally:
+        pad.close()
+
+
+def test_a_bluetooth_xbox_pad_remapped_and_forwarded_gets_a_games_rumble(padbridge, tmp_path):
+    """Remapped as a DualSense, then forwarded to a host: its presses on the virtual pad, and a game's rumble there
+    (0x8000 strong, 0x4000 weak) back in hid-microsoft's report 0x03 (50 and 25 of 100), then stopped."""
+    pad = PhysicalXboxBluetooth()
+    try:
+        node = pad.wait_bound()
+
+        def press_then_rumble(ready: dict):
+            # X: the DualSense's square (BTN_WEST), an Xbox 360 pad's X (BTN_X, which is BTN_NORTH)
+            virtual = evdev.InputDevice(ready["eventNodes"][0])
+            code = ecodes.BTN_WEST if ready["kind"] == "dualsense" else ecodes.BTN_NORTH
+            pad.send_state(buttons=["x"])
+            expect_events(virtual, [(ecodes.EV_KEY, code, 1)])
+            pad.send_state()
+            expect_events(virtual, [(ecodes.EV_KEY, code, 0)])
+            since = pad.mark()
+            effect = virtual.upload_effect(rumble_effect(0x8000, 0x4000))
+            virtual.write(ecodes.EV_FF, effect, 1)
+            index, _ = pad.wait_report(lambda r: abs(r.strong - 50) <= 1 and abs(r.weak - 25) <= 1, since,
+                                       what="the game's rumble in report 0x03 (50 and 25)")
+            virtual.write(ecodes.EV_FF, effect, 0)
+            pad.wait_report(lambda r: r.strong == 0 and r.weak == 0, index + 1, what="the game's rumble stopped")
+
+        remap = padbridge(node, "--as", "dualsense", command="remap")
+        ready = remap.wait_ready()
+        assert ready["kind"] == "dualsense", ready
+        press_then_rumble(ready)
+        assert remap.stop() == 0
+
+        serve, client = paired_host(padbridge, tmp_path)
+        connect(padbridge, client, node)
+        _, ready = attached(serve)
+        press_then_rumble(ready)
         assert not pad.bad_reports, [r.hex() for r in pad.bad_reports]
     finally:
         pad.close()

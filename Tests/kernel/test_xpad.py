@@ -374,11 +374,12 @@ def test_remap_hides_the_xpad_pad_from_sdl_and_gives_it_back(xbox, padbridge, lo
 
 def check_games_rumble_reaches(pad: XboxGadget, virtual: evdev.InputDevice):
     """A game's rumble on `virtual` (evdev force feedback, 0x8000 strong and 0x4000 weak) arrives in xpad's
-    packet with those magnitudes' top bytes, and its stop arrives as zeros."""
+    packet with those magnitudes' top bytes (the GIP pad's: magnitude / 512), and its stop arrives as zeros."""
     since = pad.mark()
+    strong, weak = (0x40, 0x20) if pad.protocol == "gip" else (0x80, 0x40)
     effect = virtual.upload_effect(rumble_effect(0x8000, 0x4000))
     virtual.write(ecodes.EV_FF, effect, 1)
-    pad.wait_out(lambda p: p.is_rumble and abs(p.strong - 0x80) <= 1 and abs(p.weak - 0x40) <= 1,
+    pad.wait_out(lambda p: p.is_rumble and abs(p.strong - strong) <= 1 and abs(p.weak - weak) <= 1,
                  f"the game's rumble in xpad's packet (received: {pad.describe_out(since)})", since)
     virtual.write(ecodes.EV_FF, effect, 0)
     pad.wait_out(rumble_packet(0, 0), f"the game's rumble stopped (received: {pad.describe_out(since)})", since)
@@ -432,3 +433,28 @@ def test_an_xbox_series_pad_is_xbox_one_its_share_button_is_misc1_it_rumbles_and
     assert refused.wait() == 64, refused.stderr
     message = " ".join(refused.stderr)
     assert "Microsoft Xbox Series S|X Controller" in message and "no player LEDs" in message, message
+
+
+def test_an_xbox_series_pad_remapped_and_forwarded_gets_a_games_rumble(gadget_factory, padbridge, tmp_path):
+    """The GIP pad (045e:0b12) remapped as a DualSense and forwarded to a host: its presses on the virtual pad, and
+    a game's rumble there back in GIP's rumble packets."""
+    pad = gadget_factory(0x045E, 0x0B12, "gip")
+
+    def press_then_rumble(virtual: evdev.InputDevice):
+        # (xpad reads the pad's input while its node is open: remap and connect hold it open from their ready line)
+        pad.send(gip_input_report(pad.next_sequence(), buttons=["b"]))
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_EAST, 1)])
+        pad.send(gip_input_report(pad.next_sequence()))
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_EAST, 0)])
+        check_games_rumble_reaches(pad, virtual)
+
+    remap = padbridge(pad.node, "--as", "dualsense", command="remap")
+    ready = remap.wait_ready()
+    assert ready["kind"] == "dualsense", ready
+    press_then_rumble(evdev.InputDevice(ready["eventNodes"][0]))
+    assert remap.stop() == 0
+
+    serve, client = paired_host(padbridge, tmp_path)
+    connect(padbridge, client, pad.node)
+    _, ready = attached(serve)
+    press_then_rumble(evdev.InputDevice(ready["eventNodes"][0]))
