@@ -147,13 +147,14 @@ def uhid_events(fd: int, stopped) -> "Iterator[bytes]":
 class PhysicalDualSense:
     """A uhid DualSense that hid-playstation binds as if it were plugged in over `bus` ("usb" or "bluetooth")."""
 
-    def __init__(self, bus: str = "usb", update_version: int = 0x0224):
+    def __init__(self, bus: str = "usb", update_version: int = 0x0224, mac: str | None = None):
+        """`mac`: the pad's address (a new one by default; the same one is the same pad connected again)."""
         self.bus = BUS_USB if bus == "usb" else BUS_BLUETOOTH
         rng = random.Random()
         # A locally administered unicast MAC, different on every run (hid-playstation rejects duplicates).
         octets = [rng.randrange(256) for _ in range(6)]
         octets[0] = (octets[0] & 0xFC) | 0x02
-        self.mac = ":".join(f"{o:02x}" for o in octets)  # as the kernel prints it: octets[0] is the MSB
+        self.mac = mac or ":".join(f"{o:02x}" for o in octets)  # as the kernel prints it: octets[0] is the MSB
         self.phys = f"padbridge-standin-{rng.randrange(1 << 32):08x}"
         self.update_version = update_version
         self.outputs: list[OutputReport] = []
@@ -408,8 +409,8 @@ class PhysicalXboxBluetooth(PhysicalDualSense):
 
     VERSION = 0x0511   # the firmware version field SDL's database has a mapping for (050000005e040000130b000011050000)
 
-    def __init__(self):
-        super().__init__("bluetooth")
+    def __init__(self, mac: str | None = None):
+        super().__init__("bluetooth", mac=mac)
 
     def _create2(self) -> bytes:
         # uniq: the pad's Bluetooth address

@@ -113,3 +113,16 @@ def test_a_bluetooth_xbox_pad_remapped_and_forwarded_gets_a_games_rumble(padbrid
         assert not pad.bad_reports, [r.hex() for r in pad.bad_reports]
     finally:
         pad.close()
+
+
+def test_the_same_bluetooth_xbox_pad_connected_again_keeps_its_id():
+    first = PhysicalXboxBluetooth()
+    try:
+        known = controller_with_node(list_json(), first.wait_bound())["id"]
+    finally:
+        first.close()
+    again = PhysicalXboxBluetooth(mac=first.mac)
+    try:
+        assert controller_with_node(list_json(), again.wait_bound())["id"] == known
+    finally:
+        again.close()
