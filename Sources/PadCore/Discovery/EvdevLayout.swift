@@ -31,9 +31,12 @@ public enum EvdevMotionAxes: Sendable, Hashable {
     /// Where the node's axis `index` (0 for X/RX, 1 for Y/RY, 2 for Z/RZ) lands in the model: its index, and
     /// the sign the reading takes there.
     public func modelAxis(forNodeAxis index: Int) -> (index: Int, sign: Double) {
-        switch self {
-        case .model: (index, 1)
-        case .nintendo: [(2, -1), (0, -1), (1, 1)][index]
+        // (A switch, not a table: this runs for every motion event, and an array literal here would be built each time.)
+        switch (self, index) {
+        case (.model, _): (index, 1)
+        case (.nintendo, 0): (2, -1)
+        case (.nintendo, 1): (0, -1)
+        case (.nintendo, _): (1, 1)
         }
     }
 }
