@@ -106,7 +106,7 @@ let package = Package(
         // Remap profiles: TOML text into a validated `RemapProfile`, with the key and line of every mistake.
         .target(
             name: "PadProfiles",
-            dependencies: ["PadCore", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["PadCore", "CLibEvdev", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strictSwift
         ),
 

@@ -25,6 +25,7 @@ const unsigned long CPadLinux_UI_DEV_SETUP = UI_DEV_SETUP;
 const unsigned long CPadLinux_UI_ABS_SETUP = UI_ABS_SETUP;
 const unsigned long CPadLinux_UI_SET_EVBIT = UI_SET_EVBIT;
 const unsigned long CPadLinux_UI_SET_KEYBIT = UI_SET_KEYBIT;
+const unsigned long CPadLinux_UI_SET_RELBIT = UI_SET_RELBIT;
 const unsigned long CPadLinux_UI_SET_ABSBIT = UI_SET_ABSBIT;
 const unsigned long CPadLinux_UI_SET_FFBIT = UI_SET_FFBIT;
 const unsigned long CPadLinux_UI_SET_PHYS = UI_SET_PHYS;

@@ -22,6 +22,8 @@ public struct ProfileError: Error, Sendable, Hashable, CustomStringConvertible {
         case unknownKey(key: String, allowed: [String])
         /// A name that is not a button, axis or stick half (or not one the setting takes).
         case unknownControl(name: String, allowed: [String])
+        /// A `key:`, `mouse:` or `scroll:` target that names no key, mouse button or wheel direction.
+        case unknownDesktopTarget(name: String, allowed: String)
         /// A value of the wrong TOML type.
         case wrongType(expected: String, found: String)
         /// Valid TOML in the schema, but a profile that cannot run (a range, a curve, a target the virtual pad lacks).
@@ -33,7 +35,7 @@ public struct ProfileError: Error, Sendable, Hashable, CustomStringConvertible {
         switch problem {
         case let .unknownKey(_, allowed), let .unknownControl(_, allowed): allowed
         case let .invalid(problem): RemapValidationError(keyPath: keyPath, problem: problem).allowed
-        case .syntax, .wrongType: []
+        case .syntax, .wrongType, .unknownDesktopTarget: []
         }
     }
 
@@ -47,6 +49,8 @@ public struct ProfileError: Error, Sendable, Hashable, CustomStringConvertible {
             return place + "unknown key \"\(key)\"; allowed here: \(allowed.joined(separator: ", "))"
         case let .unknownControl(name, allowed):
             return place + "\"\(name)\" is not one of: \(allowed.joined(separator: ", "))"
+        case let .unknownDesktopTarget(name, allowed):
+            return place + "\"\(name)\" is not a key, mouse button or wheel direction; \(allowed)"
         case let .wrongType(expected, found):
             return place + "expected \(expected), found \(found)"
         case let .invalid(problem):

@@ -25,6 +25,9 @@ public final class PhysicalPadSession {
     }
 
     private let output: (PadSnapshot) -> Void
+    /// Called after `output` with what the profile gives the virtual keyboard and mouse, for profiles that drive
+    /// them (`RemapPipeline.drivesDesktop`).
+    public var onDesktopFrame: ((DesktopFrame) -> Void)?
     private var pipeline: RemapPipeline
     private let grab: Bool
     private let loop: DeviceEventLoop
@@ -60,6 +63,9 @@ public final class PhysicalPadSession {
 
     /// Whether the pad is being read (false after it went away, until it comes back).
     public var isAttached: Bool { reader != nil }
+
+    /// Whether the current profile drives a virtual keyboard and a virtual mouse.
+    public var profileNeeds: (keyboard: Bool, mouse: Bool) { (pipeline.needsVirtualKeyboard, pipeline.needsVirtualMouse) }
 
     /// Switches to another profile; its state (toggles, layers) starts afresh.
     public func use(_ profile: RemapProfile) throws {
@@ -154,6 +160,7 @@ public final class PhysicalPadSession {
         // Only a turbo button needs the time: no clock read per frame otherwise.
         let now = pipeline.usesTime ? MonotonicInstant.now().microseconds : 0
         output(pipeline.apply(snapshot, atMicroseconds: now))
+        if pipeline.drivesDesktop { onDesktopFrame?(pipeline.desktop) }
         if let wake = pipeline.nextWakeMicroseconds {
             do {
                 try pipelineWake?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))

@@ -2,16 +2,26 @@ public import Logging
 public import PadCore
 public import PadLinux
 
-/// One physical pad bridged in-process to one virtual pad (`padbridge remap`): the physical session's frames go to
-/// the virtual session, the virtual pad's feedback to the physical pad's drain. When the pad goes away the virtual
-/// pad goes neutral and stays; when it comes back, forwarding resumes. Loop-confined.
+/// One physical pad bridged in-process to one virtual pad (`padbridge remap`), and to a virtual keyboard and mouse
+/// when its profile drives them: the physical session's frames go to the virtual devices, the virtual pad's
+/// feedback to the physical pad's drain. When the pad goes away the virtual pad goes neutral and stays, and every
+/// key and mouse button is released; when it comes back, forwarding resumes. Loop-confined.
 public final class RemapBridge {
     public let fingerprint: Fingerprint
-    public let kind: VirtualPadKind
+    /// The virtual pad's kind; nil for none (`remap --as none`: the keyboard and mouse only).
+    public let kind: VirtualPadKind?
+    /// What a profile may target: the virtual pad's controls (none without one), keys and the mouse.
+    public var capabilities: VirtualPadCapabilities { kind?.capabilities ?? .nothing }
     /// The pad's nodes when it was bridged: what it must show again to be taken back.
     private let bridgedNodes: ControllerNodes
     private var physical: PhysicalPadSession?
-    private let virtual: VirtualPadSession
+    private let virtual: VirtualPadSession?
+    private var desktop: VirtualKeyboardAndMouse?
+    private let loop: DeviceEventLoop
+    private let logger: Logger
+    /// The virtual keyboard's and mouse's event nodes, once made.
+    public var keyboardNode: String? { desktop?.keyboardNode }
+    public var mouseNode: String? { desktop?.mouseNode }
     /// Called with each feedback event a game sent the virtual pad, before it goes to the physical pad.
     public var onVirtualFeedback: ((FeedbackEvent) -> Void)?
     /// Called when the physical pad went away (the virtual pad went neutral), and when it is read again.
@@ -31,32 +41,41 @@ public final class RemapBridge {
         set { physical?.onFeedbackWritten = newValue }
     }
 
-    /// Creates the virtual pad (its identity derived from the pad's ID), then grabs and reads the pad.
-    /// `onReady(nodes, mac)` is called once the kernel made the virtual pad's nodes.
+    /// Creates the virtual pad (its identity derived from the pad's ID) and the keyboard and mouse the profile
+    /// needs, then grabs and reads the pad. `onReady(nodes, mac)` is called once the kernel made the virtual pad's
+    /// nodes (with no nodes, from the loop, when there is no virtual pad).
     public init(
-        controller: Controller, as kind: VirtualPadKind, profile: RemapProfile, loop: DeviceEventLoop,
+        controller: Controller, as kind: VirtualPadKind?, profile: RemapProfile, loop: DeviceEventLoop,
         logger: Logger, onReady: @escaping (VirtualPadNodes, _ mac: String?) -> Void
     ) throws {
         fingerprint = controller.fingerprint
         self.kind = kind
+        self.loop = loop
+        self.logger = logger
         bridgedNodes = controller.nodes
         var feedbackTarget: ((FeedbackEvent) -> Void)?
         var mac: String?
-        let virtual = try VirtualPadSession(
-            kind: kind, seed: VirtualPadIdentitySeed.local(forPad: controller.fingerprint), loop: loop,
-            logger: logger, onFeedback: { event in feedbackTarget?(event) },
-            onReady: { nodes in onReady(nodes, mac) })
-        mac = virtual.mac
+        let virtual = try kind.map { kind in
+            try VirtualPadSession(
+                kind: kind, seed: VirtualPadIdentitySeed.local(forPad: controller.fingerprint), loop: loop,
+                logger: logger, onFeedback: { event in feedbackTarget?(event) },
+                onReady: { nodes in onReady(nodes, mac) })
+        }
+        mac = virtual?.mac
         self.virtual = virtual
         // unowned(unsafe): no reference counting per frame. Sound because the physical session belongs to this
         // bridge, which closes it (ending its calls) before the virtual session goes.
         let physical = try PhysicalPadSession(
-            controller: controller, profile: profile, target: kind.capabilities, grab: true, loop: loop,
+            controller: controller, profile: profile, target: kind?.capabilities ?? .nothing, grab: true, loop: loop,
             logger: logger
-        ) { [unowned(unsafe) virtual] snapshot in virtual.apply(snapshot) }
+        ) { [unowned(unsafe) virtual] snapshot in virtual?.apply(snapshot) }
         self.physical = physical
-        physical.onDetached = { [unowned virtual, weak self] in
-            virtual.goNeutral()
+        try makeDesktopDevices(for: physical)
+        physical.onDesktopFrame = { [unowned(unsafe) self] frame in self.showOnDesktop(frame) }
+        if virtual == nil { loop.deferWork { onReady(VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: ""), nil) } }
+        physical.onDetached = { [weak virtual, weak self] in
+            virtual?.goNeutral()
+            self?.desktop?.releaseAll()
             self?.onPadGone?()
         }
         physical.onReattached = { [weak self, weak physical] in
@@ -67,12 +86,34 @@ public final class RemapBridge {
             physical?.submit(Feedback(event))
         }
         logger.info(
-            "bridging \(controller.name) [\(fingerprint)] to a virtual \(kind.rawValue) pad",
+            "bridging \(controller.name) [\(fingerprint)] to \(kind.map { "a virtual \($0.rawValue) pad" } ?? "no virtual pad")",
             metadata: ["nodes": "\(controller.nodes.allPaths.joined(separator: ","))"])
     }
 
+    /// Makes the keyboard and mouse the profile needs and the bridge does not have yet (a reloaded profile may need
+    /// them; one that no longer does leaves them, idle, until the bridge ends).
+    private func makeDesktopDevices(for physical: PhysicalPadSession) throws {
+        let needs = physical.profileNeeds
+        let has = (keyboard: desktop?.keyboardNode != nil, mouse: desktop?.mouseNode != nil)
+        guard (needs.keyboard && !has.keyboard) || (needs.mouse && !has.mouse) else { return }
+        let old = desktop
+        desktop = try VirtualKeyboardAndMouse(
+            keyboard: needs.keyboard || has.keyboard, mouse: needs.mouse || has.mouse,
+            physicalPath: VirtualPadKind.bridgeOutputPhysicalPathPrefix + "remap/" + fingerprint.rawValue, logger: logger)
+        old?.close()
+    }
+
+    private func showOnDesktop(_ frame: DesktopFrame) {
+        guard let desktop else { return }
+        do {
+            try desktop.show(frame)
+        } catch {
+            logger.error("the virtual keyboard and mouse failed: \(error)")
+        }
+    }
+
     /// Whether the physical pad went away and the bridge waits for it to come back.
-    public var isWaitingForItsPad: Bool { physical?.isAttached == false && virtual.isOpen }
+    public var isWaitingForItsPad: Bool { physical?.isAttached == false && (virtual?.isOpen ?? true) }
 
     /// What `resume(from:acceptingIncomplete:)` did.
     public enum Resumption: Sendable, Hashable {
@@ -99,20 +140,25 @@ public final class RemapBridge {
 
     /// Switches to another profile without touching the virtual pad.
     public func use(_ profile: RemapProfile) throws {
-        try physical?.use(profile)
+        guard let physical else { return }
+        try physical.use(profile)
+        try makeDesktopDevices(for: physical)
     }
 
     /// The end of the bridge, first step: forwarding stops, then the virtual pad shows the released state (readers
     /// see the release before the pad goes, and no later frame presses anything again).
     public func releaseInputs() {
         physical?.stopForwarding()
-        virtual.goNeutral()
+        virtual?.goNeutral()
+        desktop?.releaseAll()
     }
 
     /// Leaves nothing behind: the physical pad quiet and ungrabbed, the virtual pad destroyed.
     public func close() {
         physical?.close()
         physical = nil
-        virtual.close()
+        virtual?.close()
+        desktop?.close()
+        desktop = nil
     }
 }

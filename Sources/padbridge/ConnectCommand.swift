@@ -100,6 +100,12 @@ struct ConnectCommand: ParsableCommand {
             } catch {
                 throw ValidationError("\(profile): \(error)")
             }
+            if profileValue.needsVirtualKeyboard || profileValue.needsVirtualMouse {
+                throw ValidationError(
+                    "\(profile): key:, mouse: and scroll: targets, [mouse], [flick] and [gyro] output = \"mouse\" drive this "
+                        + "machine's keyboard and mouse, which connect does not make (it forwards pads); use them with "
+                        + "`padbridge remap`, or remove them from the profile")
+            }
         } else {
             profileValue = .identity
         }

@@ -18,6 +18,9 @@ struct RemapCommand: ParsableCommand {
             programs while remap holds them, so SDL, Steam and games see only the virtual pad; without it remap says \
             once that they still see the pad, and how to install the service. Feedback games send to the virtual pad (rumble, \
             lightbar, player LEDs, mic LED, trigger effects) goes back to the physical pad; what it lacks is dropped.
+            A profile that maps to keys (key:NAME), mouse buttons (mouse:left), the wheel (scroll:up), or puts a \
+            stick, the gyro or flick stick on the mouse gets a virtual keyboard and/or mouse beside the virtual pad \
+            (--as none: those alone); every key and button is released when the pad goes away and when remap ends.
             When the pad goes away the virtual pad is set to neutral at once and stays (games keep its player \
             slot); when the same pad (same ID) comes back, forwarding resumes. A virtual DualSense's identity \
             (MAC) derives from the physical pad's ID, so it is the same virtual pad across runs.
@@ -45,8 +48,29 @@ struct RemapCommand: ParsableCommand {
     @Argument(help: "The pad: index, ID or ID prefix, or device path (see `padbridge list`).")
     var pad: String?
 
-    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad: xbox360 or dualsense.", valueName: "kind"))
-    var virtualKind: VirtualPadKind?
+    @Option(
+        name: .customLong("as"),
+        help: ArgumentHelp("The virtual pad: xbox360, dualsense, or none (the profile's keyboard and mouse only).", valueName: "kind"))
+    var output: RemapOutput?
+
+    /// `--as`: a virtual pad's kind, or none.
+    enum RemapOutput: String, ExpressibleByArgument, CaseIterable {
+        case xbox360, dualsense, none
+
+        var kind: VirtualPadKind? {
+            switch self {
+            case .xbox360: .xbox360
+            case .dualsense: .dualSense
+            case .none: nil
+            }
+        }
+    }
+
+    /// The virtual pad for `controller`: --as's, else the default for its kind; nil with --as none.
+    func virtualKind(for controller: Controller) -> VirtualPadKind? {
+        guard let output else { return VirtualPadKind.defaultKind(for: controller.kind) }
+        return output.kind
+    }
 
     @Flag(name: .long, help: "Bridge every connected pad (in ID order) and every pad plugged in later.")
     var all = false
@@ -76,10 +100,11 @@ struct RemapCommand: ParsableCommand {
         }
     }
 
-    /// The profile for a virtual pad of `kind`, parsed and validated: a mistake names the file, key and line.
-    static func loadProfile(_ path: String?, for kind: VirtualPadKind) throws -> RemapProfile {
+    /// The profile for a virtual pad of `kind` (none: nil), parsed and validated: a mistake names the file, key and
+    /// line.
+    static func loadProfile(_ path: String?, for kind: VirtualPadKind?) throws -> RemapProfile {
         guard let path else { return .identity }
-        return try loadProfile(path, for: kind.capabilities)
+        return try loadProfile(path, for: kind?.capabilities ?? .nothing)
     }
 
     /// The profile for a virtual pad with `capabilities` (`.everything`: any target allowed).
@@ -102,15 +127,15 @@ struct RemapCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         // --profile is checked before any device is opened: its syntax and keys now, against the virtual pad type
         // (known once the pad is) before that pad's virtual pad is made. Read and parsed once per type.
-        var profiles: [VirtualPadKind: RemapProfile] = [:]
-        func startingProfile(for kind: VirtualPadKind) throws -> RemapProfile {
+        var profiles: [VirtualPadKind?: RemapProfile] = [:]
+        func startingProfile(for kind: VirtualPadKind?) throws -> RemapProfile {
             if let known = profiles[kind] { return known }
             let loaded = try Self.loadProfile(profile, for: kind)
             profiles[kind] = loaded
             return loaded
         }
-        if let virtualKind {
-            _ = try startingProfile(for: virtualKind)
+        if let output {
+            _ = try startingProfile(for: output.kind)
         } else if profile != nil {
             _ = try startingProfile(for: .dualSense)  // the wider type: only the target check waits
         }
@@ -154,7 +179,7 @@ struct RemapCommand: ParsableCommand {
 
         /// The profile `controller` starts with: --profile's (a mistake in it ends the command), else the directory's
         /// (a mistake there is reported and the pad passes through).
-        func profileToStart(for controller: Controller, as kind: VirtualPadKind) throws -> RemapProfile {
+        func profileToStart(for controller: Controller, as kind: VirtualPadKind?) throws -> RemapProfile {
             if profile != nil { return try startingProfile(for: kind) }
             guard let directory else { return .identity }
             let outcome = directory.outcome(for: controller, as: kind)
@@ -164,7 +189,7 @@ struct RemapCommand: ParsableCommand {
         }
 
         func startBridge(_ controller: Controller) throws {
-            let kind = virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)
+            let kind = virtualKind(for: controller)
             var made: RemapBridge?
             let bridge = try RemapBridge(
                 controller: controller, as: kind, profile: try profileToStart(for: controller, as: kind), loop: loop,
@@ -177,7 +202,10 @@ struct RemapCommand: ParsableCommand {
                     made.onPhysicalFeedbackWritten = recording.reachedPad
                 }
                 status.write(
-                    "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue))
+                    "padbridge: ready "
+                        + ReadyLine.json(
+                            kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue,
+                            desktop: (made?.keyboardNode, made?.mouseNode)))
             }
             made = bridge
             bridges.append(bridge)

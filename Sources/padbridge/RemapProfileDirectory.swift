@@ -28,7 +28,7 @@ struct RemapProfileDirectory {
         case broken(file: String, problem: String)
     }
 
-    func outcome(for controller: Controller, as kind: VirtualPadKind) -> Outcome {
+    func outcome(for controller: Controller, as kind: VirtualPadKind?) -> Outcome {
         let names: Set<String>
         do {
             names = try DirectoryListing.names(in: path)
@@ -42,7 +42,7 @@ struct RemapProfileDirectory {
         let file = path + "/" + name
         do {
             let text = try TextFile.contents(atPath: file)
-            return .profile(try RemapProfileFile.parse(text, for: kind.capabilities), file: file)
+            return .profile(try RemapProfileFile.parse(text, for: kind?.capabilities ?? .nothing), file: file)
         } catch let error as TextFile.ReadError {
             return .broken(file: file, problem: error.description)
         } catch {

@@ -178,15 +178,20 @@ extension HIDTransport: ExpressibleByArgument {
 
 /// The JSON object of the "ready" status line.
 enum ReadyLine {
-    /// `source`: for `remap`, the ID of the physical pad the virtual one stands for.
-    static func json(kind: VirtualPadKind, nodes: VirtualPadNodes, mac: String?, source: String? = nil) -> String {
+    /// `source`: for `remap`, the ID of the physical pad the virtual one stands for; `desktop`: its virtual
+    /// keyboard's and mouse's event nodes, where the profile made them. `kind` nil: no virtual pad (`--as none`).
+    static func json(
+        kind: VirtualPadKind?, nodes: VirtualPadNodes, mac: String?, source: String? = nil,
+        desktop: (keyboard: String?, mouse: String?)? = nil
+    ) -> String {
         func string(_ value: String?) -> String {
             guard let value else { return "null" }
             return "\"" + value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         let events = nodes.eventNodes.map { string($0) }.joined(separator: ",")
         let sourceField = source.map { #","source":\#(string($0))"# } ?? ""
-        return #"{"kind":"\#(kind.rawValue)","eventNodes":[\#(events)],"hidraw":\#(string(nodes.hidrawNode)),"sysfs":\#(string(nodes.sysfsPath)),"mac":\#(string(mac))\#(sourceField)}"#
+        let desktopFields = desktop.map { #","keyboard":\#(string($0.keyboard)),"mouse":\#(string($0.mouse))"# } ?? ""
+        return #"{"kind":"\#(kind?.rawValue ?? "none")","eventNodes":[\#(events)],"hidraw":\#(string(nodes.hidrawNode)),"sysfs":\#(string(nodes.sysfsPath)),"mac":\#(string(mac))\#(sourceField)\#(desktopFields)}"#
     }
 }
 

@@ -38,6 +38,7 @@ extern const unsigned long CPadLinux_UI_DEV_SETUP;
 extern const unsigned long CPadLinux_UI_ABS_SETUP;
 extern const unsigned long CPadLinux_UI_SET_EVBIT;
 extern const unsigned long CPadLinux_UI_SET_KEYBIT;
+extern const unsigned long CPadLinux_UI_SET_RELBIT;
 extern const unsigned long CPadLinux_UI_SET_ABSBIT;
 extern const unsigned long CPadLinux_UI_SET_FFBIT;
 extern const unsigned long CPadLinux_UI_SET_PHYS;

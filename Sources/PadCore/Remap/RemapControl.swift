@@ -19,6 +19,8 @@ public enum RemapControl: Sendable, Hashable {
     case axis(Axis)
     /// One half of a stick axis (`axis` is never a trigger).
     case stickHalf(Axis, StickDirection)
+    /// A key or button of the virtual keyboard or mouse, or a wheel direction: a target only, never a source.
+    case desktop(DesktopTarget)
 
     public enum Kind: Sendable, Hashable {
         case digital, oneSided, twoSided
@@ -29,6 +31,7 @@ public enum RemapControl: Sendable, Hashable {
         case .button: .digital
         case let .axis(axis): axis.isTrigger ? .oneSided : .twoSided
         case .stickHalf: .oneSided
+        case .desktop: .digital
         }
     }
 
@@ -38,10 +41,12 @@ public enum RemapControl: Sendable, Hashable {
         case let .button(button): button.rawValue
         case let .axis(axis): axis.rawValue
         case let .stickHalf(axis, direction): axis.rawValue + direction.rawValue
+        case let .desktop(target): target.name
         }
     }
 
-    /// Reads a profile's spelling; nil for anything else (`lefttrigger+` included: a trigger has one side).
+    /// Reads a profile's spelling of a pad control; nil for anything else (`lefttrigger+` included: a trigger has one
+    /// side; desktop targets too: see `DesktopTarget.init(name:keyCode:)`).
     public init?(name: String) {
         if let button = Button(rawValue: name) {
             self = .button(button)
@@ -56,7 +61,8 @@ public enum RemapControl: Sendable, Hashable {
         }
     }
 
-    /// Every control in a fixed order: buttons, whole axes, then stick halves (`leftx-`, `leftx+`, ...).
+    /// Every pad control in a fixed order: buttons, whole axes, then stick halves (`leftx-`, `leftx+`, ...). These are
+    /// the sources a profile can map; desktop targets are not among them.
     public static let allCases: [RemapControl] =
         Button.allCases.map(RemapControl.button) + Axis.allCases.map(RemapControl.axis)
         + Axis.allCases.filter { !$0.isTrigger }.flatMap { axis in
@@ -65,4 +71,9 @@ public enum RemapControl: Sendable, Hashable {
 
     /// Every name `init(name:)` accepts, in `allCases` order: what error messages list as allowed.
     public static var allNames: [String] { allCases.map(\.name) }
+
+    /// The desktop target it is, if it is one.
+    public var desktopTarget: DesktopTarget? {
+        if case let .desktop(target) = self { target } else { nil }
+    }
 }

@@ -9,15 +9,23 @@ extension RemapPipeline {
         var axes: Set<Axis> = []
         var sources: [SourceSlot] = source.buttons.pressed.map(SourceSlot.digital)
         sources += OneSidedSlot.all.filter { source.axes.contains($0.axis) }.map(SourceSlot.oneSided)
+        func reach(_ target: OutputSlot) {
+            switch target {
+            case let .digital(button): buttons.insert(button)
+            case let .oneSided(targetSlot): axes.insert(targetSlot.axis)
+            case .desktop: break
+            }
+        }
         for table in tables {
             for slot in sources {
-                for target in table.routes[slot.index] {
-                    switch target {
-                    case let .digital(button): buttons.insert(button)
-                    case let .oneSided(targetSlot): axes.insert(targetSlot.axis)
-                    }
-                }
+                table.routes[slot.index].forEach(reach)
             }
+        }
+        for (button, entry) in profile.tapHold where source.buttons.contains(button) {
+            (entry.tap + entry.hold).compactMap(OutputSlot.init).forEach(reach)
+        }
+        for chord in profile.chords where source.buttons.contains(chord.first) && source.buttons.contains(chord.second) {
+            chord.targets.compactMap(OutputSlot.init).forEach(reach)
         }
         if profile.gyro != nil, source.motion {
             axes.formUnion([.rightx, .righty])

@@ -30,6 +30,15 @@ public struct RemapPipeline: Sendable {
     private var heldLayers: [Int] = []
     private var activeTable = 0
     private var silencedButtons = ButtonSet()
+    private var timedPresses: TimedPresses
+    private var desktopMotion: DesktopMotion
+
+    /// What the virtual keyboard and mouse show after the last `apply`: keys and buttons held, and the movement that
+    /// frame made (`needsVirtualKeyboard`/`needsVirtualMouse` say whether the profile has them at all).
+    public private(set) var desktop = DesktopFrame()
+    public let needsVirtualKeyboard: Bool
+    public let needsVirtualMouse: Bool
+    public var drivesDesktop: Bool { needsVirtualKeyboard || needsVirtualMouse }
 
     /// When the output next changes with the source unchanged (a turbo edge); nil when nothing is timed.
     public private(set) var nextWakeMicroseconds: UInt64?
@@ -49,13 +58,23 @@ public struct RemapPipeline: Sendable {
             table.apply(layer.map)
             tables.append(table)
         }
+        // Hold controls and the sticks on the mouse drive nothing of the virtual pad.
+        let mouseSticks = profile.sticksOnTheMouse.flatMap { stick in
+            [stick.xAxis, stick.yAxis].flatMap { axis in
+                StickDirection.allCases.map { SourceSlot.oneSided(OneSidedSlot(axis: axis, direction: $0)) }
+            }
+        }
         for index in tables.indices {
-            for hold in holds { tables[index].routes[hold.index] = [] }
+            for silent in holds + mouseSticks { tables[index].routes[silent.index] = [] }
         }
         self.tables = tables
+        timedPresses = TimedPresses(profile: profile)
+        desktopMotion = DesktopMotion(profile: profile)
+        needsVirtualKeyboard = profile.needsVirtualKeyboard
+        needsVirtualMouse = profile.needsVirtualMouse
         passesThrough =
             tables == [.identity] && holds.isEmpty && !profile.swapSticks && profile.toggles.isEmpty
-            && profile.turbo.isEmpty && profile.gyro == nil
+            && profile.turbo.isEmpty && profile.gyro == nil && timedPresses.isEmpty && !desktopMotion.hasSources
             && [profile.leftStick, profile.rightStick].allSatisfy { !$0.shapesRadius && !$0.invertX && !$0.invertY }
             && profile.leftTrigger.isIdentity && profile.rightTrigger.isIdentity
         thresholdFractions = OneSidedSlot.all.map {
@@ -69,8 +88,12 @@ public struct RemapPipeline: Sendable {
         (try? RemapPipeline(profile: .identity, target: target))!
     }
 
-    /// Whether `apply` reads its time argument (a turbo button is configured); otherwise any time will do.
-    public var usesTime: Bool { !profile.turbo.isEmpty }
+    /// Whether `apply` reads its time argument (turbo, tap/hold, chords, the mouse or the wheel moved by the pad);
+    /// otherwise any time will do.
+    public var usesTime: Bool { !profile.turbo.isEmpty || !timedPresses.isEmpty || needsVirtualMouse }
+
+    /// The gyro's resting bias (rad/s) the gyro mouse measured, and whether it has one yet.
+    public var gyroMouseBias: (bias: Vector3, isCalibrated: Bool) { desktopMotion.gyroBias }
 
     /// The output for `source` at time `atMicroseconds` (any monotonic clock; only differences matter).
     public mutating func apply(_ source: PadSnapshot, atMicroseconds now: UInt64) -> PadSnapshot {
@@ -167,12 +190,23 @@ public struct RemapPipeline: Sendable {
         }
         let table = tables[activeTable]
 
-        // 4. Route every source to its targets.
+        // 4. Tap/hold and chords, then route every source to its targets.
+        let timing = timedPresses.step(held: held, atMicroseconds: now)
+        if let wake = timing.wakeMicroseconds { nextWakeMicroseconds = min(nextWakeMicroseconds ?? .max, wake) }
         var outputButtons = ButtonSet()
         var outputMagnitudes = SlotMagnitudes()
+        var desktopFrame = DesktopFrame()
+        var scrollTargets: [ScrollDirection] = []
         func drive(_ targets: [OutputSlot], fraction: Double, exact: (slot: OneSidedSlot, magnitude: Int32)?, pressed: Bool) {
             for target in targets {
                 switch target {
+                case let .desktop(desktopTarget):
+                    guard pressed else { break }
+                    switch desktopTarget {
+                    case let .key(key): desktopFrame.held[key.code] = true
+                    case let .mouseButton(button): desktopFrame.held[button.code] = true
+                    case let .scroll(direction): if !scrollTargets.contains(direction) { scrollTargets.append(direction) }
+                    }
                 case let .digital(button):
                     if pressed { outputButtons.insert(button) }
                 case let .oneSided(slot):
@@ -186,7 +220,8 @@ public struct RemapPipeline: Sendable {
                 }
             }
         }
-        let driving = held.rawValue & ~silencedButtons.rawValue
+        let driving = (held.rawValue & ~silencedButtons.rawValue & ~timing.withheld.rawValue) | timing.replayed.rawValue
+        drive(timing.targets, fraction: 1, exact: nil, pressed: true)
         for button in Button.allCases where driving & button.bit != 0 {
             drive(table.routes[SourceSlot.digital(button).index], fraction: 1, exact: nil, pressed: true)
         }
@@ -221,6 +256,15 @@ public struct RemapPipeline: Sendable {
             let rate = source.motion.gyroRadiansPerSecond
             output.rightX = Self.adding(-rate.y * gyro.xDeflectionPerRadianPerSecond, to: output.rightX)
             output.rightY = Self.adding(-rate.x * gyro.yDeflectionPerRadianPerSecond, to: output.rightY)
+        }
+
+        // 6. The virtual keyboard and mouse.
+        if drivesDesktop {
+            let wake = desktopMotion.step(
+                &desktopFrame, shaped: shaped, motion: source.motion, held: held, scrollTargets: scrollTargets,
+                atMicroseconds: now)
+            if let wake { nextWakeMicroseconds = min(nextWakeMicroseconds ?? .max, wake) }
+            desktop = desktopFrame
         }
         return output
     }
@@ -286,12 +330,12 @@ enum SourceSlot: Hashable, Sendable {
 
     static let count = Button.allCases.count + OneSidedSlot.count
 
-    /// nil for a whole stick axis (which routes as its two halves).
+    /// nil for a whole stick axis (which routes as its two halves) and for desktop targets (never sources).
     init?(_ control: RemapControl) {
         switch control {
         case let .button(button): self = .digital(button)
         case let .axis(axis) where axis.isTrigger: self = .oneSided(OneSidedSlot(axis: axis, direction: .positive))
-        case .axis: return nil
+        case .axis, .desktop: return nil
         case let .stickHalf(axis, direction): self = .oneSided(OneSidedSlot(axis: axis, direction: direction))
         }
     }
@@ -304,7 +348,25 @@ enum SourceSlot: Hashable, Sendable {
     }
 }
 
-typealias OutputSlot = SourceSlot
+/// A target the routing tables drive: a pad button, a one-sided pad slot, or the virtual keyboard and mouse.
+enum OutputSlot: Hashable, Sendable {
+    case digital(Button)
+    case oneSided(OneSidedSlot)
+    case desktop(DesktopTarget)
+
+    /// nil for a whole stick axis (routed half to half by `RoutingTable.apply`).
+    init?(_ control: RemapControl) {
+        if case let .desktop(target) = control {
+            self = .desktop(target)
+            return
+        }
+        switch SourceSlot(control) {
+        case let .digital(button): self = .digital(button)
+        case let .oneSided(slot): self = .oneSided(slot)
+        case nil: return nil
+        }
+    }
+}
 
 /// Source slot -> target slots.
 struct RoutingTable: Hashable, Sendable {
@@ -331,7 +393,7 @@ struct RoutingTable: Hashable, Sendable {
                     }
                 }
             } else if let slot = SourceSlot(source) {
-                routes[slot.index] = targets.compactMap(SourceSlot.init)
+                routes[slot.index] = targets.compactMap(OutputSlot.init)
             }
         }
     }

@@ -94,6 +94,120 @@ extension RemapProfile {
                     reason: "\(hold.name) holds a layer; it cannot also be a toggle or turbo button")))
             }
         }
+        errors += timedPressErrors(target: target, padType: padType)
+        errors += mouseErrors()
+        return errors
+    }
+
+    /// Tap/hold buttons and chords: their timings, targets, and buttons that cannot also be something else.
+    func timedPressErrors(target: VirtualPadCapabilities, padType: String) -> [RemapValidationError] {
+        var errors: [RemapValidationError] = []
+        let layerButtons = Set(layers.compactMap { if case let .button(button) = $0.holdControl { button } else { nil } })
+        func targetErrors(_ targets: [RemapControl], source: String, keyPath: String) {
+            for mapped in targets {
+                if !target.has(mapped) {
+                    errors.append(.init(keyPath: keyPath, problem: .targetNotOnVirtualPad(
+                        target: mapped.name, padType: padType, allowed: target.controlNames)))
+                }
+                if mapped.kind == .twoSided {
+                    errors.append(.init(keyPath: keyPath, problem: .incompatibleKinds(
+                        source: source, target: mapped.name, remedy: "say which half it drives: \(mapped.name)+ or \(mapped.name)-")))
+                }
+            }
+        }
+        for button in Button.allCases {
+            guard let entry = tapHold[button] else { continue }
+            let keyPath = "tap_hold.\(button.rawValue)"
+            let milliseconds = Double(entry.holdMicroseconds) / 1000
+            let allowed = TapHold.allowedHoldMilliseconds
+            if !(Double(allowed.lowerBound)...Double(allowed.upperBound)).contains(milliseconds) {
+                errors.append(.init(keyPath: keyPath + ".hold_ms", problem: .outOfRange(
+                    value: milliseconds, allowed: "\(allowed.lowerBound)...\(allowed.upperBound) milliseconds")))
+            }
+            targetErrors(entry.tap, source: button.rawValue, keyPath: keyPath + ".tap")
+            targetErrors(entry.hold, source: button.rawValue, keyPath: keyPath + ".hold")
+            if layerButtons.contains(button) || toggles.contains(button) || turbo[button] != nil {
+                errors.append(.init(keyPath: keyPath, problem: .conflict(
+                    reason: "\(button.rawValue) is tapped and held here; it cannot also hold a layer, toggle or repeat")))
+            }
+            if map[.button(button)] != nil || layers.contains(where: { $0.map[.button(button)] != nil }) {
+                errors.append(.init(keyPath: keyPath, problem: .conflict(
+                    reason: "\(button.rawValue) drives its tap and hold targets only; remove its mapping in [map] or the layers")))
+            }
+        }
+        let windowMilliseconds = Double(chordWindowMicroseconds) / 1000
+        let allowedWindow = Chord.allowedWindowMilliseconds
+        if !chords.isEmpty, !(Double(allowedWindow.lowerBound)...Double(allowedWindow.upperBound)).contains(windowMilliseconds) {
+            errors.append(.init(keyPath: "chord_ms", problem: .outOfRange(
+                value: windowMilliseconds, allowed: "\(allowedWindow.lowerBound)...\(allowedWindow.upperBound) milliseconds")))
+        }
+        var seen: Set<[Button]> = []
+        for chord in chords {
+            let keyPath = "chords.\(chord.name)"
+            if chord.first == chord.second {
+                errors.append(.init(keyPath: keyPath, problem: .conflict(reason: "a chord is two different buttons")))
+            }
+            if !seen.insert([chord.first, chord.second].sorted { $0.bit < $1.bit }).inserted {
+                errors.append(.init(keyPath: keyPath, problem: .conflict(reason: "these two buttons are a chord twice")))
+            }
+            targetErrors(chord.targets, source: chord.name, keyPath: keyPath)
+            for button in [chord.first, chord.second] where tapHold[button] != nil || layerButtons.contains(button) {
+                errors.append(.init(keyPath: keyPath, problem: .conflict(
+                    reason: "\(button.rawValue) is tapped and held, or holds a layer; it cannot also be in a chord")))
+            }
+        }
+        return errors
+    }
+
+    /// The sticks, gyro and flick stick on the mouse: their speeds, and one use per stick.
+    func mouseErrors() -> [RemapValidationError] {
+        var errors: [RemapValidationError] = []
+        func range(_ value: Double, _ allowed: ClosedRange<Double>, _ keyPath: String, unit: String) {
+            if !(value.isFinite && allowed.contains(value)) {
+                errors.append(.init(keyPath: keyPath, problem: .outOfRange(
+                    value: value, allowed: "\(allowed.lowerBound)...\(allowed.upperBound) \(unit)")))
+            }
+        }
+        if let pointerStick {
+            range(pointerStick.countsPerSecond, StickToPointer.allowedCountsPerSecond, "mouse.speed", unit: "counts per second")
+            range(pointerStick.acceleration, StickToPointer.allowedAcceleration, "mouse.acceleration", unit: "times")
+        }
+        if let scrollStick {
+            range(scrollStick.notchesPerSecond, StickToScroll.allowedNotchesPerSecond, "mouse.scroll_speed", unit: "notches per second")
+        }
+        let uses: [(String, PadStick?)] = [
+            ("mouse.stick", pointerStick?.stick), ("mouse.scroll_stick", scrollStick?.stick), ("flick.stick", flickStick?.stick),
+        ]
+        for (index, use) in uses.enumerated() {
+            guard let stick = use.1 else { continue }
+            if let earlier = uses[..<index].first(where: { $0.1 == stick }) {
+                errors.append(.init(keyPath: use.0, problem: .conflict(
+                    reason: "the \(stick.rawValue) stick is already \(earlier.0); one use per stick")))
+            }
+        }
+        let countsPerTurn: ClosedRange<Double> = 1...1_000_000
+        if let gyroMouse {
+            let settings = gyroMouse.settings
+            range(settings.countsPerTurn, countsPerTurn, "gyro.counts_per_turn", unit: "counts")
+            range(settings.sensitivity, -100...100, "gyro.sensitivity", unit: "game degrees per pad degree")
+            range(settings.tighteningDegreesPerSecond, 0...100, "gyro.tightening", unit: "°/s")
+            range(settings.smoothingDegreesPerSecond, 0...100, "gyro.smoothing", unit: "°/s")
+            if let acceleration = settings.acceleration {
+                range(acceleration.upperSensitivity, -100...100, "gyro.upper_sensitivity", unit: "game degrees per pad degree")
+                range(acceleration.lowerSpeedDegreesPerSecond, 0...10_000, "gyro.lower_speed", unit: "°/s")
+                range(acceleration.upperSpeedDegreesPerSecond, 0...10_000, "gyro.upper_speed", unit: "°/s")
+                if acceleration.upperSpeedDegreesPerSecond < acceleration.lowerSpeedDegreesPerSecond {
+                    errors.append(.init(keyPath: "gyro.upper_speed", problem: .conflict(reason: "upper_speed must be at least lower_speed")))
+                }
+            }
+            if gyro != nil {
+                errors.append(.init(keyPath: "gyro.output", problem: .conflict(reason: "the gyro drives the stick or the mouse, not both")))
+            }
+        }
+        if let flickStick {
+            range(flickStick.settings.countsPerTurn, countsPerTurn, "flick.counts_per_turn", unit: "counts")
+            range(Double(flickStick.settings.flickMicroseconds) / 1000, 0...1000, "flick.flick_time_ms", unit: "milliseconds")
+        }
         return errors
     }
 

@@ -6,7 +6,10 @@
 ///    then `swapSticks`;
 /// 2. `toggles`, then `turbo`, on the physical buttons;
 /// 3. the active layer's mappings over the base `map` (a layer is active while its hold control is held);
-/// 4. `gyro`, added to the right stick.
+/// 4. `tapHold` and `chords` (buttons whose output depends on timing);
+/// 5. `gyro`, added to the right stick;
+/// 6. the virtual keyboard and mouse: the `key:`, `mouse:` and `scroll:` targets the mappings pressed, and the
+///    pointer and wheel moved by `pointerStick`, `scrollStick`, `gyroMouse` and `flickStick` (`DesktopMotion`).
 public struct RemapProfile: Sendable, Hashable {
     /// Source control -> the controls it drives. A source not listed drives itself; an empty list disables it.
     public var map: [RemapControl: [RemapControl]]
@@ -27,15 +30,35 @@ public struct RemapProfile: Sendable, Hashable {
     /// Physical buttons that repeat while held.
     public var turbo: [Button: Turbo]
     public var gyro: GyroToRightStick?
+    /// Buttons that drive one thing when tapped and another when held (never routed through `map`).
+    public var tapHold: [Button: TapHold]
+    /// Pairs of buttons that, pressed together within `chordWindowMicroseconds`, drive their chord's targets instead
+    /// of their own.
+    public var chords: [Chord]
+    public var chordWindowMicroseconds: UInt64
+    /// A stick moving the mouse pointer (`[mouse] stick`).
+    public var pointerStick: StickToPointer?
+    /// A stick turning the mouse wheel (`[mouse] scroll_stick`).
+    public var scrollStick: StickToScroll?
+    /// The gyro moving the mouse pointer (`[gyro] output = "mouse"`; `gyro` is then nil).
+    public var gyroMouse: GyroToMouse?
+    /// A stick turning the game through the mouse (`[flick]`).
+    public var flickStick: FlickStickBinding?
 
     public static let defaultThresholdFraction = 0.5
+    /// JoyShockMapper's simultaneous-press window.
+    public static let defaultChordWindowMicroseconds: UInt64 = 50_000
 
     public init(
         map: [RemapControl: [RemapControl]] = [:], layers: [RemapLayer] = [],
         thresholdFractions: [RemapControl: Double] = [:],
         leftStick: StickShaping = StickShaping(), rightStick: StickShaping = StickShaping(), swapSticks: Bool = false,
         leftTrigger: TriggerShaping = TriggerShaping(), rightTrigger: TriggerShaping = TriggerShaping(),
-        toggles: ButtonSet = ButtonSet(), turbo: [Button: Turbo] = [:], gyro: GyroToRightStick? = nil
+        toggles: ButtonSet = ButtonSet(), turbo: [Button: Turbo] = [:], gyro: GyroToRightStick? = nil,
+        tapHold: [Button: TapHold] = [:], chords: [Chord] = [],
+        chordWindowMicroseconds: UInt64 = RemapProfile.defaultChordWindowMicroseconds,
+        pointerStick: StickToPointer? = nil, scrollStick: StickToScroll? = nil, gyroMouse: GyroToMouse? = nil,
+        flickStick: FlickStickBinding? = nil
     ) {
         self.map = map
         self.layers = layers
@@ -48,6 +71,35 @@ public struct RemapProfile: Sendable, Hashable {
         self.toggles = toggles
         self.turbo = turbo
         self.gyro = gyro
+        self.tapHold = tapHold
+        self.chords = chords
+        self.chordWindowMicroseconds = chordWindowMicroseconds
+        self.pointerStick = pointerStick
+        self.scrollStick = scrollStick
+        self.gyroMouse = gyroMouse
+        self.flickStick = flickStick
+    }
+
+    /// Every target the profile names anywhere (mappings, layers, tap/hold, chords).
+    public var allTargets: [RemapControl] {
+        var targets = map.values.flatMap { $0 } + layers.flatMap { $0.map.values.flatMap { $0 } }
+        for entry in tapHold.values { targets += entry.tap + entry.hold }
+        for chord in chords { targets += chord.targets }
+        return targets
+    }
+
+    /// Whether it needs a virtual keyboard: a `key:` target somewhere.
+    public var needsVirtualKeyboard: Bool { allTargets.contains { $0.desktopTarget?.needsKeyboard == true } }
+
+    /// Whether it needs a virtual mouse: a `mouse:` or `scroll:` target, or a stick, the gyro or flick stick on it.
+    public var needsVirtualMouse: Bool {
+        pointerStick != nil || scrollStick != nil || gyroMouse != nil || flickStick != nil
+            || allTargets.contains { $0.desktopTarget?.needsMouse == true }
+    }
+
+    /// The sticks the mouse takes (pointer, wheel, flick): they no longer drive the virtual pad's sticks.
+    public var sticksOnTheMouse: [PadStick] {
+        [pointerStick?.stick, scrollStick?.stick, flickStick?.stick].compactMap { $0 }
     }
 
     /// Passes everything through unchanged.
@@ -100,4 +152,110 @@ public struct GyroToRightStick: Sendable, Hashable {
 
     /// Allowed sensitivities (either sign): up to 100 full deflections per rad/s.
     public static let allowedSensitivity: ClosedRange<Double> = -100...100
+}
+
+/// One of the pad's two sticks, as profiles name them.
+public enum PadStick: String, Sendable, Hashable, CaseIterable {
+    case left, right
+
+    public var xAxis: Axis { self == .left ? .leftx : .rightx }
+    public var yAxis: Axis { self == .left ? .lefty : .righty }
+}
+
+/// A button that drives `tap` when released within `holdMicroseconds` of its press (pressed for
+/// `RemapProfile.tapPressMicroseconds` from the release: a press and a release in two reports, so games see it), and
+/// `hold` from `holdMicroseconds` after its press until it is released.
+public struct TapHold: Sendable, Hashable {
+    public var tap: [RemapControl]
+    public var hold: [RemapControl]
+    public var holdMicroseconds: UInt64
+
+    public init(tap: [RemapControl], hold: [RemapControl], holdMicroseconds: UInt64 = TapHold.defaultHoldMicroseconds) {
+        self.tap = tap
+        self.hold = hold
+        self.holdMicroseconds = holdMicroseconds
+    }
+
+    public static let defaultHoldMicroseconds: UInt64 = 200_000
+    /// How long a tap's targets stay pressed.
+    public static let tapPressMicroseconds: UInt64 = 50_000
+    public static let allowedHoldMilliseconds: ClosedRange<UInt64> = 50...5_000
+}
+
+/// Two buttons pressed within the chord window of each other drive `targets` (while both are held) instead of their
+/// own mappings; each goes back to its own mapping once released. A button pressed alone waits the window out
+/// before it drives its own mapping; released within it, its mapping is tapped.
+public struct Chord: Sendable, Hashable {
+    public var first: Button
+    public var second: Button
+    public var targets: [RemapControl]
+
+    public init(_ first: Button, _ second: Button, targets: [RemapControl]) {
+        self.first = first
+        self.second = second
+        self.targets = targets
+    }
+
+    /// The profile's spelling: `leftshoulder+rightshoulder`.
+    public var name: String { first.rawValue + "+" + second.rawValue }
+
+    public static let allowedWindowMilliseconds: ClosedRange<UInt64> = 10...500
+}
+
+/// A stick moving the mouse pointer: at full deflection (after the stick's own shaping), `countsPerSecond`; held
+/// deflected for `accelerationMicroseconds`, that times `acceleration` (ramping up linearly meanwhile).
+public struct StickToPointer: Sendable, Hashable {
+    public var stick: PadStick
+    public var countsPerSecond: Double
+    public var acceleration: Double
+    public var accelerationMicroseconds: UInt64
+
+    public init(stick: PadStick, countsPerSecond: Double = 1000, acceleration: Double = 1, accelerationMicroseconds: UInt64 = 500_000) {
+        self.stick = stick
+        self.countsPerSecond = countsPerSecond
+        self.acceleration = acceleration
+        self.accelerationMicroseconds = accelerationMicroseconds
+    }
+
+    public static let allowedCountsPerSecond: ClosedRange<Double> = 1...100_000
+    public static let allowedAcceleration: ClosedRange<Double> = 1...10
+}
+
+/// A stick turning the mouse wheel: `notchesPerSecond` at full deflection, in high-resolution steps (up scrolls up,
+/// right scrolls right).
+public struct StickToScroll: Sendable, Hashable {
+    public var stick: PadStick
+    public var notchesPerSecond: Double
+
+    public init(stick: PadStick, notchesPerSecond: Double = 10) {
+        self.stick = stick
+        self.notchesPerSecond = notchesPerSecond
+    }
+
+    public static let allowedNotchesPerSecond: ClosedRange<Double> = 0.1...1000
+}
+
+/// The gyro on the mouse: `settings` (real-world calibration), aiming only while `enableButton` is held (if set),
+/// the resting bias measured while `calibrateButton` is held (if set) and whenever the pad lies still.
+public struct GyroToMouse: Sendable, Hashable {
+    public var settings: GyroMouseSettings
+    public var enableButton: Button?
+    public var calibrateButton: Button?
+
+    public init(settings: GyroMouseSettings, enableButton: Button? = nil, calibrateButton: Button? = nil) {
+        self.settings = settings
+        self.enableButton = enableButton
+        self.calibrateButton = calibrateButton
+    }
+}
+
+/// Flick stick on `stick` (`FlickStick`).
+public struct FlickStickBinding: Sendable, Hashable {
+    public var stick: PadStick
+    public var settings: FlickStickSettings
+
+    public init(stick: PadStick, settings: FlickStickSettings) {
+        self.stick = stick
+        self.settings = settings
+    }
 }

@@ -34,6 +34,8 @@ public struct RemapValidationError: Error, Sendable, Hashable, CustomStringConve
     /// "<key path>: <what is wrong>; <what is allowed>".
     public var description: String {
         switch problem {
+        case let .targetNotOnVirtualPad(target, padType, _) where padType == VirtualPadCapabilities.nothing.name:
+            "\(keyPath): remap --as none makes no virtual pad, so nothing shows \(target); map it to key:, mouse: or scroll: targets, or make a pad with --as xbox360 or --as dualsense"
         case let .targetNotOnVirtualPad(target, padType, allowed):
             "\(keyPath): the \(padType) virtual pad has no \(target); it has: \(allowed.joined(separator: ", "))"
         case let .outOfRange(value, allowed):

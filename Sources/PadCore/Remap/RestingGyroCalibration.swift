@@ -2,13 +2,15 @@
 /// remove. Two ways, as JoyShockMapper and Steam Input offer them:
 /// - by itself: whenever the pad lies still (the gyro steady within `stillnessDegreesPerSecond` on every axis and
 ///   gravity steady within `stillnessMetersPerSecondSquared`) for `stillMicroseconds`, the bias is the mean of that
-///   stillness, and is kept up to date while the stillness lasts;
+///   stillness, and is kept up to date while the stillness lasts; a steady turn is not stillness: no axis may read
+///   more than `largestBiasDegreesPerSecond` (a real gyro's drift is a fraction of that);
 /// - on a button (`calibrate`): the mean of what the gyro reads while the button is held.
 /// Pure: the caller passes each sample and its step (µs).
 public struct RestingGyroCalibration: Sendable {
     public static let stillMicroseconds: UInt64 = 3_000_000
     public static let stillnessDegreesPerSecond: Double = 1.5
     public static let stillnessMetersPerSecondSquared: Double = 0.3
+    public static let largestBiasDegreesPerSecond: Double = 5
 
     /// The bias to subtract from the gyro (rad/s), zero until measured.
     public private(set) var bias: Vector3 = .zero
@@ -45,6 +47,12 @@ public struct RestingGyroCalibration: Sendable {
     public mutating func add(_ sample: MotionSample, stepMicroseconds: UInt64) {
         if manual != nil {
             manual!.add(sample, microseconds: stepMicroseconds)
+            return
+        }
+        let largest = Self.largestBiasDegreesPerSecond * Double.pi / 180
+        let gyro = sample.gyroRadiansPerSecond
+        guard abs(gyro.x) <= largest, abs(gyro.y) <= largest, abs(gyro.z) <= largest else {
+            still = Accumulator()
             return
         }
         if let first = still.first, !Self.isStill(sample, comparedTo: first) {

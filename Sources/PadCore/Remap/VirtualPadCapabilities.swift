@@ -35,6 +35,9 @@ public struct VirtualPadCapabilities: Sendable, Hashable {
         buttons: ButtonSet(xbox360.buttons.pressed + [.touchpad, .misc1]),
         axes: Axis.allCases, touchpad: true, motion: true)
 
+    /// No virtual pad (`remap --as none`): a profile drives only the virtual keyboard and mouse.
+    public static let nothing = VirtualPadCapabilities(name: "none", buttons: ButtonSet(), axes: [], touchpad: false, motion: false)
+
     /// Everything padbridge's model has: what a physical source is assumed to have when nothing better is known.
     public static let everything = VirtualPadCapabilities(
         name: "any", buttons: ButtonSet(Button.allCases), axes: Axis.allCases, touchpad: true, motion: true)
@@ -44,6 +47,7 @@ public struct VirtualPadCapabilities: Sendable, Hashable {
         switch control {
         case let .button(button): buttons.contains(button)
         case let .axis(axis), let .stickHalf(axis, _): axes.contains(axis)
+        case .desktop: true  // the virtual keyboard and mouse sit beside any virtual pad
         }
     }
 

@@ -13,6 +13,7 @@ struct IoctlRequest: Sendable {
     static var uinputAbsSetup: IoctlRequest { .init(name: "UI_ABS_SETUP", value: CPadLinux_UI_ABS_SETUP) }
     static var uinputSetEventBit: IoctlRequest { .init(name: "UI_SET_EVBIT", value: CPadLinux_UI_SET_EVBIT) }
     static var uinputSetKeyBit: IoctlRequest { .init(name: "UI_SET_KEYBIT", value: CPadLinux_UI_SET_KEYBIT) }
+    static var uinputSetRelBit: IoctlRequest { .init(name: "UI_SET_RELBIT", value: CPadLinux_UI_SET_RELBIT) }
     static var uinputSetAbsBit: IoctlRequest { .init(name: "UI_SET_ABSBIT", value: CPadLinux_UI_SET_ABSBIT) }
     static var uinputSetForceFeedbackBit: IoctlRequest { .init(name: "UI_SET_FFBIT", value: CPadLinux_UI_SET_FFBIT) }
     static var uinputSetPropertyBit: IoctlRequest { .init(name: "UI_SET_PROPBIT", value: CPadLinux_UI_SET_PROPBIT) }

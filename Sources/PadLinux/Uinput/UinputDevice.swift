@@ -29,6 +29,10 @@ struct UinputDevice: ~Copyable {
         try control(.uinputSetKeyBit, value: UInt(code))
     }
 
+    func enableRelativeAxis(_ code: Int32) throws(DeviceAccessError) {
+        try control(.uinputSetRelBit, value: UInt(code))
+    }
+
     func enableProperty(_ property: Int32) throws(DeviceAccessError) {
         try control(.uinputSetPropertyBit, value: UInt(property))
     }
