@@ -7,7 +7,9 @@ their probes interleaved (A, B, C, D, A, B, ...), so every peer sees the same em
 - added latency: one probe is an ABS_X value plus SYN_REPORT written to the peer's source in one write(2);
   CLOCK_MONOTONIC is read just before the write; the latency is the kernel timestamp of the matching ABS_X
   event on the peer's output node (the reader's clock set to CLOCK_MONOTONIC with EVIOCSCLOCKID) minus that.
-  One probe is in flight at a time. p50 and p99 (nearest rank) over all probes of the peer.
+  `padbridge-keys` (padbridge remap onto its virtual keyboard, `--as none`) is probed with a button instead: BTN_A
+  pressed or released, timed to the KEY_SPACE press or release on the virtual keyboard; beside `padbridge`'s axis,
+  the same path through remap to another device. One probe is in flight at a time. p50 and p99 (nearest rank) over all probes of the peer.
 - CPU per 1,000 events: the peer process's utime+stime (/proc/PID/stat, all threads, clock ticks) and its
   on-CPU time (/proc/PID/task/*/schedstat, nanoseconds) over the probe phase, divided by probes / 1,000.
   One "event" is one probe: an axis change and its SYN_REPORT.
@@ -23,7 +25,7 @@ input device that did not exist before that start and has the name the peer is k
 that exits, or makes no node within its deadline, is skipped with a note; the others are still measured.
 
 Usage (see scripts/bench-remap, which boots the VM and passes these):
-  driver.py --raw-forwarder PATH [--padbridge PATH] [--peers padbridge,xboxdrv,python,raw]
+  driver.py --raw-forwarder PATH [--padbridge PATH] [--peers padbridge,padbridge-keys,xboxdrv,python,raw]
             [--rounds 3] [--probes-per-round 700] [--idle-seconds 5] [--json results.json]
 Exit status: 0 when the benchmark ran (even if some peers were skipped), 1 when the harness itself failed.
 """
@@ -62,10 +64,12 @@ XBOXDRV_ARGS = [
     "--mimic-xpad", "--silent", "--dbus", "disabled",
 ]
 
-PEER_ORDER = ["padbridge", "xboxdrv", "python", "raw"]
+PEER_ORDER = ["padbridge", "padbridge-keys", "xboxdrv", "python", "raw"]
 # Each peer starts once the peers before it are ready, so that no peer's start-up competes with another's. Idle
 # peers use no CPU, except xboxdrv (about 45 ms/s, and its ~60 s of silence after start), which therefore comes last.
-START_ORDER = ["padbridge", "raw", "python", "xboxdrv"]
+START_ORDER = ["padbridge", "padbridge-keys", "raw", "python", "xboxdrv"]
+# padbridge-keys: `padbridge remap --as none` with this profile; its probes are BTN_A, timed to KEY_SPACE.
+KEYS_PROFILE = '[map]\na = "key:space"\n'
 
 EVENT = struct.Struct("llHHi")  # struct input_event on 64-bit Linux: tv_sec, tv_usec, type, code, value
 EVIOCSCLOCKID = 0x400445A0  # _IOW('E', 0xa0, int)
@@ -177,6 +181,8 @@ class Peer:
     lost: int = 0
     lost_in_a_row: int = 0
     cpu: dict = field(default_factory=dict)
+    # "axis": ABS_X values in, ABS_X out; "key": BTN_A presses and releases in, KEY_SPACE out.
+    probe: str = "axis"
 
     @property
     def active(self) -> bool:
@@ -201,14 +207,28 @@ class Peer:
         self.source_node = self.source.device.path
 
     def next_value(self) -> int:
-        """Consecutive values differ by PROBE_STEP (or by PROBE_SPAN - PROBE_STEP at the wrap), never by <= 32."""
-        value = -PROBE_SPAN // 2 + (self.next_value_index * PROBE_STEP) % PROBE_SPAN
+        """Axis probes: consecutive values differ by PROBE_STEP (or by PROBE_SPAN - PROBE_STEP at the wrap), never by
+        <= 32. Key probes: press, release, press, ..."""
+        if self.probe == "key":
+            value = 1 - self.next_value_index % 2
+        else:
+            value = -PROBE_SPAN // 2 + (self.next_value_index * PROBE_STEP) % PROBE_SPAN
         self.next_value_index += 1
         return value
 
+    def is_probe_output(self, type_: int, code: int) -> bool:
+        return (type_, code) == ((e.EV_KEY, e.KEY_SPACE) if self.probe == "key" else (e.EV_ABS, e.ABS_X))
+
+    def matches_probe(self, type_: int, code: int, got: int, value: int) -> bool:
+        if not self.is_probe_output(type_, code):
+            return False
+        return got == value if self.probe == "key" else abs(got - value) <= VALUE_TOLERANCE
+
     def write_probe(self, value: int) -> int:
-        """Writes ABS_X=value + SYN_REPORT in one write(2); returns CLOCK_MONOTONIC (ns) just before it."""
-        data = EVENT.pack(0, 0, e.EV_ABS, e.ABS_X, value) + EVENT.pack(0, 0, e.EV_SYN, e.SYN_REPORT, 0)
+        """Writes ABS_X=value (or BTN_A=value) + SYN_REPORT in one write(2); returns CLOCK_MONOTONIC (ns) just before
+        it."""
+        type_, code = (e.EV_KEY, e.BTN_A) if self.probe == "key" else (e.EV_ABS, e.ABS_X)
+        data = EVENT.pack(0, 0, type_, code, value) + EVENT.pack(0, 0, e.EV_SYN, e.SYN_REPORT, 0)
         t0 = now_ns()
         os.write(self.source.fd, data)
         return t0
@@ -296,6 +316,8 @@ class Peer:
 def build_peers(args) -> list[Peer]:
     commands = {
         "padbridge": ([args.padbridge, "remap", "{source}", "--as", "xbox360"], XBOX360_NAME),
+        "padbridge-keys": ([args.padbridge, "remap", "{source}", "--as", "none", "--profile",
+                            os.path.join(args.log_dir, "keys.toml")], "padbridge virtual keyboard"),
         "xboxdrv": ([args.xboxdrv, "--evdev", "{source}", *XBOXDRV_ARGS], XBOX360_NAME),
         "python": ([sys.executable, os.path.join(HERE, "python_forwarder.py"), "{source}", PYTHON_NAME], PYTHON_NAME),
         "raw": ([args.raw_forwarder, "{source}", RAW_NAME], RAW_NAME),
@@ -303,7 +325,11 @@ def build_peers(args) -> list[Peer]:
     peers = []
     for index, name in enumerate(args.peers):
         argv, output_name = commands[name]
-        peers.append(Peer(name, argv, output_name, index, os.path.join(args.log_dir, f"{name}.log")))
+        peers.append(Peer(name, argv, output_name, index, os.path.join(args.log_dir, f"{name}.log"),
+                          probe="key" if name == "padbridge-keys" else "axis"))
+    if "padbridge-keys" in args.peers:
+        with open(os.path.join(args.log_dir, "keys.toml"), "w") as profile:
+            profile.write(KEYS_PROFILE)
     return peers
 
 
@@ -378,7 +404,7 @@ def start_and_warm_up(peers: list[Peer]):
                 if peer.output_fd not in readable:
                     continue
                 for stamp, type_, code, _ in peer.read_output():
-                    if type_ == e.EV_ABS and code == e.ABS_X and not peer.ready:
+                    if peer.is_probe_output(type_, code) and not peer.ready:
                         peer.first_event_after_s = (stamp - peer.started_ns) / 1e9
                         print(f"driver: {peer.name}: first event through {peer.first_event_after_s:.2f} s after "
                               f"start", flush=True)
@@ -423,7 +449,7 @@ def probe_once(peer: Peer) -> Optional[int]:
         if not readable:
             return None
         for stamp, type_, code, got in peer.read_output():
-            if type_ == e.EV_ABS and code == e.ABS_X and abs(got - value) <= VALUE_TOLERANCE:
+            if peer.matches_probe(type_, code, got, value):
                 return stamp - t0
 
 

@@ -12,6 +12,7 @@ import Testing
     static let examples: [(file: String, target: VirtualPadCapabilities)] = [
         ("nintendo-layout.toml", .xbox360), ("nintendo-layout.toml", .dualSense),
         ("shooter.toml", .xbox360), ("gyro-aim.toml", .dualSense),
+        ("desktop.toml", .nothing), ("gyro-mouse-flick.toml", .nothing), ("gyro-mouse-flick.toml", .dualSense),
     ]
 
     @Test(arguments: examples.map { "\($0.file) for \($0.target.name)" })
@@ -35,7 +36,7 @@ import Testing
                 .appendingPathComponent("docs/remapping.md"),
             encoding: .utf8)
         let blocks = guide.components(separatedBy: "```toml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-        try #require(blocks.count >= 3, "docs/remapping.md has \(blocks.count) toml blocks; its three examples are expected")
+        try #require(blocks.count >= 5, "docs/remapping.md has \(blocks.count) toml blocks; its five examples are expected")
         for block in blocks {
             let target: VirtualPadCapabilities = block.contains("(dualsense)") ? .dualSense : .xbox360
             #expect(throws: Never.self) { try RemapProfileFile.parse(block, for: target) }
@@ -140,13 +141,14 @@ import Testing
     }
 
     enum Expected: Sendable, CustomStringConvertible {
-        case syntax, unknownKey, unknownControl, wrongType, outOfRange, notOnPad, incompatible, curve
+        case syntax, unknownKey, unknownControl, wrongType, outOfRange, notOnPad, incompatible, curve, desktop, conflict
         var description: String { "\(self)" }
         func matches(_ problem: ProfileError.Problem) -> Bool {
             switch (self, problem) {
             case (.syntax, .syntax), (.unknownKey, .unknownKey), (.unknownControl, .unknownControl), (.wrongType, .wrongType),
                 (.outOfRange, .invalid(.outOfRange)), (.notOnPad, .invalid(.targetNotOnVirtualPad)),
-                (.incompatible, .invalid(.incompatibleKinds)), (.curve, .invalid(.curvePointsInvalid)):
+                (.incompatible, .invalid(.incompatibleKinds)), (.curve, .invalid(.curvePointsInvalid)),
+                (.desktop, .unknownDesktopTarget), (.conflict, .invalid(.conflict)):
                 true
             default:
                 false
@@ -214,7 +216,107 @@ import Testing
                   target: .xbox360, keyPath: "", line: 4, expected: .syntax, mentions: "value is missing"),
         ErrorCase(name: "not TOML", text: "[map]\na = \"b\"\nb = \n", target: .xbox360,
                   keyPath: "", line: 3, expected: .syntax, mentions: "line 3"),
+        ErrorCase(name: "a key the kernel does not have", text: "[map]\na = \"key:space\"\nb = \"key:spacebar\"\n", target: .xbox360,
+                  keyPath: "map.b", line: 3, expected: .desktop, mentions: "key:leftctrl"),
+        ErrorCase(name: "a key in capitals", text: "[map]\na = [\"key:leftctrl\", \"key:C\"]\n", target: .xbox360,
+                  keyPath: "map.a", line: 2, expected: .desktop, mentions: "lower case"),
+        ErrorCase(name: "a mouse button the mouse does not have", text: "[layers.leftshoulder.map]\na = \"mouse:back\"\n", target: .xbox360,
+                  keyPath: "layers.leftshoulder.map.a", line: 2, expected: .desktop, mentions: "mouse:left|right|middle|side|extra"),
+        ErrorCase(name: "a hold time too short", text: "[tap_hold.b]\ntap = \"key:esc\"\ntap_hold_ms = 10\n", target: .xbox360,
+                  keyPath: "tap_hold.b.tap_hold_ms", line: 3, expected: .outOfRange, mentions: "50...5000"),
+        ErrorCase(name: "a tap/hold button also mapped", text: "[map]\nb = \"a\"\n[tap_hold.b]\ntap = \"key:esc\"\n", target: .xbox360,
+                  keyPath: "tap_hold.b", line: 3, expected: .conflict, mentions: "remove its mapping"),
+        ErrorCase(name: "a chord of one button", text: "[chords]\n\"leftshoulder\" = \"key:tab\"\n", target: .xbox360,
+                  keyPath: "chords.leftshoulder", line: 2, expected: .wrongType, mentions: "joined by +"),
+        ErrorCase(name: "the gyro on the mouse without the game's counts per turn", text: "[gyro]\noutput = \"mouse\"\n", target: .dualSense,
+                  keyPath: "gyro.counts_per_turn", line: 1, expected: .wrongType, mentions: "counts_per_turn = 3600"),
+        ErrorCase(name: "a stick setting for the gyro on the mouse",
+                  text: "[gyro]\noutput = \"mouse\"\ncounts_per_turn = 3600\nsensitivity_x = 2\n", target: .dualSense,
+                  keyPath: "gyro.sensitivity_x", line: 4, expected: .unknownKey, mentions: "upper_sensitivity"),
+        ErrorCase(name: "one stick on the pointer and the wheel", text: "[mouse]\nstick = \"right\"\nscroll_stick = \"right\"\n",
+                  target: .xbox360, keyPath: "mouse.scroll_stick", line: 3, expected: .conflict, mentions: "one use per stick"),
+        ErrorCase(name: "a pad button with no virtual pad", text: "[map]\na = \"key:space\"\nx = \"y\"\n", target: .nothing,
+                  keyPath: "map.x", line: 3, expected: .notOnPad, mentions: "--as none"),
     ]
+
+    @Test func theDesktopSchemaReadsIntoTheModel() throws {
+        let text = """
+            tap_hold_ms = 250
+            chord_ms = 80
+
+            [map]
+            a = "key:space"
+            x = ["key:leftctrl", "key:c"]
+            righttrigger = "mouse:left"
+            dpup = "scroll:up"
+            dpleft = "mouse:side"
+
+            [tap_hold.b]
+            tap = "key:esc"
+            hold = ["key:leftshift", "mouse:right"]
+
+            [tap_hold.y]
+            tap = "key:f5"
+            tap_hold_ms = 400
+
+            [chords]
+            "leftshoulder+rightshoulder" = "key:tab"
+
+            [mouse]
+            stick = "left"
+            speed = 1500
+            acceleration = 2
+            acceleration_ms = 300
+            scroll_stick = "right"
+            scroll_speed = 6
+
+            [gyro]
+            output = "mouse"
+            counts_per_turn = 7200
+            sensitivity = 1.5
+            lower_speed = 5
+            upper_speed = 60
+            upper_sensitivity = 3
+            tightening = 2
+            smoothing = 4
+            smoothing_window_ms = 100
+            space = "local"
+            enable_button = "rightshoulder"
+            calibrate_button = "back"
+            """
+        let profile = try RemapProfileFile.parse(text, for: .xbox360)
+        func key(_ code: UInt16) -> RemapControl { .desktop(.key(KeyboardKey(code: code, name: ""))) }
+        // The codes are the kernel's (linux/input-event-codes.h), as libevdev names them.
+        #expect(profile.map[.button(.a)] == [key(57)])
+        #expect(profile.map[.button(.x)] == [key(29), key(46)])
+        #expect(profile.map[.axis(.righttrigger)] == [.desktop(.mouseButton(.left))])
+        #expect(profile.map[.button(.dpup)] == [.desktop(.scroll(.up))])
+        #expect(profile.map[.button(.dpleft)] == [.desktop(.mouseButton(.side))])
+        #expect(profile.tapHold[.b] == TapHold(tap: [key(1)], hold: [key(42), .desktop(.mouseButton(.right))], holdMicroseconds: 250_000))
+        #expect(profile.tapHold[.y] == TapHold(tap: [key(63)], hold: [], holdMicroseconds: 400_000))
+        #expect(profile.chords == [Chord(.leftshoulder, .rightshoulder, targets: [key(15)])])
+        #expect(profile.chordWindowMicroseconds == 80_000)
+        #expect(profile.pointerStick == StickToPointer(stick: .left, countsPerSecond: 1500, acceleration: 2, accelerationMicroseconds: 300_000))
+        #expect(profile.scrollStick == StickToScroll(stick: .right, notchesPerSecond: 6))
+        #expect(profile.gyro == nil)
+        #expect(profile.gyroMouse == GyroToMouse(
+            settings: GyroMouseSettings(
+                countsPerTurn: 7200, sensitivity: 1.5,
+                acceleration: .init(lowerSpeedDegreesPerSecond: 5, upperSpeedDegreesPerSecond: 60, upperSensitivity: 3),
+                tighteningDegreesPerSecond: 2, smoothingDegreesPerSecond: 4, smoothingWindowMicroseconds: 100_000, space: .local),
+            enableButton: .rightshoulder, calibrateButton: .back))
+        #expect(profile.needsVirtualKeyboard && profile.needsVirtualMouse)
+        #expect(KeyboardKeyNames.name(forCode: 29) == "leftctrl")
+    }
+
+    @Test func flickStickTakesTheGyrosCountsPerTurnUnlessItHasItsOwn() throws {
+        let shared = try RemapProfileFile.parse(
+            "[gyro]\noutput = \"mouse\"\ncounts_per_turn = 5000\n[flick]\nstick = \"right\"\n", for: .dualSense)
+        #expect(shared.flickStick == FlickStickBinding(stick: .right, settings: FlickStickSettings(countsPerTurn: 5000)))
+        let own = try RemapProfileFile.parse("[flick]\nstick = \"left\"\ncounts_per_turn = 3600\nflick_time_ms = 150\n", for: .xbox360)
+        #expect(own.flickStick == FlickStickBinding(stick: .left, settings: FlickStickSettings(countsPerTurn: 3600, flickMicroseconds: 150_000)))
+        #expect(!own.needsVirtualKeyboard && own.needsVirtualMouse)
+    }
 
     @Test(arguments: errorCases)
     func mistakesNameTheKeyTheLineAndWhatIsAllowed(_ testCase: ErrorCase) {

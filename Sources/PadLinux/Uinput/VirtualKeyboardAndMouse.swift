@@ -10,8 +10,8 @@ public import PadCore
 /// keyboard; the mouse has the five buttons, `REL_X`/`REL_Y`, and the wheels in notches and in high-resolution
 /// units (`REL_WHEEL_HI_RES`, 120 per notch), so libinput scrolls smoothly where it can and by notches elsewhere.
 /// State-based for keys and buttons (`show` releases whatever a frame does not hold); movement is given once.
-/// Closing (or the process dying: the kernel destroys a uinput device with its descriptor and releases its keys)
-/// leaves nothing pressed. Loop-confined.
+/// Closing releases everything before the devices go; if the process dies, the kernel destroys them with its
+/// descriptors and desktops (libinput) let go of what they held. Loop-confined.
 public final class VirtualKeyboardAndMouse {
     public static let keyboardName = "padbridge virtual keyboard"
     public static let mouseName = "padbridge virtual mouse"
