@@ -19,6 +19,13 @@ public final class RemapBridge {
     private var desktop: VirtualKeyboardAndMouse?
     private let loop: DeviceEventLoop
     private let logger: Logger
+    /// The virtual pad's phys; the keyboard's and mouse's are it + "/keyboard", "/mouse" (so `list` groups them).
+    private let outputPath: String
+
+    /// `padbridge-output/KIND/remap-ID` (`none` for no virtual pad).
+    static func outputPhysicalPath(kind: VirtualPadKind?, pad: Fingerprint) -> String {
+        "\(VirtualPadKind.bridgeOutputPhysicalPathPrefix)\(kind?.rawValue ?? "none")/remap-\(pad.rawValue)"
+    }
     /// The virtual keyboard's and mouse's event nodes, once made.
     public var keyboardNode: String? { desktop?.keyboardNode }
     public var mouseNode: String? { desktop?.mouseNode }
@@ -55,9 +62,12 @@ public final class RemapBridge {
         bridgedNodes = controller.nodes
         var feedbackTarget: ((FeedbackEvent) -> Void)?
         var mac: String?
+        let outputPath = Self.outputPhysicalPath(kind: kind, pad: controller.fingerprint)
+        self.outputPath = outputPath
         let virtual = try kind.map { kind in
             try VirtualPadSession(
-                kind: kind, seed: VirtualPadIdentitySeed.local(forPad: controller.fingerprint), loop: loop,
+                kind: kind, seed: VirtualPadIdentitySeed.local(forPad: controller.fingerprint), physicalPath: outputPath,
+                loop: loop,
                 logger: logger, onFeedback: { event in feedbackTarget?(event) },
                 onReady: { nodes in onReady(nodes, mac) })
         }
@@ -99,7 +109,7 @@ public final class RemapBridge {
         let old = desktop
         desktop = try VirtualKeyboardAndMouse(
             keyboard: needs.keyboard || has.keyboard, mouse: needs.mouse || has.mouse,
-            physicalPath: VirtualPadKind.bridgeOutputPhysicalPathPrefix + "remap/" + fingerprint.rawValue, logger: logger)
+            physicalPath: outputPath, logger: logger)
         old?.close()
     }
 

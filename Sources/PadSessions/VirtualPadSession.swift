@@ -17,10 +17,11 @@ public final class VirtualPadSession {
     /// What readers see now.
     private var shown = PadSnapshot.neutral
 
-    /// Creates the pad. `onReady` is called once the kernel has made its nodes (see `nodes`).
+    /// Creates the pad (`physicalPath`: its phys, under `VirtualPadKind.bridgeOutputPhysicalPathPrefix`; default
+    /// `kind.bridgeOutputPhysicalPath`). `onReady` is called once the kernel has made its nodes (see `nodes`).
     public init(
         kind: VirtualPadKind, seed: String, name: String? = nil, bus: HIDTransport = .bluetooth,
-        loop: DeviceEventLoop, logger: Logger,
+        physicalPath: String? = nil, loop: DeviceEventLoop, logger: Logger,
         onFeedback: @escaping (FeedbackEvent) -> Void, onReady: @escaping (VirtualPadNodes) -> Void
     ) throws(DeviceAccessError) {
         self.kind = kind
@@ -28,7 +29,7 @@ public final class VirtualPadSession {
         self.logger = logger
         var readyNodes: ((VirtualPadNodes) -> Void)?
         pad = try kind.createPad(
-            name: name, seed: seed, bus: bus, physicalPath: kind.bridgeOutputPhysicalPath, loop: loop, logger: logger,
+            name: name, seed: seed, bus: bus, physicalPath: physicalPath ?? kind.bridgeOutputPhysicalPath, loop: loop, logger: logger,
             onFeedback: onFeedback,
             onReady: { nodes in readyNodes?(nodes) })
         readyNodes = { [weak self] nodes in

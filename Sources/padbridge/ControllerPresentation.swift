@@ -64,14 +64,16 @@ enum ControllerPresentation {
             var evdev: [Node]
             var hidraw: String?
             var leds: [String]
+            var desktop: [String]
 
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
                 try container.encode(evdev, forKey: .evdev)
                 try container.encode(hidraw, forKey: .hidraw)  // null, not absent, when there is none
                 try container.encode(leds, forKey: .leds)
+                if !desktop.isEmpty { try container.encode(desktop, forKey: .desktop) }
             }
-            enum CodingKeys: String, CodingKey { case evdev, hidraw, leds }
+            enum CodingKeys: String, CodingKey { case evdev, hidraw, leds, desktop }
         }
         struct CapabilitySet: Encodable {
             var buttons: [String]
@@ -125,7 +127,7 @@ enum ControllerPresentation {
                 adaptiveTriggers: capabilities.adaptiveTriggers, battery: capabilities.battery)
             nodes = Nodes(
                 evdev: controller.nodes.evdev.map { Node(path: $0.path, role: $0.role.rawValue) },
-                hidraw: controller.nodes.hidraw, leds: controller.nodes.leds)
+                hidraw: controller.nodes.hidraw, leds: controller.nodes.leds, desktop: controller.nodes.desktop)
             battery = controller.battery.map { Battery(percent: Int($0.percent), charging: $0.charging) }
             sdl = controller.sdl.map { SDLView(guid: $0.guid, mappingName: $0.mappingName, mapping: $0.mapping, path: $0.path) }
         }

@@ -14,9 +14,17 @@ struct DoctorCommand: ParsableCommand {
             pad: its event nodes readable, its hidraw node writable where feedback goes through it, and whether \
             another program has grabbed it (checked by grabbing it for an instant). Also whether avahi-daemon answers \
             (for `serve` to announce itself and `hosts` to find hosts; advice only: addresses work without it).
-            Exit status 1 when something blocks padbridge's main uses (virtual pads, a grabbed pad), else 0.
+            With --profile FILE, also what that remap profile makes: checked as remap checks it, and the virtual \
+            keyboard and mouse it drives, with what drives each key, button, wheel and the pointer.
+            Exit status 1 when something blocks padbridge's main uses (virtual pads, a grabbed pad, a broken \
+            --profile), else 0.
             """
     )
+
+    @Option(
+        name: .long, help: ArgumentHelp("Also check this remap profile and say what it makes.", valueName: "file"),
+        completion: .file(extensions: ["toml"]))
+    var profile: String?
 
     @OptionGroup var global: GlobalOptions
 
@@ -29,7 +37,8 @@ struct DoctorCommand: ParsableCommand {
             logger.warning("could not list the pads (\(error)); checking the rest")
             controllers = []
         }
-        let findings = SetupInspection(facts: LiveSystemFacts()).findings(for: controllers) + [Self.dnssdFinding(logger: logger)]
+        var findings = SetupInspection(facts: LiveSystemFacts()).findings(for: controllers) + [Self.dnssdFinding(logger: logger)]
+        if let profile { findings += Self.profileFindings(profile) }
         let output = LineOutput.standardOutput
         for finding in findings {
             output.write(Self.label(finding.severity).padding(toWidth: 8) + finding.subject + ": " + finding.finding)
@@ -47,6 +56,23 @@ struct DoctorCommand: ParsableCommand {
             advice == 0
                 ? "Everything padbridge needs is in place (\(controllers.count) pad\(controllers.count == 1 ? "" : "s") found)."
                 : "Nothing blocks padbridge; \(advice) piece\(advice == 1 ? "" : "s") of advice above.")
+    }
+
+    /// A remap profile: refused as remap would refuse it (a problem), else what it makes.
+    static func profileFindings(_ path: String) -> [SetupFinding] {
+        let subject = "profile \(path)"
+        let profile: RemapProfile
+        do {
+            profile = try RemapCommand.loadProfile(path, for: .everything)
+        } catch {
+            return [SetupFinding(.problem, subject, "\(error)", fix: "correct the line named, then run doctor --profile again")]
+        }
+        let summary = profile.desktopSummary
+        guard !summary.isEmpty else {
+            return [SetupFinding(.ok, subject, "valid; it drives the virtual pad only (no keyboard or mouse)")]
+        }
+        return [SetupFinding(.ok, subject, "valid; besides the virtual pad (none with remap --as none) it makes:")]
+            + summary.map { SetupFinding(.ok, subject, $0) }
     }
 
     /// DNS-SD: advice when it does not work (forwarding by address does not need it).

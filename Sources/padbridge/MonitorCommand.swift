@@ -19,7 +19,9 @@ struct MonitorCommand: ParsableCommand {
             forwards a pad. --stats adds a line per second on standard error: reports per second and the interval \
             between them (min/avg/max, from the kernel's timestamps), i.e. the pad's polling rate.
             --view draws the whole pad full-screen instead; with --profile FILE (a remap profile) each stick box \
-            shows the profile's deadzone as ':' cells, and a line shows what the profile makes of both sticks.
+            shows the profile's deadzone as ':' cells, and a line shows what the profile makes of both sticks; a \
+            profile that drives a keyboard and mouse shows the keys and buttons it holds and how far it moved the \
+            pointer and the wheel (nothing is pressed for real).
             Ends on SIGINT or SIGTERM, or when the pad is unplugged (exit status 0 either way).
             """
     )
@@ -62,15 +64,13 @@ struct MonitorCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         // Signals are blocked first, before discovery (which may start SDL's threads): see `watchSignals`.
         // A profile is checked before any device is opened, as remap checks it.
-        let stickShaping = try profile.map { path in
-            PadPicture.StickShapingPair(try RemapCommand.loadProfile(path, for: .everything))
-        }
+        let remapProfile = try profile.map { path in try RemapCommand.loadProfile(path, for: .everything) }
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
         let controllers = try ControllerCatalog.discover(logger: logger, sdlView: .forGenericPads, sdlSource: .padbridgeHelper)
         let controller = try Self.choose(pad, from: controllers)
         if view {
-            return try MonitorView.run(controller: controller, grab: grab, stickShaping: stickShaping, loop: loop)
+            return try MonitorView.run(controller: controller, grab: grab, profile: remapProfile, loop: loop)
         }
 
         let session = try MonitorSession(

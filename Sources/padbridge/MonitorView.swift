@@ -3,6 +3,7 @@ import CTerminalView
 import Glibc
 import PadCore
 import PadLinux
+import PadProfiles
 import SystemPackage
 
 /// `monitor --view`: the pad as a full-screen picture (`PadPicture`) drawn through ncurses. A frame is drawn at
@@ -13,7 +14,7 @@ enum MonitorView {
     static let rateMilliseconds: UInt64 = 500
 
     static func run(
-        controller: Controller, grab: Bool, stickShaping: PadPicture.StickShapingPair?, loop: DeviceEventLoop
+        controller: Controller, grab: Bool, profile: RemapProfile?, loop: DeviceEventLoop
     ) throws {
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             throw ValidationError("--view draws on a terminal: run it in one (over SSH too), or use monitor without --view.")
@@ -28,8 +29,13 @@ enum MonitorView {
 
         let context = PadPicture.Context(
             title: "\(controller.name) [\(controller.fingerprint)]", capabilities: controller.capabilities, reportRate: nil,
-            stickShaping: stickShaping)
+            stickShaping: profile.map(PadPicture.StickShapingPair.init))
         let state = State(snapshot: session.snapshot, context: context)
+        // A profile that drives a keyboard and mouse runs here too, touching no device: the line shows what it does.
+        if let profile, profile.needsVirtualKeyboard || profile.needsVirtualMouse {
+            state.desktop = DesktopActivity(pipeline: try RemapPipeline(profile: profile, target: .everything))
+            state.context.desktopLine = state.desktop?.line
+        }
         let frame = try loop.makeTimer {
             state.draw()
         }
@@ -41,6 +47,10 @@ enum MonitorView {
         }
         session.onSnapshot = { snapshot in
             state.snapshot = snapshot
+            if state.desktop != nil {
+                state.desktop!.apply(snapshot)
+                state.context.desktopLine = state.desktop!.line
+            }
             changed()
         }
         func readKeys() {
@@ -79,6 +89,7 @@ enum MonitorView {
         var context: PadPicture.Context
         var frameDue = false
         var lastDrawn = MonotonicInstant(nanoseconds: 0)
+        var desktop: DesktopActivity?
 
         init(snapshot: PadSnapshot, context: PadPicture.Context) {
             self.snapshot = snapshot
@@ -108,5 +119,30 @@ enum MonitorView {
             }
             CTerminalView_show()
         }
+    }
+}
+
+/// A profile's keyboard and mouse as `monitor --view --profile` shows them: what is held now, and how far the pointer
+/// and the wheel have moved since the view started (moved only by the pad's reports: the view follows no timer).
+struct DesktopActivity {
+    var pipeline: RemapPipeline
+    var moved = (x: 0, y: 0, wheel: 0, horizontalWheel: 0)
+
+    mutating func apply(_ snapshot: PadSnapshot) {
+        _ = pipeline.apply(snapshot, atMicroseconds: MonotonicInstant.now().microseconds)
+        let frame = pipeline.desktop
+        moved.x += Int(frame.pointerX)
+        moved.y += Int(frame.pointerY)
+        moved.wheel += Int(frame.wheel)
+        moved.horizontalWheel += Int(frame.horizontalWheel)
+    }
+
+    var line: String {
+        let held = pipeline.desktop.held.codes.map { code in
+            MouseButton.allCases.first { $0.code == code }.map { "mouse:\($0.rawValue)" }
+                ?? "key:" + (KeyboardKeyNames.name(forCode: code) ?? String(code))
+        }
+        return "keys/mouse: " + (held.isEmpty ? "-" : held.joined(separator: " "))
+            + "  pointer \(moved.x),\(moved.y)  wheel \(moved.wheel / 120),\(moved.horizontalWheel / 120)"
     }
 }

@@ -17,6 +17,7 @@ from evdev import ecodes
 
 from conftest import DEADLINE, describe_events, expect_events, read_until_gone, start_xbox
 from standins import PhysicalDualSense
+from test_discovery import controller_with_node, list_json
 
 
 class LibinputEvents:
@@ -219,6 +220,10 @@ def test_a_dualsense_turned_a_quarter_turn_moves_the_mouse_a_quarter_turn_of_cou
         ready = remap.wait_ready()
         assert ready["kind"] == "dualsense" and len(ready["eventNodes"]) == 3 and ready["keyboard"] is None, ready
         mouse = evdev.InputDevice(ready["mouse"])
+        # `list` shows the mouse with the virtual pad it was made beside (not as a pad of its own).
+        listed = list_json()
+        assert controller_with_node(listed, ready["eventNodes"][0])["nodes"]["desktop"] == [ready["mouse"]], listed
+        assert not any(ready["mouse"] in [n["path"] for n in c["nodes"]["evdev"]] for c in listed), listed
 
         # At rest, then 90 °/s of yaw for 250 steps of 4 ms on the pad's clock (sent at that pace), then at rest again
         # and cross pressed: its click on the mouse comes after every count of the turn. The mouse is read meanwhile

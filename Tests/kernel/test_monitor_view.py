@@ -163,9 +163,9 @@ def test_a_window_smaller_than_80x24_is_told_so(view_pane):
     wait_screen(lambda text: "left stick" in text, "the picture again")
 
 
-def test_the_view_shows_a_profiles_deadzone_and_what_it_makes_of_the_left_stick(padbridge, tmp_path):
+def test_the_view_shows_a_profiles_deadzone_what_it_makes_of_the_left_stick_and_its_keys(padbridge, tmp_path):
     profile = tmp_path / "deadzone.toml"
-    profile.write_text("[sticks.left]\ndeadzone = 0.3\n")
+    profile.write_text("[sticks.left]\ndeadzone = 0.3\n[map]\na = \"key:space\"\n")
     with view_of_a_dualsense(padbridge, "--profile", str(profile)) as pad:
         wait_screen(lambda text: "left dz 0.30" in text and "right dz 0.00" in text and re.search(r"\|\s*:+o:+\s*\|", text),
                     "the profile's deadzones, the left one drawn around the centred dot")
@@ -175,6 +175,10 @@ def test_the_view_shows_a_profiles_deadzone_and_what_it_makes_of_the_left_stick(
         pad.axis("leftx", 32767)
         wait_screen(lambda text: (m := re.search(r"profile L (\d+),-?\d+ ", text)) and int(m[1]) > 30000,
                     "the left stick at the right, past the deadzone")
+        # What the profile's keyboard would do (nothing is pressed for real: monitor makes no device).
+        wait_screen(lambda text: "keys/mouse: -  pointer 0,0" in text, "the profile's keyboard, idle")
+        pad.button("a", True)
+        wait_screen(lambda text: "keys/mouse: key:space " in text, "a holding the profile's space key")
         tmux("send-keys", "-t", "view", "q")
         text = wait_screen(exited_and_stty_ran, "monitor's exit and stty's report")
         assert "EXITED 0" in text and "profile L" not in text, text

@@ -15,6 +15,8 @@ public struct PadPicture: Sendable, Hashable {
         public var reportRate: ReportIntervalStatistics.Summary?
         /// A remap profile's shaping of the physical sticks (`monitor --view --profile`), or nil.
         public var stickShaping: StickShapingPair?
+        /// What the profile's virtual keyboard and mouse are doing (`monitor --view --profile`), one line, or nil.
+        public var desktopLine: String?
 
         public init(
             title: String, capabilities: Capabilities, reportRate: ReportIntervalStatistics.Summary?,
@@ -99,6 +101,7 @@ public struct PadPicture: Sendable, Hashable {
             let right = shaping.right.shaped(x: pad.rightX, y: pad.rightY)
             canvas.put(22, 2, "profile L \(left.x),\(left.y) R \(right.x),\(right.y)")
         }
+        if let line = context.desktopLine { canvas.put(14, 2, String(line.prefix(76))) }
         button(13, 5, "L3", .leftstick)
         button(13, 65, "R3", .rightstick)
 

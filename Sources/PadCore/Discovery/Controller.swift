@@ -122,11 +122,15 @@ public struct ControllerNodes: Sendable, Hashable {
     /// Its LED class devices (`/sys/class/leds/NAME`: a DualSense's lightbar and player LEDs, a Switch pad's player
     /// lights, an Xbox 360 pad's ring), in natural order. Sysfs directories, not device nodes: not in `allPaths`.
     public var leds: [String]
+    /// For a bridge's virtual pad: the event nodes of the virtual keyboard and mouse the same bridge made beside it
+    /// (`remap` with a profile that drives them). Not the pad's own: not in `allPaths`, never read or hidden with it.
+    public var desktop: [String]
 
-    public init(evdev: [EvdevNode], hidraw: String?, leds: [String] = []) {
+    public init(evdev: [EvdevNode], hidraw: String?, leds: [String] = [], desktop: [String] = []) {
         self.evdev = evdev
         self.hidraw = hidraw
         self.leds = leds
+        self.desktop = desktop
     }
 
     /// Every path, event nodes first.
@@ -191,6 +195,8 @@ public struct Controller: Sendable, Hashable {
     /// A virtual pad a padbridge bridge shows (`remap`, `serve`; its `phys` starts with
     /// `VirtualPadKind.bridgeOutputPhysicalPathPrefix`): never forwarded by `connect --all`.
     public var isBridgeOutput = false
+    /// Its `phys` (the input device's, else the HID device's), nil when empty.
+    public var physicalPath: String?
 
     /// The pad with `fingerprint` among `controllers`, as a session that lost it takes it back: never a bridge's
     /// own virtual pad. Identical pads with no serial or port path are told apart by their order, so when the

@@ -12,6 +12,8 @@ public enum ControllerGrouping {
     ///   such as `0005:054C:0CE6.0019`). Event nodes without one (xpad over USB, uinput pads) group by their
     ///   inputN device's parent when it has a subsystem (the USB interface), else by the inputN device itself.
     /// - Only groups with a `.pad` node are controllers; the pad node is the lowest-numbered one.
+    /// - A bridge's virtual keyboard and mouse (phys `P/keyboard`, `P/mouse`) join the bridge's virtual pad (phys `P`,
+    ///   under `VirtualPadKind.bridgeOutputPhysicalPathPrefix`) as `nodes.desktop`.
     /// - Kind: from the vendor and product ids (`ControllerKind(vendorID:productID:)`); a pad those do not name is
     ///   an Xbox pad when its USB interface is bound by xpad (`ControllerKind(usbInterfaceDriver:interfaceClass:)`).
     /// - Two controllers never share a fingerprint: the later one (by pad node number) of two that derive the
@@ -63,7 +65,28 @@ public enum ControllerGrouping {
             if let key { groups[key]?.ledRecords.append(record) }
         }
 
-        var controllers = groupOrder.compactMap { groups[$0]?.controller() }
+        var controllers: [Controller] = []
+        var desktopNodes: [String: [String]] = [:]  // a bridge's virtual pad's phys -> its keyboard's and mouse's nodes
+        for key in groupOrder {
+            guard let group = groups[key] else { continue }
+            if let controller = group.controller() {
+                controllers.append(controller)
+            } else if let node = group.eventNodes.first, group.eventNodes.count == 1,
+                let phys = NodeGroup.physicalPath(input: node.input, hid: nil),
+                phys.hasPrefix(VirtualPadKind.bridgeOutputPhysicalPathPrefix),
+                let slash = phys.lastIndex(of: "/"), ["/keyboard", "/mouse"].contains(String(phys[slash...]))
+            {
+                desktopNodes[String(phys[..<slash]), default: []].append(node.path)
+            }
+        }
+        if !desktopNodes.isEmpty {
+            for index in controllers.indices {
+                guard let phys = controllers[index].physicalPath, let nodes = desktopNodes[phys] else { continue }
+                controllers[index].nodes.desktop = nodes.sorted {
+                    (ControllerGrouping.nodeNumber($0) ?? .max) < (ControllerGrouping.nodeNumber($1) ?? .max)
+                }
+            }
+        }
         controllers.sort { lhs, rhs in
             let left = padNodeNumber(lhs), right = padNodeNumber(rhs)
             return left != right ? left < right : lhs.fingerprint < rhs.fingerprint
@@ -208,10 +231,15 @@ struct NodeGroup {
             groupSyspath: syspath, driver: driver)
         // A uinput pad carries its phys on its input device; hid-playstation leaves its input devices' phys empty, so
         // a uhid pad (a bridge's virtual DualSense) carries it on the HID device only.
-        let phys = nonEmpty(unquoted(pad.input.properties["PHYS"])) ?? nonEmpty(pad.input.attributes["phys"])
-            ?? nonEmpty(hid?.properties["HID_PHYS"])
+        let phys = Self.physicalPath(input: pad.input, hid: hid)
+        controller.physicalPath = phys
         controller.isBridgeOutput = phys?.hasPrefix(VirtualPadKind.bridgeOutputPhysicalPathPrefix) ?? false
         return controller
+    }
+
+    /// The inputN device's PHYS, else its `phys` attribute, else the HID device's HID_PHYS.
+    static func physicalPath(input: UdevAncestorRecord, hid: UdevAncestorRecord?) -> String? {
+        nonEmpty(unquoted(input.properties["PHYS"])) ?? nonEmpty(input.attributes["phys"]) ?? nonEmpty(hid?.properties["HID_PHYS"])
     }
 
     /// The inputN device's NAME (uevent quotes it), else its `name` attribute, else the HID device's HID_NAME.

@@ -71,6 +71,23 @@ import Testing
         }
     }
 
+    /// A remap bridge's virtual keyboard and mouse are listed with its virtual pad (by phys), not as controllers;
+    /// another bridge's stay out of it.
+    @Test func aBridgesKeyboardAndMouseJoinItsVirtualPad() throws {
+        let pad = "padbridge-output/xbox360/remap-b43f9de35e24"
+        let records =
+            UdevFixtures.uinputXbox360(input: 7, event: 7, phys: pad)
+            + UdevFixtures.uinputDesktopDevice(input: 9, event: 9, phys: pad + "/mouse", mouse: true)
+            + UdevFixtures.uinputDesktopDevice(input: 8, event: 8, phys: pad + "/keyboard", mouse: false)
+            + UdevFixtures.uinputDesktopDevice(input: 10, event: 10, phys: "padbridge-output/none/remap-0123456789ab/mouse", mouse: true)
+        let controllers = ControllerGrouping.controllers(from: records)
+        #expect(controllers.count == 1)
+        let output = try #require(controllers.first)
+        #expect(output.isBridgeOutput && output.physicalPath == pad)
+        #expect(output.nodes.desktop == ["/dev/input/event8", "/dev/input/event9"])
+        #expect(output.nodes.allPaths == ["/dev/input/event7"], "never read, grabbed or hidden with the pad")
+    }
+
     /// A source that went away is taken back by its fingerprint, never from a bridge's virtual pad listed with it.
     @Test func aReturningPadIsNeverABridgesVirtualPad() throws {
         var output = try #require(ControllerGrouping.controllers(

@@ -194,6 +194,17 @@ enum UdevFixtures {
         return [eventNode(event, input: inputDevice, above: [])]
     }
 
+    /// A uinput keyboard (`mouse: false`) or mouse, as a remap bridge's virtual keyboard and mouse are made.
+    static func uinputDesktopDevice(input: Int, event: Int, phys: String, mouse: Bool) -> [UdevDeviceRecord] {
+        let properties =
+            mouse
+            ? ["EV": "7", "KEY": "1f0000 0 0 0 0", "REL": "1943", "NAME": "\"padbridge virtual mouse\"", "PHYS": "\"\(phys)\""]
+            : ["EV": "3", "KEY": "ffffffff 0 0 0 0 0 ffffffffffffffff ffffffffffffffff ffffffffffffffff ffffffffffffffff",
+               "NAME": "\"padbridge virtual keyboard\"", "PHYS": "\"\(phys)\""]
+        let inputDevice = ancestor("input", "/sys/devices/virtual/input/input\(input)", properties: properties)
+        return [eventNode(event, input: inputDevice, above: [])]
+    }
+
     /// A cheap USB HID gamepad (DragonRise 0079:0006, hid-generic) without a serial: joystick-range buttons
     /// BTN_TRIGGER...BTN_BASE6, ABS_X/Y/Z/RX/RZ and a hat.
     static func serialLessUSBGamepad(port: String, hidInstance: Int, input: Int, event: Int, hidraw: Int) -> [UdevDeviceRecord] {

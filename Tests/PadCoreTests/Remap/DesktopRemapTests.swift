@@ -250,6 +250,20 @@ import Testing
         #expect(driver.pipeline.nextWakeMicroseconds == nil)
     }
 
+    @Test func theSummarySaysWhatDrivesEachKeyButtonAndThePointer() {
+        let profile = RemapProfile(
+            map: [.button(.a): [.desktop(Self.space)], .axis(.righttrigger): [.desktop(.mouseButton(.left))]],
+            tapHold: [.b: TapHold(tap: [.desktop(Self.escape)], hold: [.desktop(Self.leftCtrl)])],
+            pointerStick: StickToPointer(stick: .left, countsPerSecond: 1200, acceleration: 2, accelerationMicroseconds: 600_000),
+            gyroMouse: GyroToMouse(settings: GyroMouseSettings(countsPerTurn: 3600), enableButton: .leftshoulder))
+        #expect(profile.desktopSummary == [
+            "virtual keyboard: key:space (a), key:esc (b tapped), key:leftctrl (b held)",
+            "virtual mouse: mouse:left (righttrigger); pointer: left stick, 1200 counts/s at full, x2 after 600 ms; "
+                + "pointer: gyro, 3600 counts per turn, sensitivity 1, player space, while leftshoulder is held",
+        ])
+        #expect(RemapProfile(map: [.button(.a): [.button(.b)]]).desktopSummary.isEmpty)
+    }
+
     @Test func conflictsAreRefused() {
         let tapAndMapped = RemapProfile(map: [.button(.b): [.button(.a)]], tapHold: [.b: TapHold(tap: [.desktop(Self.escape)], hold: [])])
         #expect(tapAndMapped.validationErrors(for: .xbox360).map(\.keyPath) == ["tap_hold.b"])
