@@ -63,6 +63,9 @@ public final class ForwardingHost {
         var lingerEndsMicroseconds: UInt64?
         /// The last snapshot applied from the client (shown again when a lost client is heard again).
         var lastApplied: PadSnapshot?
+        /// What was made for it, once the kernel made its nodes (for the control socket's status).
+        var virtualKind: VirtualPadKind?
+        var nodes: VirtualPadNodes?
         init(description: LinkPadDescription, virtual: any HostedVirtualPad) {
             fingerprint = description.fingerprint
             self.description = description
@@ -176,8 +179,9 @@ public final class ForwardingHost {
         var slots = PadSlots()
         /// Pads of the current table with no virtual pad (no room, or it could not be made): tried again later.
         var unforwarded: [UInt8: LinkPadDescription] = [:]
-        /// Pads said to get no virtual pad (said once, until they get one).
+        /// Pads said to get no virtual pad (said once, until they get one), with why.
         var notForwardedSaid: Set<Fingerprint> = []
+        var notForwardedReasons: [Fingerprint: String] = [:]
         var padTableVersion: UInt32?
         var receivedDatagrams: UInt32 = 0
         var sentDatagrams: UInt32 = 0
@@ -321,6 +325,39 @@ public final class ForwardingHost {
         }
         for client in clients.values { if let name = paired[client.key] { client.name = name } }
         armTimer()
+    }
+
+    /// Every paired client (as paired-clients last read) with what the host knows of it now: connected or not,
+    /// its link's figures, its pads. In paired-clients' order.
+    public func clientStatuses() -> [HostClientStatus] {
+        let now = self.now
+        let keys = (try? store.pairedClients().map(\.key)) ?? Array(paired.keys)
+        return keys.compactMap { key -> HostClientStatus? in
+            guard let name = paired[key] else { return nil }
+            guard let client = clients[key] else {
+                return HostClientStatus(
+                    name: name, key: key.fingerprint, connected: false, address: nil, lastHeardMillisecondsAgo: nil,
+                    roundTripMicroseconds: nil, receivedDatagrams: 0, sentDatagrams: 0, pads: [])
+            }
+            var pads = client.pads.values.sorted { ($0.slot ?? .max, $0.fingerprint) < ($1.slot ?? .max, $1.fingerprint) }.map { pad in
+                HostPadStatus(
+                    id: pad.fingerprint.rawValue, name: pad.description.name, kind: pad.description.kind,
+                    state: pad.isForwarded && !client.lost ? .live : .lingering, slot: pad.slot.map(Int.init),
+                    virtualKind: pad.virtualKind?.rawValue, eventNodes: pad.nodes?.eventNodes ?? [], hidraw: pad.nodes?.hidrawNode)
+            }
+            for (slot, description) in client.unforwarded.sorted(by: { $0.key < $1.key }) {
+                pads.append(HostPadStatus(
+                    id: description.fingerprint.rawValue, name: description.name, kind: description.kind, state: .notForwarded,
+                    slot: Int(slot), virtualKind: nil, eventNodes: [], hidraw: nil,
+                    problem: client.notForwardedReasons[description.fingerprint] ?? "not given a virtual pad yet"))
+            }
+            let heard = client.liveness.lastHeardMicroseconds
+            return HostClientStatus(
+                name: client.name, key: key.fingerprint, connected: client.current != nil && !client.lost,
+                address: "\(client.path.remote)", lastHeardMillisecondsAgo: now >= heard ? (now - heard) / 1000 : 0,
+                roundTripMicroseconds: client.liveness.smoothedRoundTripMicroseconds,
+                receivedDatagrams: client.receivedDatagrams, sentDatagrams: client.sentDatagrams, pads: pads)
+        }
     }
 
     /// Every virtual pad shows the released state (the first step of a clean exit).
@@ -634,14 +671,15 @@ public final class ForwardingHost {
     /// or it could not be made.
     private func create(_ description: LinkPadDescription, for client: HostedClient) -> Bool {
         if clients.values.reduce(0, { $0 + $1.pads.count }) >= options.maximumPads && !evictALingeringPad() {
+            let reason = "--max-pads \(options.maximumPads) reached; it gets a virtual pad when one goes"
+            client.notForwardedReasons[description.fingerprint] = reason
             if client.notForwardedSaid.insert(description.fingerprint).inserted {
-                onEvent(.padNotForwarded(
-                    client: client.name, pad: description,
-                    reason: "--max-pads \(options.maximumPads) reached; it gets a virtual pad when one goes"))
+                onEvent(.padNotForwarded(client: client.name, pad: description, reason: reason))
             }
             return false
         }
         client.notForwardedSaid.remove(description.fingerprint)
+        client.notForwardedReasons[description.fingerprint] = nil
         let kind =
             options.virtualKind ?? description.requestedVirtualKind
             ?? VirtualPadKind.defaultKind(for: ControllerKind(rawValue: description.kind) ?? .generic)
@@ -653,6 +691,8 @@ public final class ForwardingHost {
         // closed (remove, destroy) while it lives, and while this host is destroyed `owner` is nil first.
         let announce = { [owner, unowned(unsafe) client] (nodes: VirtualPadNodes) in
             guard let self = owner.target, let pad = created else { return }
+            pad.virtualKind = kind
+            pad.nodes = nodes
             self.onEvent(.padAttached(client: client.name, pad: pad.description, kind: kind, nodes: nodes, mac: pad.virtual.mac))
         }
         do {
@@ -673,6 +713,7 @@ public final class ForwardingHost {
             return true
         } catch {
             logger.error("\(client.name): cannot create a virtual \(kind.rawValue) pad for \(description.name): \(error)")
+            client.notForwardedReasons[description.fingerprint] = "cannot create a virtual \(kind.rawValue) pad: \(error)"
             return false
         }
     }

@@ -65,6 +65,13 @@ public struct PairingResponder {
         wrongTriesBySource.removeAll()
     }
 
+    /// Closes the window (the control socket's `close-pairing`): no pairing until one is opened again.
+    public mutating func close() {
+        window = nil
+        pending.removeAll()
+        wrongTriesBySource.removeAll()
+    }
+
     /// Whether a window is open now.
     public func isOpen(atMicroseconds now: UInt64) -> Bool {
         guard let window else { return false }

@@ -86,6 +86,38 @@ public struct TrustStore: Sendable {
             + clients.map { TrustFileFormat.line($0) + "\n" }.joined())
     }
 
+    /// Removes the paired client named `nameOrFingerprint` (its name, or its key's fingerprint or a unique prefix
+    /// of it), in one rename; returns it. Throws when none, or more than one, matches.
+    @discardableResult
+    public func revoke(_ nameOrFingerprint: String) throws(TrustStoreError) -> PairedClient {
+        let clients = try pairedClients()
+        let wanted = nameOrFingerprint.lowercased()
+        let matches = clients.filter { client in
+            client.name == nameOrFingerprint || client.key.fingerprint.lowercased() == wanted
+                || (wanted.count >= 4 && Self.fingerprintDigits(client.key.fingerprint).hasPrefix(Self.fingerprintDigits(wanted)))
+        }
+        guard let client = matches.first else {
+            let known = clients.map { "\"\($0.name)\" (\($0.key.fingerprint))" }.joined(separator: ", ")
+            throw TrustStoreError(
+                "no paired client is named or has the key \(nameOrFingerprint)"
+                    + (clients.isEmpty ? "; no client is paired" : "; paired: \(known)"))
+        }
+        guard matches.count == 1 else {
+            throw TrustStoreError(
+                "\(nameOrFingerprint) names \(matches.count) paired clients; give the key's fingerprint: "
+                    + matches.map { $0.key.fingerprint }.joined(separator: ", "))
+        }
+        try write(pairedClientsPath, header("clients this host accepts (padbridge serve --pair); delete a line to revoke one")
+            + clients.filter { $0.key != client.key }.map { TrustFileFormat.line($0) + "\n" }.joined())
+        return client
+    }
+
+    /// A fingerprint's hex digits, lower case ("SHA256:6668-7aad..." -> "66687aad...").
+    static func fingerprintDigits(_ text: String) -> String {
+        let body = text.lowercased().hasPrefix("sha256:") ? String(text.dropFirst(7)) : text.lowercased()
+        return String(body.filter(\.isHexDigit))
+    }
+
     /// Where `padbridge pairing-window` leaves a code for a running host (which takes it and deletes the file).
     public var pairingRequestPath: String { directory + "/pairing-request" }
     static let pairingRequestTag = "padbridge-pairing-request-v1"

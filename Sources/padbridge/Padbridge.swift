@@ -30,6 +30,7 @@ struct Padbridge: ParsableCommand {
                 name: "Forwarding",
                 subcommands: [
                     HostsCommand.self, ConnectCommand.self, ServeCommand.self, PairCommand.self, PairingWindowCommand.self,
+                    StatusCommand.self, ClientsCommand.self, RevokeCommand.self,
                 ]),
             CommandGroup(name: "Remapping", subcommands: [RemapCommand.self]),
             CommandGroup(

@@ -198,11 +198,18 @@ struct ServeCommand: ParsableCommand {
             with its port, its key's fingerprint and whether a pairing window is open: `padbridge hosts` lists it, \
             and `pair` and `connect` take its name. Without avahi-daemon it says once why it is not announced and \
             serves all the same. --no-announce keeps it off the LAN's lists.
+            At start it says what it cannot create (no /dev/uinput or /dev/uhid, or no access: doctor's words and \
+            fix). Its control socket ($XDG_RUNTIME_DIR/padbridge/control-HASH.socket, one per config directory; \
+            /run/padbridge/... for the system service; --socket PATH to choose) answers `padbridge status`, \
+            `clients`, `revoke` and `pairing-window`, from root, serve's user and its group only.
             """
     )
 
     @Option(name: .long, help: "Address and port to listen on (default: every address, port \(LinkCommandDefaults.port)).")
     var listen: String?
+
+    @Option(name: .long, help: ArgumentHelp("The control socket (default: one per config directory under $XDG_RUNTIME_DIR/padbridge, or /run/padbridge).", valueName: "path"))
+    var socket: String?
 
     @Flag(name: .long, help: "Open a pairing window at start and show its one-time code.")
     var pair = false
@@ -246,8 +253,18 @@ struct ServeCommand: ParsableCommand {
         let hostName = name ?? LinkEndpointDefaults.machineName()
         var pairing = PairingResponder(identity: identity, hostName: hostName)
         let output = LineOutput.standardError
+        let started = MonotonicInstant.now()
         output.write(
             "padbridge: listening on \(socket.localAddress) (UDP port \(socket.localAddress.port)), host key \(hostKey.fingerprint)")
+        // What clients' pads need: said now, not when the first one fails.
+        let inspection = SetupInspection(facts: LiveSystemFacts())
+        for finding in inspection.virtualDeviceNodes() where finding.severity != .ok {
+            output.write(
+                "padbridge: warning: \(finding.subject) \(finding.finding); clients' pads that need it get no virtual pad"
+                    + (finding.fix.map { " (fix: \($0))" } ?? ""))
+        }
+        var announcement = noAnnounce ? "not announced (--no-announce)" : "not announced yet"
+        var control: ServeControl?
         if pair {
             let code = LinkEndpointDefaults.newPairingCode()
             pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
@@ -272,6 +289,7 @@ struct ServeCommand: ParsableCommand {
             }
         }
         if let reason = Self.notAnnouncedReason(noAnnounce: noAnnounce, listen: socket.localAddress) {
+            announcement = "not announced: \(reason)"
             output.write("padbridge: not announced on the LAN: \(reason)")
         } else {
             var lastProblem: DNSSDUnavailable?
@@ -282,20 +300,27 @@ struct ServeCommand: ParsableCommand {
                     switch event {
                     case let .announced(name):
                         lastProblem = nil
+                        announcement = "announced on the LAN as \"\(name)\""
+                        control?.statusChanged()
                         output.write(
                             "padbridge: announced on the LAN as \"\(name)\" (DNS-SD \(HostAnnouncementRecord.serviceType), "
                                 + "port \(socket.localAddress.port)): `padbridge hosts` lists it")
                     case let .renamed(from, to):
+                        announcement = "announced on the LAN as \"\(to)\" (\"\(from)\" was taken)"
+                        control?.statusChanged()
                         output.write("padbridge: another host on the LAN is announced as \"\(from)\"; this one is announced as \"\(to)\"")
                     case let .notAnnounced(problem):
                         guard problem != lastProblem else { return }  // said once
                         lastProblem = problem
+                        announcement = "not announced: \(problem)"
+                        control?.statusChanged()
                         output.write(
                             "padbridge: not announced on the LAN: \(problem); serving all the same (clients reach this "
                                 + "host by its address)")
                     }
                 }
             } catch {
+                announcement = "not announced: \(error)"
                 output.write(
                     "padbridge: not announced on the LAN: \(error); serving all the same (clients reach this host by its address)")
             }
@@ -306,6 +331,7 @@ struct ServeCommand: ParsableCommand {
             guard let code = store.takePairingRequest() else { return }
             pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
             pairingChanged()
+            control?.statusChanged()
             output.write(
                 "padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes "
                     + "(asked for by padbridge pairing-window)")
@@ -315,8 +341,65 @@ struct ServeCommand: ParsableCommand {
             socket: socket, identity: identity, store: store,
             options: .init(virtualKind: virtualKind, maximumPads: maximumPads, lingerMilliseconds: linger * 1000),
             loop: loop, logger: logger
-        ) { event in output.write("padbridge: " + ServeStatus.line(event)) }
+        ) { event in
+            output.write("padbridge: " + ServeStatus.line(event))
+            control?.statusChanged()
+        }
         defer { host.close() }
+
+        func pairingStatus() -> PairingWindowStatus {
+            let now = MonotonicInstant.now().microseconds
+            guard let window = pairing.window, window.admits(atMicroseconds: now) == .open else { return PairingWindowStatus(open: false) }
+            return PairingWindowStatus(
+                open: true, code: "\(window.code)",
+                secondsLeft: Int((window.expiresAtMicroseconds - min(now, window.expiresAtMicroseconds)) / 1_000_000))
+        }
+        let controlPath =
+            self.socket
+            ?? HostControlSocketPath.path(
+                configDirectory: store.directory, runtimeDirectory: getenv("XDG_RUNTIME_DIR").map { String(cString: $0) })
+        do {
+            control = try ServeControl(
+                path: controlPath,
+                serve: ServeControl.Serve(
+                    status: {
+                        HostStatus(
+                            name: hostName, key: hostKey.fingerprint, listening: "\(socket.localAddress)",
+                            port: Int(socket.localAddress.port), announcement: announcement,
+                            uptimeSeconds: (MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1_000_000_000,
+                            pairing: pairingStatus(),
+                            devices: inspection.virtualDeviceNodes().map {
+                                DeviceAccessStatus(path: $0.subject, usable: $0.severity == .ok, finding: $0.finding, fix: $0.fix)
+                            },
+                            clients: host.clientStatuses())
+                    },
+                    clients: { host.clientStatuses() },
+                    revoke: { client in
+                        let revoked = try store.revoke(client)
+                        host.reloadPairedClients()  // at once, not when the file watch fires
+                        return (revoked.name, revoked.key.fingerprint)
+                    },
+                    openPairing: {
+                        let code = LinkEndpointDefaults.newPairingCode()
+                        pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
+                        pairingChanged()
+                        output.write(
+                            "padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes "
+                                + "(asked for on the control socket)")
+                        return pairingStatus()
+                    },
+                    closePairing: {
+                        pairing.close()
+                        pairingChanged()
+                        output.write("padbridge: pairing window closed (asked for on the control socket)")
+                        return pairingStatus()
+                    }),
+                loop: loop, logger: logger)
+            output.write("padbridge: control socket \(controlPath) (padbridge status, clients, revoke, pairing-window)")
+        } catch {
+            output.write("padbridge: warning: no control socket at \(controlPath): \(error); status, clients and revoke cannot reach this serve")
+        }
+        defer { control?.close() }
         // Deleting a client's line in paired-clients revokes it at once (its session ends).
         let pairedClients = try FileChangeWatch(path: store.pairedClientsPath, loop: loop) { host.reloadPairedClients() }
         defer { pairedClients.cancel() }
@@ -334,7 +417,10 @@ struct ServeCommand: ParsableCommand {
             let (reply, event) = pairing.handle(datagram, from: from, atMicroseconds: now) { client in
                 try store.accept(client)
             }
-            if event != nil { pairingChanged() }  // paired, or wrong codes closing it
+            if event != nil {  // paired, or wrong codes closing it
+                pairingChanged()
+                control?.statusChanged()
+            }
             if let reply {
                 socket.send(reply, along: path)
             } else if event == nil, let count = unanswered.note(atMicroseconds: now) {
@@ -400,26 +486,41 @@ struct PairingWindowCommand: ParsableCommand {
         commandName: "pairing-window",
         abstract: "Open a pairing window on the host that is serving now (no restart) and show its code.",
         discussion: """
-            For a host that runs `padbridge serve` as a service: run this as the same user, with the same config \
-            directory (for the system service: sudo -u padbridge padbridge pairing-window --config-dir \
-            /var/lib/padbridge). The running host opens a window for this code (5 minutes, one pairing, three wrong \
-            tries); `padbridge pair HOST CODE` on the client uses it.
+            Asks the serve running with the same config directory, through its control socket, to open a window (5 \
+            minutes, one pairing, three wrong tries) and prints its code; `padbridge pair HOST CODE` on the client \
+            uses it. --close closes an open window. For the system service: sudo padbridge pairing-window --system. \
+            Without a control socket (a serve of an earlier version), the code is left in the config directory for \
+            the serve to take, as the user that runs serve (sudo -u padbridge ... --config-dir /var/lib/padbridge).
             """
     )
 
-    @Option(
-        name: .customLong("config-dir"),
-        help: ArgumentHelp("The serving host's config directory (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"), completion: .directory)
-    var configDirectory: String?
+    @Flag(name: .long, help: "Close the window instead.")
+    var close = false
+
+    @OptionGroup var control: ControlSocketOptions
 
     func run() throws {
-        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
-        let code = LinkEndpointDefaults.newPairingCode()
-        try store.requestPairingWindow(code)
-        LineOutput.standardError.write(
-            "padbridge: asked the host serving from \(store.directory) to open a pairing window (5 minutes); its "
-                + "status shows \"pairing window open\" once it has")
-        LineOutput.standardError.write("padbridge: pairing code \(code)")
+        let output = LineOutput.standardError
+        do {
+            var client = try control.connect()
+            let window = try ask(&client, close ? .closePairing : .openPairing, "pairing", as: PairingWindowStatus.self)
+            if close {
+                output.write("padbridge: the host's pairing window is closed")
+            } else {
+                output.write("padbridge: pairing window open for \(((window.secondsLeft ?? 0) + 59) / 60) minutes")
+                output.write("padbridge: pairing code \(window.code ?? "?")")
+            }
+            return
+        } catch let error as ControlSocketClientError where error.noServe && control.socket == nil && !close {
+            // No control socket: the file way, which a serve of any version takes.
+            let store = try control.store()
+            let code = LinkEndpointDefaults.newPairingCode()
+            try store.requestPairingWindow(code)
+            output.write(
+                "padbridge: \(error); asked the host serving from \(store.directory) through its config directory to open "
+                    + "a pairing window (5 minutes); its status shows \"pairing window open\" once it has")
+            output.write("padbridge: pairing code \(code)")
+        }
     }
 }
 

@@ -50,6 +50,26 @@ struct TrustStoreTests {
         #expect(Self.mode(store.pairedClientsPath) == 0o600)
     }
 
+    @Test func aClientIsRevokedByNameOrFingerprintAndOnlyWhenThatIsUnambiguous() throws {
+        let store = TrustStore(directory: Self.temporaryDirectory())
+        let zero = LinkPublicKey(bytes: [UInt8](repeating: 0, count: 32))!  // SHA256:6668-7aad-...
+        let one = LinkPublicKey(bytes: [UInt8](repeating: 1, count: 32))!
+        let two = LinkPublicKey(bytes: [UInt8](repeating: 2, count: 32))!
+        for (key, name) in [(zero, "deck"), (one, "laptop"), (two, "laptop")] { try store.accept(PairedClient(key: key, name: name)) }
+        #expect(try store.revoke("deck") == PairedClient(key: zero, name: "deck"))
+        #expect(try store.pairedClients().map(\.name) == ["laptop", "laptop"])
+        #expect(Self.mode(store.pairedClientsPath) == 0o600)
+        let ambiguous = #expect(throws: TrustStoreError.self) { try store.revoke("laptop") }
+        #expect(ambiguous?.description.contains("names 2 paired clients") == true, "\(String(describing: ambiguous))")
+        let missing = #expect(throws: TrustStoreError.self) { try store.revoke("tv") }
+        #expect(missing?.description.contains("paired: \"laptop\"") == true, "\(String(describing: missing))")
+        // By the key's fingerprint, whole or by its first digits (dashes and case as typed).
+        #expect(try store.revoke(one.fingerprint).key == one)
+        let prefix = String(two.fingerprint.dropFirst("SHA256:".count).prefix(9)).uppercased()
+        #expect(try store.revoke(prefix).key == two)
+        #expect(try store.pairedClients().isEmpty)
+    }
+
     @Test func aKeyFingerprintIsStableAndReadable() {
         let key = LinkPublicKey(bytes: [UInt8](repeating: 0, count: 32))!
         // SHA-256 of 32 zero bytes is 66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925.

@@ -74,7 +74,7 @@ public struct SetupInspection {
     }
 
     /// `/dev/uinput` (virtual Xbox 360 pads) and `/dev/uhid` (virtual DualSense pads): present and writable.
-    func virtualDeviceNodes() -> [SetupFinding] {
+    public func virtualDeviceNodes() -> [SetupFinding] {
         [
             ("/dev/uinput", "uinput", "CONFIG_INPUT_UINPUT", "virtual Xbox 360 pads"),
             ("/dev/uhid", "uhid", "CONFIG_UHID", "virtual DualSense pads"),

@@ -1,0 +1,79 @@
+import Glibc
+import PadCore
+import SystemPackage
+
+/// Why a command could not talk to a serve's control socket, with what to do.
+public struct ControlSocketClientError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    /// No serve listens there (no socket file, or nobody accepting): the caller may do without one.
+    public var noServe: Bool
+}
+
+/// A command's connection to a serve's control socket (`padbridge status`, `clients`, `revoke`, `pairing-window`):
+/// blocking, with deadlines; one request at a time. The raw descriptor never leaves PadLinux.
+public struct ControlSocketClient: ~Copyable {
+    private let socket: UnixStreamSocket
+    private let path: String
+    private var lines = StreamLines()
+
+    /// Connects to the socket at `path`; `whose` names the serve in messages ("the serve of /home/u/.config/padbridge").
+    public init(path: String, whose: String) throws(ControlSocketClientError) {
+        self.path = path
+        do {
+            socket = try UnixStreamSocket.connected(to: path, timeoutMilliseconds: 2_000)
+        } catch {
+            switch error.code {
+            case .missingDevice:
+                throw ControlSocketClientError(
+                    description: "no serve is running for \(whose) (no control socket at \(path)); start one with "
+                        + "`padbridge serve` (same --config-dir), or name its socket with --socket",
+                    noServe: true)
+            case .permissionDenied:
+                throw ControlSocketClientError(
+                    description: "may not connect to \(path): run this as the user that runs serve (for the system "
+                        + "service: sudo padbridge ... --system)",
+                    noServe: false)
+            default:
+                throw ControlSocketClientError(
+                    description: "cannot connect to \(path) (\(error)); is the serve of \(whose) running?",
+                    noServe: error.cause == .connectionRefused)
+            }
+        }
+    }
+
+    /// Sends `line` and returns the next line the host sends, waiting at most `timeoutMilliseconds`.
+    public mutating func request(_ line: String, timeoutMilliseconds: Int32 = 5_000) throws(ControlSocketClientError) -> String {
+        guard socket.send(line + "\n") else {
+            throw ControlSocketClientError(description: "the serve at \(path) closed the connection", noServe: false)
+        }
+        guard let answer = try nextLine(timeoutMilliseconds: timeoutMilliseconds) else {
+            throw ControlSocketClientError(
+                description: "the serve at \(path) did not answer within \(timeoutMilliseconds) ms", noServe: false)
+        }
+        return answer
+    }
+
+    /// The next line the host sends (an answer or an event), nil when none came within `timeoutMilliseconds`.
+    public mutating func nextLine(timeoutMilliseconds: Int32) throws(ControlSocketClientError) -> String? {
+        let deadline = MonotonicInstant.now().adding(milliseconds: UInt64(max(0, timeoutMilliseconds)))
+        while true {
+            if let line = lines.nextLine() { return String(line) }
+            let now = MonotonicInstant.now()
+            guard now < deadline else { return nil }
+            var poller = pollfd(fd: socket.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+            let left = Int32(min((deadline.nanoseconds - now.nanoseconds) / 1_000_000 + 1, UInt64(Int32.max)))
+            let ready = poll(&poller, 1, left)
+            if ready < 0 && errno != EINTR {
+                throw ControlSocketClientError(description: "poll on \(path) failed", noServe: false)
+            }
+            guard ready > 0 else { continue }
+            switch socket.receive() {
+            case let .bytes(bytes, descriptors: _): lines.add(bytes)
+            case .none: continue
+            case .closed:
+                if let line = lines.nextLine() { return String(line) }
+                throw ControlSocketClientError(description: "the serve at \(path) closed the connection", noServe: false)
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Glibc
+import Logging
+import PadCore
+import PadLinux
+import PadNet
+
+/// `serve`'s control socket (`HostControlRequest`): answers from serve's own loop, and tells subscribers when what
+/// `status` shows changed (at most once per `eventIntervalMilliseconds`). Loop-confined.
+final class ServeControl {
+    /// What serve lends the control socket: its state, read when asked, and the few things it may change.
+    struct Serve {
+        var status: () -> HostStatus
+        var clients: () -> [HostClientStatus]
+        /// Removes the client from paired-clients and ends its session; returns its name and key.
+        var revoke: (String) throws -> (name: String, key: String)
+        var openPairing: () -> PairingWindowStatus
+        var closePairing: () -> PairingWindowStatus
+    }
+
+    static let eventIntervalMilliseconds: UInt64 = 100
+
+    let server: ControlSocketServer
+    private let serve: Serve
+    private let loop: DeviceEventLoop
+    private var eventDue: LoopDeadline?
+
+    /// Listens at `path` (its directory made, 0700, when missing); the socket file is 0660. See `isAllowed`.
+    init(path: String, serve: Serve, loop: DeviceEventLoop, logger: Logger) throws {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if !directory.isEmpty { mkdir(directory, 0o700) }
+        self.serve = serve
+        self.loop = loop
+        var handle: ((Substring, ControlConnection) -> Void)?
+        server = try ControlSocketServer(
+            path: path, loop: loop, logger: logger, isAllowed: Self.isAllowed, onLine: { line, connection in handle?(line, connection) })
+        handle = { [unowned self] line, connection in self.answer(line, on: connection) }
+    }
+
+    func close() {
+        eventDue?.cancel()
+        server.close()
+    }
+
+    /// Root, serve's user, or a process whose group is serve's (SO_PEERCRED's record of who connected; the socket
+    /// file's mode, 0660, already keeps everybody else from connecting). Supplementary groups are not taken: the
+    /// system service cannot see other users' processes (ProtectProc), and members of its group should not steer it.
+    static func isAllowed(_ peer: ControlSocketServer.Peer) -> Bool {
+        peer.uid == 0 || peer.uid == geteuid() || peer.gid == getegid()
+    }
+
+    /// Something `status` shows changed: subscribers hear it once the interval since the last event has passed.
+    func statusChanged() {
+        guard eventDue == nil, server.openConnections.contains(where: { !$0.subscriptions.isEmpty }) else { return }
+        eventDue = try? loop.deadline(afterMilliseconds: Self.eventIntervalMilliseconds) { [weak self] in
+            guard let self else { return }
+            self.eventDue = nil
+            let line = HostControlReply.event("status", self.serve.status())
+            for connection in self.server.openConnections where connection.subscriptions.contains("status") {
+                connection.send(line)  // one that cannot take it now is dropped
+            }
+        }
+    }
+
+    private func answer(_ line: Substring, on connection: ControlConnection) {
+        let (id, parsed) = HostControlRequest.parse(line)
+        let request: HostControlRequest
+        switch parsed {
+        case let .success(value): request = value
+        case let .failure(error):
+            connection.send(HostControlReply.failure(id: id, error))
+            connection.close()
+            return
+        }
+        switch request {
+        case .status:
+            connection.send(HostControlReply.success(id: id, "status", serve.status()))
+        case .clients:
+            connection.send(HostControlReply.success(id: id, "clients", serve.clients()))
+        case let .revoke(client):
+            do {
+                let revoked = try serve.revoke(client)
+                connection.send(HostControlReply.success(id: id, "revoked", ["name": revoked.name, "key": revoked.key]))
+                statusChanged()
+            } catch {
+                connection.send(HostControlReply.failure(id: id, HostControlError("\(error)")))
+            }
+        case .openPairing:
+            connection.send(HostControlReply.success(id: id, "pairing", serve.openPairing()))
+            statusChanged()
+        case .closePairing:
+            connection.send(HostControlReply.success(id: id, "pairing", serve.closePairing()))
+            statusChanged()
+        case .subscribe:
+            connection.subscriptions.insert("status")
+            connection.send(HostControlReply.success(id: id, "status", serve.status()))
+        }
+    }
+}
