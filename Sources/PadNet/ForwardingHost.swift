@@ -228,6 +228,11 @@ public final class ForwardingHost {
     private var handshakeRefusals = RateLimitedCount(intervalMicroseconds: 10_000_000)
     /// Whether a pad went or began to linger since unforwarded pads were last tried.
     private var roomMayHaveChanged = false
+    /// Virtual pads of revoked clients: released at once, destroyed at `destroyAtMicroseconds`, so that readers see
+    /// the release before the nodes go (an event read after its node went is lost to the reader).
+    private var retiring: [(pads: [HostedPad], destroyAtMicroseconds: UInt64)] = []
+    /// How long a revoked client's released pads stay before they go (as a bridge's exit shows its release).
+    public static let releaseShownMicroseconds: UInt64 = 100_000
     /// Buffers of the per-datagram path, kept so that it allocates nothing: a datagram's plaintext, a reply's
     /// plaintext encoder, a sealed reply.
     private var plaintext: [UInt8] = {
@@ -320,6 +325,11 @@ public final class ForwardingHost {
             onEvent(.pairedClientsUnreadable("\(error); every client is refused until it is fixed"))
         }
         for client in Array(clients.values) where paired[client.key] == nil {
+            // The session ends now; its pads show the released state now and go shortly after.
+            let pads = Array(client.pads.values)
+            for pad in pads { pad.virtual.goNeutral() }
+            client.pads.removeAll()
+            if !pads.isEmpty { retiring.append((pads, now + Self.releaseShownMicroseconds)) }
             remove(client)
             onEvent(.revoked(client: client.name))
         }
@@ -372,6 +382,8 @@ public final class ForwardingHost {
         connectedSockets?.close()
         connectedSockets = nil
         for client in clients.values { for pad in client.pads.values { pad.virtual.close() } }
+        for entry in retiring { for pad in entry.pads { pad.virtual.close() } }
+        retiring.removeAll()
         clients.removeAll()
         sessions.removeAll()
     }
@@ -776,6 +788,10 @@ public final class ForwardingHost {
             }
         }
         for (pad, client) in lingerEnded { destroy(pad, of: client) }
+        if !retiring.isEmpty {
+            for entry in retiring where time >= entry.destroyAtMicroseconds { for pad in entry.pads { pad.virtual.close() } }
+            retiring.removeAll { time >= $0.destroyAtMicroseconds }
+        }
         var gone: [HostedClient] = []
         for client in clients.values {
             if let pending = client.pending, time >= pending.startedMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds * 2 {
@@ -829,7 +845,7 @@ public final class ForwardingHost {
     /// as long as a backlog lasts. Only a tick, which has just done what was due, waits at least 1 µs more.
     private func armTimer(afterTick: Bool = false) {
         if roomMayHaveChanged { forwardWaitingPads() }
-        var wake: UInt64?
+        var wake: UInt64? = retiring.map(\.destroyAtMicroseconds).min()
         for client in clients.values {
             for pad in client.pads.values { if let ends = pad.lingerEndsMicroseconds { wake = min(wake ?? ends, ends) } }
             if let pending = client.pending {

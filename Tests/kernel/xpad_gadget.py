@@ -41,7 +41,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 
 CONFIGFS = "/sys/kernel/config"
 GADGETS = f"{CONFIGFS}/usb_gadget"
@@ -205,11 +204,16 @@ def load_modules():
         subprocess.run(["mount", "-t", "configfs", "none", CONFIGFS], check=True)
 
 
-@dataclass
 class OutPacket:
-    data: bytes
-    received: float
-    protocol: str = "xbox360"
+    """One OUT packet xpad sent, as the FunctionFS process read it (`received`: monotonic time on this side). (A
+    plain class: dataclasses would cost the FunctionFS process, which imports this file, a second of start-up under
+    emulation.)"""
+
+    def __init__(self, data: bytes, received: float, protocol: str = "xbox360"):
+        self.data, self.received, self.protocol = data, received, protocol
+
+    def __repr__(self):
+        return f"OutPacket({self.data.hex()}, {self.received:.3f}, {self.protocol})"
 
     @property
     def is_rumble(self) -> bool:
@@ -286,8 +290,10 @@ class XboxGadget:
         os.makedirs(self.mountpoint, exist_ok=True)
         subprocess.run(["mount", "-t", "functionfs", self.name, self.mountpoint], check=True)
         self._mounted = True
-        self.process = subprocess.Popen([sys.executable, "-u", os.path.abspath(__file__), "serve", self.mountpoint,
-                                         self.protocol],
+        # -S: no site module (nor the .pth files it reads): the process needs only the standard library, and every
+        # file Python opens at start-up comes from the host through 9p under emulation.
+        self.process = subprocess.Popen([sys.executable, "-S", "-u", os.path.abspath(__file__), "serve",
+                                         self.mountpoint, self.protocol],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         threading.Thread(target=self._pump, daemon=True).start()
         # Python starts slowly in the emulated guest (5-14 s): this wait gets twice the others' deadline.

@@ -101,7 +101,7 @@ public struct PadPicture: Sendable, Hashable {
             let right = shaping.right.shaped(x: pad.rightX, y: pad.rightY)
             canvas.put(22, 2, "profile L \(left.x),\(left.y) R \(right.x),\(right.y)")
         }
-        if let line = context.desktopLine { canvas.put(14, 2, String(line.prefix(76))) }
+        if let line = context.desktopLine { canvas.put(4, 2, String(line.prefix(76))) }
         button(13, 5, "L3", .leftstick)
         button(13, 65, "R3", .rightstick)
 

@@ -1,0 +1,119 @@
+"""The host's control socket (issue 29): `padbridge status`, `clients`, `revoke` and `pairing-window` talking to a
+running `serve` through it, and a plain socket client (Python's) speaking its JSON lines; python-evdev watches the
+virtual pads the requests act on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+
+import evdev
+from evdev import ecodes
+
+from conftest import DEADLINE, expect_events, padbridge_binary, read_until_gone, start_xbox
+from test_forward import PORT, attached, connect, paired_host
+from test_pairing import pair, pairing_code
+from test_remap import assert_released_before_gone
+
+
+def run_padbridge(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([padbridge_binary(), *args], capture_output=True, text=True, timeout=DEADLINE)
+
+
+def status(host_config) -> dict:
+    result = run_padbridge("status", "--json", "--config-dir", str(host_config))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def control_socket_path(serve) -> str:
+    _, line = serve.wait_stderr(lambda line: line.startswith("padbridge: control socket "), what="the control socket")
+    return line.split()[3]
+
+
+def test_status_shows_a_clients_two_pads_and_revoke_ends_its_session_before_it_answers(padbridge, tmp_path):
+    serve, client = paired_host(padbridge, tmp_path)
+    path = control_socket_path(serve)
+    assert oct(os.stat(path).st_mode & 0o777) == "0o660", oct(os.stat(path).st_mode)
+    first, _, first_node = start_xbox(padbridge, "--name", "control first pad")
+    second, _, second_node = start_xbox(padbridge, "--name", "control second pad")
+    connect(padbridge, client, first_node.path, second_node.path)
+    index, one = attached(serve)
+    _, two = attached(serve, since=index + 1)
+
+    # status --json: the host, then the one client with both pads, each with its virtual pad's node.
+    shown = status(tmp_path / "host")
+    assert shown["port"] == PORT and shown["key"].startswith("SHA256:") and shown["pairing"]["open"] is False, shown
+    assert {device["path"]: device["usable"] for device in shown["devices"]} == {"/dev/uinput": True, "/dev/uhid": True}
+    (paired,) = shown["clients"]
+    assert paired["connected"] is True and paired["address"].startswith("127.0.0.1:"), paired
+    assert sorted(pad["name"] for pad in paired["pads"]) == ["control first pad", "control second pad"], paired
+    assert all(pad["state"] == "live" and pad["virtualKind"] == "xbox360" for pad in paired["pads"]), paired
+    assert sorted(pad["eventNodes"][0] for pad in paired["pads"]) == sorted([one["eventNodes"][0], two["eventNodes"][0]])
+    text = run_padbridge("status", "--config-dir", str(tmp_path / "host")).stdout
+    assert f'"{paired["name"]}" {paired["key"]}: connected from 127.0.0.1:' in text and "control second pad" in text, text
+
+    # A held button, then revoke from a plain socket client: the session ends before the answer; the pads show the
+    # release at once and go 100 ms later (so that readers see the release: an event read after its node went is lost).
+    virtual = {pad["name"]: evdev.InputDevice(pad["eventNodes"][0]) for pad in paired["pads"]}
+    first.button("a", True)
+    expect_events(virtual["control first pad"], [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as control:
+        control.connect(path)
+        started = time.monotonic()
+        control.sendall(json.dumps({"id": 9, "request": "revoke", "client": paired["name"]}).encode() + b"\n")
+        answer = json.loads(control.makefile().readline())
+        answered = time.monotonic() - started
+    assert answer == {"id": 9, "ok": True, "revoked": {"name": paired["name"], "key": paired["key"]}}, answer
+    assert_released_before_gone(read_until_gone(virtual["control first pad"]), [(ecodes.EV_KEY, ecodes.BTN_A)])
+    read_until_gone(virtual["control second pad"])
+    print(f"revoke answered after {answered * 1000:.1f} ms, both pads gone {(time.monotonic() - started) * 1000:.1f} ms "
+          "after it was sent")
+
+    # Gone from paired-clients (and from status); its next handshake is not answered, so nothing comes back.
+    assert paired["key"].lower() not in (tmp_path / "host" / "paired-clients").read_text().lower()
+    assert status(tmp_path / "host")["clients"] == []
+    clients = run_padbridge("clients", "--json", "--config-dir", str(tmp_path / "host"))
+    assert clients.returncode == 0 and json.loads(clients.stdout) == [], clients
+    mark = len(serve.stderr)
+    first.button("b", True)
+    serve.wait_stderr(lambda line: "dropped" in line, since=mark, what="the revoked client's datagrams dropped")
+    assert not any("pad attached" in line for _, line in serve.stderr[mark:]), serve.describe()
+
+
+def test_a_window_opened_through_the_socket_pairs_a_new_client_and_junk_is_refused(padbridge, tmp_path):
+    host = tmp_path / "host"
+    serve = padbridge("--listen", f"127.0.0.1:{PORT}", "--config-dir", str(host), command="serve")
+    path = control_socket_path(serve)
+    assert status(host)["pairing"] == {"open": False}
+
+    opened = run_padbridge("pairing-window", "--config-dir", str(host))
+    assert opened.returncode == 0, opened.stderr
+    code = opened.stderr.strip().splitlines()[-1].rsplit(" ", 1)[1]
+    assert status(host)["pairing"]["code"] == code
+    result = pair(tmp_path / "client", code)
+    assert result.returncode == 0, result.stderr
+    (paired,) = status(host)["clients"]
+    assert paired["connected"] is False and paired["pads"] == [], paired
+
+    # A line that is no request: a clear error, that connection closed, serve answering the next one.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as junk:
+        junk.connect(path)
+        junk.sendall(b"hello\n")
+        reader = junk.makefile()
+        error = json.loads(reader.readline())
+        assert error["ok"] is False and "one JSON object a line" in error["error"], error
+        assert reader.readline() == "", "the connection is closed after the error"
+    assert status(host)["clients"] == [paired]
+
+    # Closed again through the socket; revoking without a serve rewrites the file.
+    closed = run_padbridge("pairing-window", "--close", "--config-dir", str(host))
+    assert closed.returncode == 0 and status(host)["pairing"] == {"open": False}, closed.stderr
+    assert serve.stop() == 0
+    revoked = run_padbridge("revoke", paired["key"], "--config-dir", str(host))
+    assert revoked.returncode == 0 and "no serve is running" in revoked.stderr, revoked.stderr
+    assert paired["key"].lower() not in (host / "paired-clients").read_text().lower()
