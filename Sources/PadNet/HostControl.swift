@@ -212,16 +212,17 @@ public enum JSONValue: Sendable, Hashable, Codable {
 
 /// Where a serve's control socket is: one per config directory, so two serves on one machine never collide.
 public enum HostControlSocketPath {
-    /// `RUNTIME/padbridge/control-HASH.socket`: RUNTIME is `$XDG_RUNTIME_DIR` for a user's serve, `/run` without it
-    /// (the system service, whose unit makes /run/padbridge); HASH the first 12 hex digits of SHA-256 of the config
-    /// directory's path.
+    /// `$XDG_RUNTIME_DIR/padbridge/control-HASH.socket` for a user's serve; without `XDG_RUNTIME_DIR` (the system
+    /// service, whose unit makes the directory) `/run/padbridge-serve/control-HASH.socket` (not /run/padbridge, which
+    /// belongs to the hiding service's socket). HASH: the first 12 hex digits of SHA-256 of the config directory's
+    /// path.
     public static func path(configDirectory: String, runtimeDirectory: String?) -> String {
         let digest = SHA256.hash(data: Array(configDirectory.utf8))
         let hash = digest.prefix(6).map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()
-        let runtime = runtimeDirectory.flatMap { $0.isEmpty ? nil : $0 } ?? "/run"
+        guard let runtime = runtimeDirectory, !runtime.isEmpty else { return "/run/padbridge-serve/control-\(hash).socket" }
         return "\(runtime)/padbridge/control-\(hash).socket"
     }
 }

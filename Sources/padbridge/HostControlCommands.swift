@@ -13,7 +13,7 @@ struct ControlSocketOptions: ParsableArguments {
         completion: .directory)
     var configDirectory: String?
 
-    @Flag(name: .long, help: "The system service (config directory /var/lib/padbridge, socket under /run/padbridge); as root.")
+    @Flag(name: .long, help: "The system service (config directory /var/lib/padbridge, socket under /run/padbridge-serve); as root.")
     var system = false
 
     @Option(name: .long, help: ArgumentHelp("The serve's control socket, named directly.", valueName: "path"))

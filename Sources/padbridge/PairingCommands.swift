@@ -200,7 +200,7 @@ struct ServeCommand: ParsableCommand {
             serves all the same. --no-announce keeps it off the LAN's lists.
             At start it says what it cannot create (no /dev/uinput or /dev/uhid, or no access: doctor's words and \
             fix). Its control socket ($XDG_RUNTIME_DIR/padbridge/control-HASH.socket, one per config directory; \
-            /run/padbridge/... for the system service; --socket PATH to choose) answers `padbridge status`, \
+            /run/padbridge-serve/... for the system service; --socket PATH to choose) answers `padbridge status`, \
             `clients`, `revoke` and `pairing-window`, from root, serve's user and its group only.
             """
     )
@@ -208,7 +208,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Address and port to listen on (default: every address, port \(LinkCommandDefaults.port)).")
     var listen: String?
 
-    @Option(name: .long, help: ArgumentHelp("The control socket (default: one per config directory under $XDG_RUNTIME_DIR/padbridge, or /run/padbridge).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The control socket (default: one per config directory under $XDG_RUNTIME_DIR/padbridge, or /run/padbridge-serve).", valueName: "path"))
     var socket: String?
 
     @Flag(name: .long, help: "Open a pairing window at start and show its one-time code.")
