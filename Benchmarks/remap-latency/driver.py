@@ -64,10 +64,11 @@ XBOXDRV_ARGS = [
     "--mimic-xpad", "--silent", "--dbus", "disabled",
 ]
 
-PEER_ORDER = ["padbridge", "padbridge-keys", "xboxdrv", "python", "raw"]
+PEER_ORDER = ["padbridge", "padbridge-keys", "xboxdrv", "python", "raw", "raw-keys"]
 # Each peer starts once the peers before it are ready, so that no peer's start-up competes with another's. Idle
 # peers use no CPU, except xboxdrv (about 45 ms/s, and its ~60 s of silence after start), which therefore comes last.
-START_ORDER = ["padbridge", "padbridge-keys", "raw", "python", "xboxdrv"]
+START_ORDER = ["padbridge", "padbridge-keys", "raw", "raw-keys", "python", "xboxdrv"]
+RAW_KEYS_NAME = "padbridge-bench raw key forwarder"
 # padbridge-keys: `padbridge remap --as none` with this profile; its probes are BTN_A, timed to KEY_SPACE.
 KEYS_PROFILE = '[map]\na = "key:space"\n'
 
@@ -321,12 +322,14 @@ def build_peers(args) -> list[Peer]:
         "xboxdrv": ([args.xboxdrv, "--evdev", "{source}", *XBOXDRV_ARGS], XBOX360_NAME),
         "python": ([sys.executable, os.path.join(HERE, "python_forwarder.py"), "{source}", PYTHON_NAME], PYTHON_NAME),
         "raw": ([args.raw_forwarder, "{source}", RAW_NAME], RAW_NAME),
+        # The floor of the key path: the same forwarder onto a keyboard (BTN_SOUTH as KEY_SPACE).
+        "raw-keys": ([args.raw_forwarder, "{source}", RAW_KEYS_NAME, "--keys"], RAW_KEYS_NAME),
     }
     peers = []
     for index, name in enumerate(args.peers):
         argv, output_name = commands[name]
         peers.append(Peer(name, argv, output_name, index, os.path.join(args.log_dir, f"{name}.log"),
-                          probe="key" if name == "padbridge-keys" else "axis"))
+                          probe="key" if name in ("padbridge-keys", "raw-keys") else "axis"))
     if "padbridge-keys" in args.peers:
         with open(os.path.join(args.log_dir, "keys.toml"), "w") as profile:
             profile.write(KEYS_PROFILE)
@@ -514,9 +517,12 @@ def cpu_delta(peer: Peer, start: str, end: str) -> Optional[dict]:
 
 
 def results(peers: list[Peer], args) -> dict:
-    raw = next((p for p in peers if p.name == "raw" and p.latencies_ns), None)
     rows = []
     for peer in sorted(peers, key=lambda p: PEER_ORDER.index(p.name)):
+        # Each probe kind against its own floor: key probes against raw-keys (the kernel's keyboard handling, the
+        # console's included, is in both), axis probes against raw.
+        floor = "raw-keys" if peer.probe == "key" else "raw"
+        raw = next((p for p in peers if p.name == floor and p.latencies_ns), None)
         row = {"peer": peer.name, "command": [a.replace("{source}", peer.source_node) for a in peer.argv_template],
                "note": peer.note or None, "output_node": peer.output_node or None,
                "node_after_s": peer.node_after_s, "first_event_after_s": peer.first_event_after_s,

@@ -8,7 +8,10 @@
  *
  * Built by scripts/bench-remap at benchmark time (never committed as a binary):
  *   gcc -O2 -Wall -Wextra -o raw-forwarder raw_forwarder.c
- * Usage: raw-forwarder /dev/input/eventN NAME
+ * Usage: raw-forwarder /dev/input/eventN NAME [--keys]
+ * --keys: the floor of a forwarder onto a keyboard (the `padbridge-keys` row's): a uinput keyboard (KEY_ESC...
+ * KEY_MICMUTE, as padbridge's virtual keyboard has them), the source's BTN_SOUTH written as KEY_SPACE, every other
+ * key and axis dropped; still no parsing beyond that one comparison.
  * Exit status: 0 when the source goes away (ENODEV), 1 on any other error (message on stderr). SIGTERM ends
  * it; the kernel destroys the uinput device when its fd closes.
  */
@@ -53,9 +56,31 @@ static int copy_capabilities(int source, int uinput, const char *source_path) {
     return 0;
 }
 
+static int keyboard_capabilities(int uinput) {
+    if (ioctl(uinput, UI_SET_EVBIT, EV_KEY) < 0) return fail("UI_SET_EVBIT", "/dev/uinput");
+    for (unsigned code = KEY_ESC; code <= KEY_MICMUTE; code++)
+        if (ioctl(uinput, UI_SET_KEYBIT, code) < 0) return fail("UI_SET_KEYBIT", "/dev/uinput");
+    return 0;
+}
+
+/* --keys: keeps BTN_SOUTH (as KEY_SPACE) and SYN_REPORT, drops the rest; returns the bytes kept. */
+static ssize_t as_keys(struct input_event *events, ssize_t bytes) {
+    size_t kept = 0, count = (size_t)bytes / sizeof *events;
+    for (size_t i = 0; i < count; i++) {
+        if (events[i].type == EV_KEY && events[i].code == BTN_SOUTH) {
+            events[kept] = events[i];
+            events[kept++].code = KEY_SPACE;
+        } else if (events[i].type == EV_SYN && events[i].code == SYN_REPORT && kept > 0) {
+            events[kept++] = events[i];
+        }
+    }
+    return (ssize_t)(kept * sizeof *events);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s /dev/input/eventN NAME\n", argv[0]);
+    int keys = argc == 4 && strcmp(argv[3], "--keys") == 0;
+    if (argc != 3 && !keys) {
+        fprintf(stderr, "usage: %s /dev/input/eventN NAME [--keys]\n", argv[0]);
         return 2;
     }
     const char *source_path = argv[1], *name = argv[2];
@@ -66,7 +91,7 @@ int main(int argc, char **argv) {
 
     int uinput = open("/dev/uinput", O_WRONLY | O_CLOEXEC);
     if (uinput < 0) return fail("open (modprobe uinput?)", "/dev/uinput");
-    if (copy_capabilities(source, uinput, source_path)) return 1;
+    if (keys ? keyboard_capabilities(uinput) : copy_capabilities(source, uinput, source_path)) return 1;
 
     struct uinput_setup setup = {.id = {.bustype = BUS_VIRTUAL, .vendor = 0x1209, .product = 0x0bf0, .version = 1}};
     snprintf(setup.name, sizeof setup.name, "%s", name);
@@ -82,6 +107,7 @@ int main(int argc, char **argv) {
             return fail("read", source_path);
         }
         if (n == 0) return 0;
+        if (keys && (n = as_keys(events, n)) == 0) continue;
         /* evdev returns whole events; uinput takes whole events. One write per read, as the kernel batched them. */
         for (ssize_t done = 0; done < n;) {
             ssize_t w = write(uinput, (const char *)events + done, (size_t)(n - done));

@@ -116,10 +116,12 @@ def xpad_pad(plugged_pad, request):
 
 
 @pytest.fixture
-def gadget_factory(plugged_pad):
+def gadget_factory(plugged_pad, request):
     """Makes fresh gadgets, each plugged in anew (one at a time: dummy_hcd has one port, so the pad kept plugged in
-    is unplugged first); every one is torn down when the test ends."""
+    is unplugged first); every one is torn down when the test ends, except that, when the test passed, the last one
+    stays plugged in for the tests after it that need only a pad of its ids (`xpad_pad`, which checks it first)."""
     made: list[XboxGadget] = []
+    failed_before = request.session.testsfailed
 
     def make(vendor: int = 0x045E, product: int = 0x028E, protocol: str = "xbox360") -> XboxGadget:
         plugged_pad.unplug()
@@ -128,6 +130,8 @@ def gadget_factory(plugged_pad):
         return gadget
 
     yield make
+    if made and request.session.testsfailed == failed_before:
+        plugged_pad.gadget = made.pop()
     problems = []
     for gadget in made:
         print(f"gadget {gadget.vendor:04x}:{gadget.product:04x} FunctionFS lines: {gadget.lines}")
@@ -144,7 +148,8 @@ def xbox(xpad_pad):
     return xpad_pad()
 
 
-def test_xpad_binds_the_gadget_and_list_shows_one_xbox_360_pad(xbox):
+def test_xpad_binds_the_gadget_and_list_shows_one_xbox_360_pad(gadget_factory):
+    xbox = gadget_factory()   # plugged in anew: its probe-time packets are this test's
     device = evdev.InputDevice(xbox.node)
     assert device.name == "Microsoft X-Box 360 pad"
     assert (device.info.vendor, device.info.product) == (0x045E, 0x028E)
@@ -470,12 +475,12 @@ def test_the_pad_forwarded_to_a_host_taps_there_and_the_hosts_game_rumbles_it(xp
     check_games_rumble_reaches(pad, virtual)
 
 
-def test_an_xbox_series_pad_is_xbox_one_its_share_button_is_misc1_it_rumbles_and_has_no_ring(xpad_pad, padbridge,
+def test_an_xbox_series_pad_is_xbox_one_its_share_button_is_misc1_it_rumbles_and_has_no_ring(gadget_factory, padbridge,
                                                                                             feedback):
     """The Xbox Series pad (045e:0b12) on xpad's GIP code: listed as an Xbox One pad by its interface (ff/47/d0),
     with the share button (KEY_RECORD from xpad, SDL's misc1); rumble in GIP packets (magnitude / 512); no LED ring
     (xpad makes no LED class device for GIP pads), so `--player` is refused naming the pad."""
-    pad = xpad_pad(0x045E, 0x0B12, "gip")
+    pad = gadget_factory(0x045E, 0x0B12, "gip")   # plugged in anew: xpad's power-on comes at the first open
     controller = controller_with_node(list_json(), pad.node)
     assert controller["kind"] == "xbox-one", controller
     assert controller["name"] == "Microsoft Xbox Series S|X Controller", controller
@@ -484,13 +489,10 @@ def test_an_xbox_series_pad_is_xbox_one_its_share_button_is_misc1_it_rumbles_and
     assert caps["rumble"] is True and caps["playerLeds"] is False and caps["lightbar"] is False, caps
     assert set(caps["buttons"]) == set(GIP_BUTTON_BITS) | {"guide", "misc1"}, caps
 
-    # xpad reads input only once its node is open, and then first sends the pad GIP's power-on (at every open: the
-    # one that counts comes after monitor starts, whatever opened the pad before)
-    since = pad.mark()
+    # xpad reads input only once its node is open, and then first sends the pad GIP's power-on
     monitor = padbridge(pad.node, "--json", command="monitor")
     monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
-    pad.wait_out(lambda p: p.data[:2] == b"\x05\x20" and p.data[3:] == b"\x01\x00", "GIP power-on 05 20 SEQ 01 00",
-                 since)
+    pad.wait_out(lambda p: p.data[:2] == b"\x05\x20" and p.data[3:] == b"\x01\x00", "GIP power-on 05 20 SEQ 01 00")
     mark = monitor.stdout_mark()
     pad.send(gip_input_report(pad.next_sequence(), share=True))
     monitor.wait_stdout(lambda line: json.loads(line) == {"type": "button", "button": "misc1", "pressed": True},

@@ -35,6 +35,8 @@ struct DesktopMotion: Sendable {
     private var scrollCarried = (x: 0.0, y: 0.0)
     /// Per `ScrollDirection` (in `allCases` order): held since, and notches given.
     private var scrollHeld: [(sinceMicroseconds: UInt64, notches: UInt64)?] = Array(repeating: nil, count: 4)
+    /// Whether a `scroll:` target was held at the last step (else the per-direction work is skipped).
+    private var scrollIsHeld = false
 
     init(profile: RemapProfile) {
         pointer = profile.pointerStick
@@ -101,6 +103,8 @@ struct DesktopMotion: Sendable {
         frame.pointerX += Int32(clamping: Int(Self.takeWhole(&pointerCarried.x)))
         frame.pointerY += Int32(clamping: Int(Self.takeWhole(&pointerCarried.y)))
 
+        if scrollTargets.isEmpty && !scrollIsHeld { return wake }
+        scrollIsHeld = !scrollTargets.isEmpty
         for (index, direction) in ScrollDirection.allCases.enumerated() {
             guard scrollTargets.contains(direction) else {
                 scrollHeld[index] = nil

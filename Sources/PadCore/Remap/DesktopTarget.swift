@@ -22,7 +22,7 @@ public struct KeyboardKey: Sendable, Hashable {
     /// Keys a desktop treats as modifiers: pressed before the other keys of a combo and released after them, each
     /// group in its own report, so a program sees ctrl down before c.
     public var isModifier: Bool { Self.modifierCodes.contains(code) }
-    static let modifierCodes: Set<UInt16> = [29, 42, 54, 56, 97, 100, 125, 126]
+    public static let modifierCodes: Set<UInt16> = [29, 42, 54, 56, 97, 100, 125, 126]
 }
 
 /// A button of the virtual mouse (`mouse:left`).
@@ -108,6 +108,21 @@ public struct EvdevKeyBits: Sendable, Hashable {
     }
 
     public var isEmpty: Bool { words == SIMD16() }
+
+    /// Calls `body` with each code held in one of `self` and `other` but not both, ascending, and whether `self`
+    /// holds it; allocates nothing.
+    public func forEachDifference(from other: EvdevKeyBits, _ body: (UInt16, Bool) throws -> Void) rethrows {
+        let difference = words ^ other.words
+        guard difference != SIMD16() else { return }
+        for index in 0..<16 {
+            var word = difference[index]
+            while word != 0 {
+                let code = UInt16(index * 64 + word.trailingZeroBitCount)
+                try body(code, self[code])
+                word &= word - 1
+            }
+        }
+    }
 
     /// The held codes, ascending.
     public var codes: [UInt16] {

@@ -26,8 +26,10 @@ public final class VirtualKeyboardAndMouse {
     /// Wheel units given in high resolution but not yet as a whole notch (`REL_WHEEL` counts notches).
     private var wheelRemainder: Int32 = 0
     private var horizontalWheelRemainder: Int32 = 0
-    /// Reused for every frame: no allocation once it has grown.
+    /// Reused for every frame: no allocation once they have grown.
     private var events: [input_event] = []
+    private var modifiersDown: [UInt16] = [], othersDown: [UInt16] = [], modifiersUp: [UInt16] = [], othersUp: [UInt16] = []
+    private var mouseButtons: [(UInt16, Int32)] = []
 
     /// Makes the keyboard and/or the mouse. `physicalPath` is their `phys` (the bridge's: its output prefix marks
     /// them as padbridge's own, never taken as input). Fails with an actionable error without `/dev/uinput` access.
@@ -72,31 +74,29 @@ public final class VirtualKeyboardAndMouse {
     public func show(_ frame: DesktopFrame) throws(DeviceAccessError) {
         let previous = shown
         shown = frame.held
-        var modifiersDown: [UInt16] = [], othersDown: [UInt16] = [], modifiersUp: [UInt16] = [], othersUp: [UInt16] = []
-        var mouseButtons: [(UInt16, Int32)] = []
-        if previous != frame.held {
-            for code in Set(previous.codes + frame.held.codes).sorted() where previous[code] != frame.held[code] {
-                let pressed = frame.held[code]
-                if KeyboardKey.isKeyboardCode(code) {
-                    let isModifier = KeyboardKey(code: code, name: "").isModifier
-                    switch (pressed, isModifier) {
-                    case (true, true): modifiersDown.append(code)
-                    case (true, false): othersDown.append(code)
-                    case (false, true): modifiersUp.append(code)
-                    case (false, false): othersUp.append(code)
-                    }
-                } else {
-                    mouseButtons.append((code, pressed ? 1 : 0))
+        modifiersDown.removeAll(keepingCapacity: true)
+        othersDown.removeAll(keepingCapacity: true)
+        modifiersUp.removeAll(keepingCapacity: true)
+        othersUp.removeAll(keepingCapacity: true)
+        mouseButtons.removeAll(keepingCapacity: true)
+        frame.held.forEachDifference(from: previous) { code, pressed in
+            if KeyboardKey.isKeyboardCode(code) {
+                switch (pressed, KeyboardKey.modifierCodes.contains(code)) {
+                case (true, true): modifiersDown.append(code)
+                case (true, false): othersDown.append(code)
+                case (false, true): modifiersUp.append(code)
+                case (false, false): othersUp.append(code)
                 }
+            } else {
+                mouseButtons.append((code, pressed ? 1 : 0))
             }
         }
         if keyboard != nil {
             // Releases first (others, then modifiers), then presses (modifiers, then others): each group a report.
-            for (group, value) in [(othersUp, Int32(0)), (modifiersUp, 0), (modifiersDown, 1), (othersDown, 1)] where !group.isEmpty {
-                events.removeAll(keepingCapacity: true)
-                for code in group { append(EV_KEY, Int32(code), value) }
-                try send(on: .keyboard)
-            }
+            try sendKeys(othersUp, value: 0)
+            try sendKeys(modifiersUp, value: 0)
+            try sendKeys(modifiersDown, value: 1)
+            try sendKeys(othersDown, value: 1)
         }
         guard mouse != nil else { return }
         events.removeAll(keepingCapacity: true)
@@ -145,6 +145,14 @@ public final class VirtualKeyboardAndMouse {
     }
 
     private enum Which { case keyboard, mouse }
+
+    /// One report with `codes` set to `value`; nothing when `codes` is empty.
+    private func sendKeys(_ codes: [UInt16], value: Int32) throws(DeviceAccessError) {
+        guard !codes.isEmpty else { return }
+        events.removeAll(keepingCapacity: true)
+        for code in codes { append(EV_KEY, Int32(code), value) }
+        try send(on: .keyboard)
+    }
 
     private func append(_ type: Int32, _ code: Int32, _ value: Int32) {
         var event = input_event()

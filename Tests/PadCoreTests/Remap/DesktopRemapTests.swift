@@ -180,6 +180,25 @@ import Testing
         #expect(driver.pipeline.nextWakeMicroseconds == nil, "and wakes nothing")
     }
 
+    @Test func aStickHeldDeflectedSpeedsUpToItsAcceleration() throws {
+        // 1000 counts/s, twice that after 500 ms (ramping linearly): 1 s at full deflection is
+        // 0.5 s at 1.5 times on average plus 0.5 s at 2 times = 1750 counts.
+        var driver = try Driver(RemapProfile(
+            pointerStick: StickToPointer(stick: .left, countsPerSecond: 1000, acceleration: 2, accelerationMicroseconds: 500_000)))
+        var pushed = PadSnapshot.neutral
+        pushed.leftX = 32767
+        driver.frame(pushed, at: Self.ms(0))
+        driver.run(until: Self.ms(1000))
+        driver.frame(.neutral, at: Self.ms(1000))
+        #expect(abs(driver.moved.x - 1750) <= 3, "\(driver.moved)")
+        // Let go and pushed again: slow again (100 ms ramping from 1 to 1.2 times: 110 counts).
+        let before = driver.moved.x
+        driver.frame(pushed, at: Self.ms(2000))
+        driver.run(until: Self.ms(2100))
+        driver.frame(.neutral, at: Self.ms(2100))
+        #expect(abs(driver.moved.x - before - 110) <= 3, "\(driver.moved.x - before)")
+    }
+
     @Test func theSticksOnTheMouseNoLongerDriveThePadsSticks() throws {
         var pipeline = try RemapPipeline(profile: RemapProfile(pointerStick: StickToPointer(stick: .right)), target: .xbox360)
         var pushed = PadSnapshot.neutral
