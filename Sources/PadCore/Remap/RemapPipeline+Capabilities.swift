@@ -13,7 +13,7 @@ extension RemapPipeline {
             switch target {
             case let .digital(button): buttons.insert(button)
             case let .oneSided(targetSlot): axes.insert(targetSlot.axis)
-            case .desktop: break
+            case .key, .scroll: break
             }
         }
         for table in tables {

@@ -200,13 +200,10 @@ public struct RemapPipeline: Sendable {
         func drive(_ targets: [OutputSlot], fraction: Double, exact: (slot: OneSidedSlot, magnitude: Int32)?, pressed: Bool) {
             for target in targets {
                 switch target {
-                case let .desktop(desktopTarget):
-                    guard pressed else { break }
-                    switch desktopTarget {
-                    case let .key(key): desktopFrame.held[key.code] = true
-                    case let .mouseButton(button): desktopFrame.held[button.code] = true
-                    case let .scroll(direction): if !scrollTargets.contains(direction) { scrollTargets.append(direction) }
-                    }
+                case let .key(code):
+                    if pressed { desktopFrame.held[code] = true }
+                case let .scroll(direction):
+                    if pressed && !scrollTargets.contains(direction) { scrollTargets.append(direction) }
                 case let .digital(button):
                     if pressed { outputButtons.insert(button) }
                 case let .oneSided(slot):
@@ -348,17 +345,29 @@ enum SourceSlot: Hashable, Sendable {
     }
 }
 
-/// A target the routing tables drive: a pad button, a one-sided pad slot, or the virtual keyboard and mouse.
+/// A target the routing tables drive: a pad button, a one-sided pad slot, a key or mouse button of the virtual
+/// keyboard or mouse (by its evdev code), or a wheel direction. Trivial values (no reference counting as frames are
+/// routed).
 enum OutputSlot: Hashable, Sendable {
     case digital(Button)
     case oneSided(OneSidedSlot)
-    case desktop(DesktopTarget)
+    case key(UInt16)
+    case scroll(ScrollDirection)
 
     /// nil for a whole stick axis (routed half to half by `RoutingTable.apply`).
     init?(_ control: RemapControl) {
-        if case let .desktop(target) = control {
-            self = .desktop(target)
+        switch control.desktopTarget {
+        case let .key(key)?:
+            self = .key(key.code)
             return
+        case let .mouseButton(button)?:
+            self = .key(button.code)
+            return
+        case let .scroll(direction)?:
+            self = .scroll(direction)
+            return
+        case nil:
+            break
         }
         switch SourceSlot(control) {
         case let .digital(button): self = .digital(button)
