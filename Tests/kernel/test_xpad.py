@@ -148,6 +148,12 @@ def xbox(xpad_pad):
     return xpad_pad()
 
 
+@pytest.fixture
+def fresh_xbox(gadget_factory):
+    """A wired Xbox 360 pad (045e:028e) plugged in anew for the test (before the fixtures listed after this one)."""
+    return gadget_factory()
+
+
 def test_xpad_binds_the_gadget_and_list_shows_one_xbox_360_pad(gadget_factory):
     xbox = gadget_factory()   # plugged in anew: its probe-time packets are this test's
     device = evdev.InputDevice(xbox.node)
@@ -286,10 +292,12 @@ def test_remap_as_xbox360_passes_taps_and_a_games_rumble_reaches_the_pad(xbox, p
     assert remap.stop() == 0
 
 
-def test_remap_hides_the_xpad_pad_from_sdl_and_gives_it_back(xbox, padbridge, logged_in_nobody, joystick_interface):
+def test_remap_hides_the_xpad_pad_from_sdl_and_gives_it_back(fresh_xbox, padbridge, logged_in_nobody,
+                                                            joystick_interface):
     """As for a DualSense (test_hiding.py): the pad's event and joystick nodes are taken from everyone else while
     remap runs, and given back after. (xpad's pads have no hidraw node; SDL's HIDAPI drivers could reach a USB pad
     through libusb, but Debian's SDL 2 is built without it.)"""
+    xbox = fresh_xbox
     settle()
     check_remap_hides_and_gives_back(padbridge, xbox.node, [xbox.node, *joystick_nodes([xbox.node])])
 
