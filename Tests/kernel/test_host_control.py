@@ -117,3 +117,17 @@ def test_a_window_opened_through_the_socket_pairs_a_new_client_and_junk_is_refus
     revoked = run_padbridge("revoke", paired["key"], "--config-dir", str(host))
     assert revoked.returncode == 0 and "no serve is running" in revoked.stderr, revoked.stderr
     assert paired["key"].lower() not in (host / "paired-clients").read_text().lower()
+
+
+def test_without_a_control_socket_pairing_window_leaves_its_code_for_serve_in_the_config_directory(padbridge, tmp_path):
+    # A serve whose socket is elsewhere stands for one of an earlier version: the file way still pairs.
+    host = tmp_path / "host"
+    serve = padbridge("--listen", f"127.0.0.1:{PORT}", "--config-dir", str(host), "--socket",
+                      str(tmp_path / "elsewhere.socket"), command="serve")
+    control_socket_path(serve)
+    opened = run_padbridge("pairing-window", "--config-dir", str(host))
+    assert opened.returncode == 0 and "no serve is running" in opened.stderr, opened.stderr
+    code = opened.stderr.strip().splitlines()[-1].rsplit(" ", 1)[1]
+    serve.wait_stderr(lambda line: "asked for by padbridge pairing-window" in line, what="the window opened from the file")
+    result = pair(tmp_path / "client", code)
+    assert result.returncode == 0, result.stderr

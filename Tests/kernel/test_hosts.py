@@ -109,82 +109,9 @@ class AvahiSide:
                     process.wait()
 
 
-class AvahiPair:
-    """pbhost and pbclient joined by a veth pair, each with its own bus and avahi-daemon, kept running between the
-    tests that only announce, browse and withdraw (starting them is a good part of such a test's time)."""
-
-    def __init__(self, directory):
-        self.directory = directory
-        self.links = None
-        self.sides: dict[str, AvahiSide] | None = None
-        self.starts = 0
-
-    def start(self):
-        self.stop()
-        self.links = joined_namespaces()
-        next(self.links)
-        self.starts += 1
-        self.sides = {namespace: AvahiSide(namespace, self.directory / f"avahi-{namespace}-{self.starts}")
-                      for namespace in ("pbhost", "pbclient")}
-        AvahiSide.start_all(list(self.sides.values()))
-
-    def healthy(self) -> bool:
-        """Both sides' daemons running (none stopped by a signal), the host side at its first address."""
-        if self.sides is None:
-            return False
-        for side in self.sides.values():
-            for process in (side.dbus, side.avahi):
-                if process is None or process.poll() is not None:
-                    return False
-                try:
-                    with open(f"/proc/{process.pid}/stat") as stat:
-                        if stat.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
-                            return False
-                except OSError:
-                    return False
-        addresses = subprocess.run(["ip", "-n", "pbhost", "-4", "-o", "addr", "show", "dev", "pbh"],
-                                   capture_output=True, text=True, timeout=DEADLINE).stdout
-        return f" {HOST_ADDRESS}/24 " in addresses and MOVED_ADDRESS not in addresses
-
-    def stop(self):
-        sides, self.sides = self.sides, None
-        for side in (sides or {}).values():
-            side.stop()
-        links, self.links = self.links, None
-        if links is not None:
-            next(links, None)
-
-
-@pytest.fixture(scope="module")
-def avahi_pair(tmp_path_factory):
-    pair = AvahiPair(tmp_path_factory.mktemp("avahi"))
-    yield pair
-    pair.stop()
-
-
 @pytest.fixture
-def avahi_namespaces(avahi_pair, request, tmp_path):
-    """pbhost and pbclient joined by a veth pair, each with its own bus and avahi-daemon: the pair an earlier test
-    left, when its daemons still run (none stopped) and the host side is at its first address, with nothing
-    announced any more as the client side sees it; otherwise a new pair. A test that fails leaves no pair behind."""
-    failed_before = request.session.testsfailed
-    if not avahi_pair.healthy():
-        avahi_pair.start()
-    sides = avahi_pair.sides
-    # Each test starts with no padbridge host announced: what an earlier one announced is withdrawn (the client
-    # side's daemon drops a withdrawn service a second after the goodbye).
-    left = hosts_json(sides["pbclient"], tmp_path / "before-the-test", lambda hosts: not hosts)
-    assert not left, f"hosts still announced from an earlier test: {left}"
-    yield sides
-    if request.session.testsfailed != failed_before:
-        avahi_pair.stop()
-
-
-@pytest.fixture
-def fresh_avahi_namespaces(avahi_pair, tmp_path):
-    """A pair of its own, started for the test and stopped after it, for the tests that move the host side's
-    address (the pair kept between tests is stopped first: the namespaces are made anew)."""
-    avahi_pair.stop()
+def avahi_namespaces(tmp_path):
+    """pbhost and pbclient joined by a veth pair, each with its own bus and avahi-daemon."""
     links = joined_namespaces()
     next(links)
     sides = []
@@ -345,6 +272,94 @@ def test_pair_by_name_then_connect_by_name_forwards_taps(padbridge, tmp_path, av
         source.close()
 
 
+def test_a_host_whose_address_changed_is_found_by_its_key_and_paired_hosts_follows(padbridge, tmp_path,
+                                                                                 avahi_namespaces):
+    sides = avahi_namespaces
+    serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
+    assert paired_hosts(client_config)[0].startswith(f"{HOST_ADDRESS}:48100 "), paired_hosts(client_config)
+
+    # A new DHCP lease while no client runs: the host's address changes (serve listens on every address).
+    run("ip", "-n", "pbhost", "addr", "del", f"{HOST_ADDRESS}/24", "dev", "pbh")
+    run("ip", "-n", "pbhost", "addr", "add", f"{MOVED_ADDRESS}/24", "dev", "pbh")
+    hosts_json(sides["pbclient"], client_config, lambda hosts: any(
+        any(a["address"] == MOVED_ADDRESS for a in h["addresses"]) for h in hosts))
+
+    source = xpad_like_source("moved host source")
+    try:
+        # By name: the stored address first, which does not answer; then where the LAN announces the paired key.
+        client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
+                           wrapper=sides["pbclient"].wrapper)
+        client.wait_stderr(lambda line: f"connected to {MOVED_ADDRESS}:48100" in line,
+                           what="the client connected at the new address")
+        client.wait_stderr(lambda line: f"now holds that address (was {HOST_ADDRESS}:48100)" in line,
+                           what="the client saying paired-hosts follows")
+        assert paired_hosts(client_config)[0].startswith(f"{MOVED_ADDRESS}:48100 "), paired_hosts(client_config)
+        assert len(paired_hosts(client_config)) == 1, paired_hosts(client_config)
+        _, ready = attached(serve)
+        virtual = evdev.InputDevice(ready["eventNodes"][0])
+        source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
+        source.syn()
+        source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
+        source.syn()
+        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)])
+
+        # No host named: the one paired host announced, which connect names, at its new address at once.
+        assert client.stop() == 0
+        again = padbridge(source.device.path, "--config-dir", str(client_config), command="connect",
+                          wrapper=sides["pbclient"].wrapper)
+        again.wait_stderr(lambda line: f'the one paired host announced on the LAN: "{NAME}"' in line,
+                          what="connect saying which host it chose")
+        again.wait_stderr(lambda line: f"connected to {MOVED_ADDRESS}:48100" in line, what="connected with no host named")
+    finally:
+        source.close()
+
+
+def test_an_announcement_under_the_paired_name_with_another_key_is_never_connected_to(padbridge, tmp_path,
+                                                                                     avahi_namespaces):
+    sides = avahi_namespaces
+    serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
+    key = host_key(serve)
+    assert serve.stop() == 0
+    before = paired_hosts(client_config)
+    # The stored address answers no more; another machine, at another address, announces the paired name with its
+    # own key (were the key not checked, that is where connect would go, as it does for a moved host).
+    run("ip", "-n", "pbhost", "addr", "del", f"{HOST_ADDRESS}/24", "dev", "pbh")
+    run("ip", "-n", "pbhost", "addr", "add", f"{MOVED_ADDRESS}/24", "dev", "pbh")
+    foreign = "0123456789abcdef0123456789abcdef"
+    publisher = subprocess.Popen([*sides["pbhost"].wrapper, "avahi-publish", "-s", NAME, "_padbridge._udp", "48100",
+                                  "v=1", f"fp={foreign}", "pairing=closed"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        hosts_json(sides["pbclient"], client_config, lambda hosts: any(
+            h["name"] == NAME and h["fingerprint"] and h["fingerprint"].replace("-", "").endswith(foreign[-8:])
+            and any(a["address"] == MOVED_ADDRESS for a in h["addresses"]) for h in hosts))
+        source = xpad_like_source("impostor source")
+        try:
+            client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
+                               wrapper=sides["pbclient"].wrapper)
+            _, warning = client.wait_stderr(lambda line: "WARNING" in line and NAME in line,
+                                            what="the key mismatch named")
+            assert key in warning and "not connecting to it" in warning, warning
+            assert "paired-hosts" in warning and f"padbridge pair {NAME} CODE" in warning, warning
+            # Its address is never tried: the client keeps to the stored one until it says, after 5 s, that nothing
+            # answers there; nothing connects meanwhile.
+            client.wait_stderr(lambda line: f"no answer from {NAME} at {HOST_ADDRESS}:48100" in line,
+                               what="connect still trying the stored address only")
+            lines = [line for _, line in client.stderr]
+            assert not any("connected to" in line for line in lines), lines
+            assert not any(MOVED_ADDRESS in line and "trying" in line for line in lines), lines
+            assert paired_hosts(client_config) == before
+        finally:
+            source.close()
+        # A start of the name, which only the impostor's announcement matches: refused before anything is opened.
+        refused = padbridge_in(sides["pbclient"], "connect", "gaming", "--config-dir", str(client_config))
+        assert refused.returncode != 0
+        assert "not connecting to it" in refused.stderr and key in refused.stderr, refused.stderr
+    finally:
+        publisher.send_signal(signal.SIGTERM)
+        publisher.wait(10)
+
+
 def test_announcements_forged_with_the_paired_key_never_keep_connect_from_its_host(padbridge, tmp_path,
                                                                                    avahi_namespaces):
     """The key's fingerprint is public (every announcement carries it): anyone may announce it, under other names,
@@ -412,7 +427,8 @@ def test_frames_keep_flowing_while_avahi_daemon_is_stuck_and_the_announcement_ch
             opened = subprocess.run([padbridge_binary(), "pairing-window", "--config-dir", str(host_config)],
                                     capture_output=True, text=True, timeout=DEADLINE)
             assert opened.returncode == 0, opened.stderr
-            serve.wait_stderr(lambda line: "asked for by padbridge pairing-window" in line, what="the window opened")
+            # (through serve's control socket: "pairing window open ... (asked for on the control socket)")
+            serve.wait_stderr(lambda line: "pairing window open" in line and "asked for" in line, what="the window opened")
             started = time.monotonic()
             for _ in range(5):
                 tap(source, virtual, timeout=5)
@@ -442,96 +458,7 @@ def test_serve_announces_again_after_the_system_bus_restarts(padbridge, tmp_path
     assert serve.proc.poll() is None
 
 
-def test_a_host_whose_address_changed_is_found_by_its_key_and_paired_hosts_follows(padbridge, tmp_path,
-                                                                                 fresh_avahi_namespaces):
-    sides = fresh_avahi_namespaces
-    serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
-    assert paired_hosts(client_config)[0].startswith(f"{HOST_ADDRESS}:48100 "), paired_hosts(client_config)
-
-    # A new DHCP lease while no client runs: the host's address changes (serve listens on every address).
-    run("ip", "-n", "pbhost", "addr", "del", f"{HOST_ADDRESS}/24", "dev", "pbh")
-    run("ip", "-n", "pbhost", "addr", "add", f"{MOVED_ADDRESS}/24", "dev", "pbh")
-    hosts_json(sides["pbclient"], client_config, lambda hosts: any(
-        any(a["address"] == MOVED_ADDRESS for a in h["addresses"]) for h in hosts))
-
-    source = xpad_like_source("moved host source")
-    try:
-        # By name: the stored address first, which does not answer; then where the LAN announces the paired key.
-        client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
-                           wrapper=sides["pbclient"].wrapper)
-        client.wait_stderr(lambda line: f"connected to {MOVED_ADDRESS}:48100" in line,
-                           what="the client connected at the new address")
-        client.wait_stderr(lambda line: f"now holds that address (was {HOST_ADDRESS}:48100)" in line,
-                           what="the client saying paired-hosts follows")
-        assert paired_hosts(client_config)[0].startswith(f"{MOVED_ADDRESS}:48100 "), paired_hosts(client_config)
-        assert len(paired_hosts(client_config)) == 1, paired_hosts(client_config)
-        _, ready = attached(serve)
-        virtual = evdev.InputDevice(ready["eventNodes"][0])
-        source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
-        source.syn()
-        source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
-        source.syn()
-        expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)])
-
-        # No host named: the one paired host announced, which connect names, at its new address at once.
-        assert client.stop() == 0
-        again = padbridge(source.device.path, "--config-dir", str(client_config), command="connect",
-                          wrapper=sides["pbclient"].wrapper)
-        again.wait_stderr(lambda line: f'the one paired host announced on the LAN: "{NAME}"' in line,
-                          what="connect saying which host it chose")
-        again.wait_stderr(lambda line: f"connected to {MOVED_ADDRESS}:48100" in line, what="connected with no host named")
-    finally:
-        source.close()
-
-
-def test_an_announcement_under_the_paired_name_with_another_key_is_never_connected_to(padbridge, tmp_path,
-                                                                                     fresh_avahi_namespaces):
-    sides = fresh_avahi_namespaces
-    serve, _, client_config = pair_by_name(padbridge, sides, tmp_path)
-    key = host_key(serve)
-    assert serve.stop() == 0
-    before = paired_hosts(client_config)
-    # The stored address answers no more; another machine, at another address, announces the paired name with its
-    # own key (were the key not checked, that is where connect would go, as it does for a moved host).
-    run("ip", "-n", "pbhost", "addr", "del", f"{HOST_ADDRESS}/24", "dev", "pbh")
-    run("ip", "-n", "pbhost", "addr", "add", f"{MOVED_ADDRESS}/24", "dev", "pbh")
-    foreign = "0123456789abcdef0123456789abcdef"
-    publisher = subprocess.Popen([*sides["pbhost"].wrapper, "avahi-publish", "-s", NAME, "_padbridge._udp", "48100",
-                                  "v=1", f"fp={foreign}", "pairing=closed"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        hosts_json(sides["pbclient"], client_config, lambda hosts: any(
-            h["name"] == NAME and h["fingerprint"] and h["fingerprint"].replace("-", "").endswith(foreign[-8:])
-            and any(a["address"] == MOVED_ADDRESS for a in h["addresses"]) for h in hosts))
-        source = xpad_like_source("impostor source")
-        try:
-            client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
-                               wrapper=sides["pbclient"].wrapper)
-            _, warning = client.wait_stderr(lambda line: "WARNING" in line and NAME in line,
-                                            what="the key mismatch named")
-            assert key in warning and "not connecting to it" in warning, warning
-            assert "paired-hosts" in warning and f"padbridge pair {NAME} CODE" in warning, warning
-            # Its address is never tried: the client keeps to the stored one until it says, after 5 s, that nothing
-            # answers there; nothing connects meanwhile.
-            client.wait_stderr(lambda line: f"no answer from {NAME} at {HOST_ADDRESS}:48100" in line,
-                               what="connect still trying the stored address only")
-            lines = [line for _, line in client.stderr]
-            assert not any("connected to" in line for line in lines), lines
-            assert not any(MOVED_ADDRESS in line and "trying" in line for line in lines), lines
-            assert paired_hosts(client_config) == before
-        finally:
-            source.close()
-        # A start of the name, which only the impostor's announcement matches: refused before anything is opened.
-        refused = padbridge_in(sides["pbclient"], "connect", "gaming", "--config-dir", str(client_config))
-        assert refused.returncode != 0
-        assert "not connecting to it" in refused.stderr and key in refused.stderr, refused.stderr
-    finally:
-        publisher.send_signal(signal.SIGTERM)
-        publisher.wait(10)
-
-
-def test_without_avahi_serve_keeps_serving_and_says_why_and_hosts_fails_with_the_fix(padbridge, tmp_path, avahi_pair):
-    avahi_pair.stop()   # (no daemon here: the namespaces are made anew below)
+def test_without_avahi_serve_keeps_serving_and_says_why_and_hosts_fails_with_the_fix(padbridge, tmp_path):
     links = joined_namespaces()
     next(links)
     try:

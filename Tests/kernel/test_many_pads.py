@@ -53,7 +53,7 @@ def pair_client(host_config, client_config, serve, since: int, first: bool) -> N
                                 capture_output=True, text=True, timeout=DEADLINE)
         assert window.returncode == 0, window.stderr
         code = window.stderr.strip().rsplit(" ", 1)[1]
-        serve.wait_stderr(lambda line: "asked for by padbridge pairing-window" in line, since=since,
+        serve.wait_stderr(lambda line: "pairing window open" in line and "asked for" in line, since=since,
                           what="the window opened on the running host")
     paired = subprocess.run([padbridge_binary(), "pair", f"127.0.0.1:{PORT}", code, "--config-dir", str(client_config),
                              "--name", f"load client {client_config.name}"],
