@@ -81,6 +81,7 @@ public final class RemapBridge {
         ) { [unowned(unsafe) virtual] snapshot in virtual?.apply(snapshot) }
         self.physical = physical
         try makeDesktopDevices(for: physical)
+        // unowned(unsafe), as above: the physical session is this bridge's, and it calls only while the bridge has it.
         physical.onDesktopFrame = { [unowned(unsafe) self] frame in self.showOnDesktop(frame) }
         if virtual == nil { loop.deferWork { onReady(VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: ""), nil) } }
         physical.onDetached = { [weak virtual, weak self] in
