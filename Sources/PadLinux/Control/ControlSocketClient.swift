@@ -44,6 +44,8 @@ public struct ControlSocketClient: ~Copyable {
     /// Sends `line` and returns the next line the host sends, waiting at most `timeoutMilliseconds`.
     public mutating func request(_ line: String, timeoutMilliseconds: Int32 = 5_000) throws(ControlSocketClientError) -> String {
         guard socket.send(line + "\n") else {
+            // The host may have answered and closed before the request went (a refusal): its last words first.
+            if let last = try? nextLine(timeoutMilliseconds: 200) { return last }
             throw ControlSocketClientError(description: "the serve at \(path) closed the connection", noServe: false)
         }
         guard let answer = try nextLine(timeoutMilliseconds: timeoutMilliseconds) else {
