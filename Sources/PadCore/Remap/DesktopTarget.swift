@@ -19,9 +19,8 @@ public struct KeyboardKey: Sendable, Hashable {
     /// button, which would make desktops take the keyboard for something else.
     public static func isKeyboardCode(_ code: UInt16) -> Bool { (1...0xff).contains(code) || (0x160..<0x2c0).contains(code) }
 
-    /// Keys a desktop treats as modifiers: pressed before the other keys of a combo and released after them, each
-    /// group in its own report, so a program sees ctrl down before c.
-    public var isModifier: Bool { Self.modifierCodes.contains(code) }
+    /// Keys a desktop treats as modifiers (ctrl, shift, alt, meta): pressed before the other keys of a combo and
+    /// released after them, each group in its own report, so a program sees ctrl down before c.
     public static let modifierCodes: Set<UInt16> = [29, 42, 54, 56, 97, 100, 125, 126]
 }
 
@@ -155,14 +154,4 @@ public struct DesktopFrame: Sendable, Hashable {
 
     /// One notch of the wheel, in `wheel`'s units.
     public static let unitsPerNotch: Int32 = 120
-
-    /// Whether it moves anything (pointer or wheel).
-    public var hasMovement: Bool { pointerX != 0 || pointerY != 0 || wheel != 0 || horizontalWheel != 0 }
-
-    /// The same keys held, no movement.
-    public var withoutMovement: DesktopFrame {
-        var frame = DesktopFrame()
-        frame.held = held
-        return frame
-    }
 }

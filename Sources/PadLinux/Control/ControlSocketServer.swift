@@ -118,8 +118,6 @@ public final class ControlConnection {
     public let peer: ControlSocketServer.Peer
     /// What the client asked to be sent as things change (free for the request handler's use).
     public var subscriptions: Set<String> = []
-    /// When the client was last sent a rate-limited event (free for the request handler's use).
-    public var lastEventMicroseconds: UInt64 = 0
     private var socket: UnixStreamSocket?
     fileprivate var watch: DeviceEventLoop.WatchToken?
     fileprivate var lines = StreamLines()
