@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Crypto
+import Glibc
 
 /// The control socket's protocol (`padbridge serve` ↔ `status`, `clients`, `revoke`, `pairing-window`, `console`):
 /// JSON lines over a Unix stream socket. A request is one object, `{"id": 1, "request": "status"}`; its answer one
@@ -217,12 +218,21 @@ public enum HostControlSocketPath {
     /// belongs to the hiding service's socket). HASH: the first 12 hex digits of SHA-256 of the config directory's
     /// path.
     public static func path(configDirectory: String, runtimeDirectory: String?) -> String {
-        let digest = SHA256.hash(data: Array(configDirectory.utf8))
+        let digest = SHA256.hash(data: Array(canonical(configDirectory).utf8))
         let hash = digest.prefix(6).map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()
         guard let runtime = runtimeDirectory, !runtime.isEmpty else { return "/run/padbridge-serve/control-\(hash).socket" }
         return "\(runtime)/padbridge/control-\(hash).socket"
+    }
+
+    /// The directory's canonical path (realpath(3): absolute, no symlinks, `..` or trailing slash), so `serve
+    /// --config-dir cfg` and `status --config-dir ./cfg/` from another working directory find one socket; the
+    /// text as given when it does not exist (yet).
+    static func canonical(_ directory: String) -> String {
+        guard let resolved = realpath(directory, nil) else { return directory }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 }

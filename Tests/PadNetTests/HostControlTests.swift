@@ -52,5 +52,9 @@ import Testing
         let system = HostControlSocketPath.path(configDirectory: "/var/lib/padbridge", runtimeDirectory: nil)
         #expect(system.hasPrefix("/run/padbridge-serve/control-"), "not in /run/padbridge, the hiding service's")
         #expect(user.count - "/run/user/1000/padbridge/control-.socket".count == 12)
+        // One directory, however it is spelled (serve and status may run from different working directories).
+        let tmp = HostControlSocketPath.path(configDirectory: "/tmp", runtimeDirectory: "/run/user/1000")
+        #expect(HostControlSocketPath.path(configDirectory: "/tmp/./", runtimeDirectory: "/run/user/1000") == tmp)
+        #expect(HostControlSocketPath.path(configDirectory: "/var/../tmp", runtimeDirectory: "/run/user/1000") == tmp)
     }
 }
