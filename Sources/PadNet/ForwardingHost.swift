@@ -341,13 +341,15 @@ public final class ForwardingHost {
     /// its link's figures, its pads. In paired-clients' order.
     public func clientStatuses() -> [HostClientStatus] {
         let now = self.now
-        let keys = (try? store.pairedClients().map(\.key)) ?? Array(paired.keys)
-        return keys.compactMap { key -> HostClientStatus? in
+        let inFile = (try? store.pairedClients()) ?? paired.keys.map { PairedClient(key: $0, name: paired[$0] ?? "") }
+        return inFile.compactMap { entry -> HostClientStatus? in
+            let key = entry.key
             guard let name = paired[key] else { return nil }
             guard let client = clients[key] else {
                 return HostClientStatus(
                     name: name, key: key.fingerprint, connected: false, address: nil, lastHeardMillisecondsAgo: nil,
-                    roundTripMicroseconds: nil, receivedDatagrams: 0, sentDatagrams: 0, pads: [])
+                    roundTripMicroseconds: nil, receivedDatagrams: 0, sentDatagrams: 0, pads: [],
+                    pairedSinceEpochSeconds: entry.pairedSinceEpochSeconds)
             }
             var pads = client.pads.values.sorted { ($0.slot ?? .max, $0.fingerprint) < ($1.slot ?? .max, $1.fingerprint) }.map { pad in
                 HostPadStatus(
@@ -366,7 +368,8 @@ public final class ForwardingHost {
                 name: client.name, key: key.fingerprint, connected: client.current != nil && !client.lost,
                 address: "\(client.path.remote)", lastHeardMillisecondsAgo: now >= heard ? (now - heard) / 1000 : 0,
                 roundTripMicroseconds: client.liveness.smoothedRoundTripMicroseconds,
-                receivedDatagrams: client.receivedDatagrams, sentDatagrams: client.sentDatagrams, pads: pads)
+                receivedDatagrams: client.receivedDatagrams, sentDatagrams: client.sentDatagrams, pads: pads,
+                pairedSinceEpochSeconds: entry.pairedSinceEpochSeconds)
         }
     }
 

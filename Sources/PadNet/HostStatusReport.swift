@@ -3,6 +3,9 @@ public struct HostClientStatus: Sendable, Hashable, Codable {
     public var name: String
     /// Its key's fingerprint (`SHA256:...`), as `pair` printed it.
     public var key: String
+    /// When it was paired: wall-clock seconds since the Unix epoch (UTC); nil for a pairing recorded without a date
+    /// (paired-clients lines written before padbridge recorded one).
+    public var pairedSinceEpochSeconds: UInt64?
     /// Whether it has a live session now (a confirmed session whose link is not lost).
     public var connected: Bool
     /// Where its datagrams come from (the last session's), nil when it never connected since serve started.
@@ -19,10 +22,12 @@ public struct HostClientStatus: Sendable, Hashable, Codable {
 
     public init(
         name: String, key: String, connected: Bool, address: String?, lastHeardMillisecondsAgo: UInt64?,
-        roundTripMicroseconds: UInt64?, receivedDatagrams: UInt32, sentDatagrams: UInt32, pads: [HostPadStatus]
+        roundTripMicroseconds: UInt64?, receivedDatagrams: UInt32, sentDatagrams: UInt32, pads: [HostPadStatus],
+        pairedSinceEpochSeconds: UInt64? = nil
     ) {
         self.name = name
         self.key = key
+        self.pairedSinceEpochSeconds = pairedSinceEpochSeconds
         self.connected = connected
         self.address = address
         self.lastHeardMillisecondsAgo = lastHeardMillisecondsAgo

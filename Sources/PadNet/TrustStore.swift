@@ -12,7 +12,8 @@ public struct TrustStoreError: Error, Sendable, CustomStringConvertible {
 /// `~/.config/padbridge`, or `--config-dir`), treated like ssh's:
 /// - `identity`: this machine's private key (mode 0600; refused when others can read it), made on first use;
 /// - `paired-hosts`: the hosts this machine (as a client) paired with, `HOST:PORT KEY NAME` a line;
-/// - `paired-clients`: the clients this machine (as a host) accepts, `KEY NAME` a line.
+/// - `paired-clients`: the clients this machine (as a host) accepts, `KEY PAIRED NAME` a line (PAIRED, when it was
+///   paired, UTC: `2025-03-01T18:04:05Z`; lines from before padbridge recorded it have none, and keep none).
 /// Revoking a pairing is deleting its line. Every file is written whole to a temporary file and renamed over the
 /// old one, mode 0600, so a crash never leaves half a file.
 public struct TrustStore: Sendable {
@@ -78,9 +79,12 @@ public struct TrustStore: Sendable {
             + hosts.map { TrustFileFormat.line($0) + "\n" }.joined())
     }
 
-    /// Records `client`, replacing an earlier line with the same key.
+    /// Records `client`, replacing an earlier line with the same key, as paired now (wall-clock time) unless it
+    /// says when it was paired. The other lines are written back as they were, dates and all.
     public func accept(_ client: PairedClient) throws(TrustStoreError) {
         var clients = try pairedClients().filter { $0.key != client.key }
+        var client = client
+        if client.pairedSinceEpochSeconds == nil { client.pairedSinceEpochSeconds = WallClock.nowMicroseconds / 1_000_000 }
         clients.append(client)
         try write(pairedClientsPath, header("clients this host accepts (padbridge serve --pair); delete a line to revoke one")
             + clients.map { TrustFileFormat.line($0) + "\n" }.joined())

@@ -106,7 +106,8 @@ struct ClientsCommand: ParsableCommand {
             clients = try control.store().pairedClients().map {
                 HostClientStatus(
                     name: $0.name, key: $0.key.fingerprint, connected: false, address: nil, lastHeardMillisecondsAgo: nil,
-                    roundTripMicroseconds: nil, receivedDatagrams: 0, sentDatagrams: 0, pads: [])
+                    roundTripMicroseconds: nil, receivedDatagrams: 0, sentDatagrams: 0, pads: [],
+                    pairedSinceEpochSeconds: $0.pairedSinceEpochSeconds)
             }
             LineOutput.standardError.write("padbridge: \(error); the paired clients as the file lists them:")
         }
@@ -175,6 +176,7 @@ enum HostStatusText {
         } else {
             line += "not connected"
         }
+        line += client.pairedSinceEpochSeconds.map { ", paired \(UTCDateText.readable(epochSeconds: $0))" } ?? ", paired (date not recorded)"
         if let heard = client.lastHeardMillisecondsAgo { line += ", heard \(heard) ms ago" }
         if let rtt = client.roundTripMicroseconds { line += ", round trip \(rtt / 1000) ms" }
         if client.address != nil { line += ", datagrams in \(client.receivedDatagrams) out \(client.sentDatagrams)" }

@@ -44,10 +44,40 @@ struct TrustStoreTests {
         try store.remember(PairedHost(address: "pc:48100", key: two, name: "pc again"))
         #expect(try store.pairedHosts().map(\.address) == ["tv:48100", "pc:48100"])
         #expect(try store.pairedHosts().last?.key == two)
-        try store.accept(PairedClient(key: one, name: "deck"))
-        try store.accept(PairedClient(key: one, name: "deck renamed"))
-        #expect(try store.pairedClients() == [PairedClient(key: one, name: "deck renamed")])
+        try store.accept(PairedClient(key: one, name: "deck", pairedSinceEpochSeconds: 1_000))
+        try store.accept(PairedClient(key: one, name: "deck renamed", pairedSinceEpochSeconds: 2_000))
+        #expect(try store.pairedClients() == [PairedClient(key: one, name: "deck renamed", pairedSinceEpochSeconds: 2_000)])
         #expect(Self.mode(store.pairedClientsPath) == 0o600)
+    }
+
+    static var wallClockSeconds: UInt64 {
+        var clock = timespec()
+        clock_gettime(CLOCK_REALTIME, &clock)
+        return UInt64(clock.tv_sec)
+    }
+
+    /// Pairing (`accept`, what serve's pairing calls) records the wall-clock time; a revoke rewrites the file with
+    /// the other clients' dates kept, a line without a date (written before padbridge recorded one) included.
+    @Test func aPairingIsDatedAndARevokeKeepsTheOthersDates() throws {
+        let store = TrustStore(directory: Self.temporaryDirectory())
+        let zero = LinkPublicKey(bytes: [UInt8](repeating: 0, count: 32))!
+        let one = LinkPublicKey(bytes: [UInt8](repeating: 1, count: 32))!
+        let two = LinkPublicKey(bytes: [UInt8](repeating: 2, count: 32))!
+        let old = "# clients this host accepts\n\(zero.hex) old deck\n"
+        #expect(FileManagerless.write(old, to: store.pairedClientsPath))
+        let before = Self.wallClockSeconds
+        try store.accept(PairedClient(key: one, name: "laptop"))
+        let after = Self.wallClockSeconds
+        let laptopPaired = try #require(try store.pairedClients().first { $0.key == one }?.pairedSinceEpochSeconds)
+        #expect((before...after).contains(laptopPaired))
+        try store.accept(PairedClient(key: two, name: "tv", pairedSinceEpochSeconds: 1_740_852_245))
+        #expect(try store.pairedClients().map(\.pairedSinceEpochSeconds) == [nil, laptopPaired, 1_740_852_245])
+        try store.revoke("laptop")
+        #expect(try store.pairedClients() == [
+            PairedClient(key: zero, name: "old deck"), PairedClient(key: two, name: "tv", pairedSinceEpochSeconds: 1_740_852_245),
+        ])
+        let text = try #require(FileManagerless.read(store.pairedClientsPath))
+        #expect(text.contains("\(two.hex) 2025-03-01T18:04:05Z tv\n") && text.contains("\(zero.hex) old deck\n"), "\(text)")
     }
 
     @Test func aClientIsRevokedByNameOrFingerprintAndOnlyWhenThatIsUnambiguous() throws {
@@ -56,7 +86,7 @@ struct TrustStoreTests {
         let one = LinkPublicKey(bytes: [UInt8](repeating: 1, count: 32))!
         let two = LinkPublicKey(bytes: [UInt8](repeating: 2, count: 32))!
         for (key, name) in [(zero, "deck"), (one, "laptop"), (two, "laptop")] { try store.accept(PairedClient(key: key, name: name)) }
-        #expect(try store.revoke("deck") == PairedClient(key: zero, name: "deck"))
+        #expect(try store.revoke("deck").key == zero)
         #expect(try store.pairedClients().map(\.name) == ["laptop", "laptop"])
         #expect(Self.mode(store.pairedClientsPath) == 0o600)
         let ambiguous = #expect(throws: TrustStoreError.self) { try store.revoke("laptop") }
@@ -74,5 +104,26 @@ struct TrustStoreTests {
         let key = LinkPublicKey(bytes: [UInt8](repeating: 0, count: 32))!
         // SHA-256 of 32 zero bytes is 66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925.
         #expect(key.fingerprint == "SHA256:6668-7aad-f862-bd77-6c8f-c18b-8e9f-8e20")
+    }
+}
+
+/// Plain file reads and writes for the tests (no Foundation).
+enum FileManagerless {
+    static func write(_ text: String, to path: String) -> Bool {
+        guard let file = fopen(path, "w") else { return false }
+        defer { fclose(file) }
+        return fputs(text, file) >= 0
+    }
+
+    static func read(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        while true {
+            let byte = fgetc(file)
+            guard byte != EOF else { break }
+            bytes.append(UInt8(byte))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

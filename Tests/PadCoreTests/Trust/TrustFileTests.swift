@@ -42,6 +42,36 @@ import Testing
         #expect(try TrustFileFormat.pairedClients(from: line + "\n").first?.name == "deck evil line")
     }
 
+    /// A client's line carries when it was paired (UTC); a line from before that was recorded (`KEY NAME`) still
+    /// loads, its date unknown, and is written back without one.
+    @Test func clientsCarryTheirPairingDateAndOldLinesWithoutOneLoad() throws {
+        let key = LinkPublicKey(hex: Self.keyHex)!
+        let dated = PairedClient(key: key, name: "steam deck", pairedSinceEpochSeconds: 1_740_852_245)
+        #expect(TrustFileFormat.line(dated) == "\(Self.keyHex) 2025-03-01T18:04:05Z steam deck")
+        #expect(try TrustFileFormat.pairedClients(from: TrustFileFormat.line(dated) + "\n") == [dated])
+        let old = try TrustFileFormat.pairedClients(from: "# clients\n\(Self.keyHex) steam deck\n\(Self.keyHex)\n")
+        #expect(old == [PairedClient(key: key, name: "steam deck"), PairedClient(key: key, name: "")])
+        #expect(TrustFileFormat.line(old[0]) == "\(Self.keyHex) steam deck")
+        // Only a whole, real timestamp is a date: anything else is the start of the name.
+        for name in ["2025-02-30T00:00:00Z x", "2025-03-01T18:04:05 x", "2025-03-01 x", "1740852245 x"] {
+            #expect(try TrustFileFormat.pairedClients(from: "\(Self.keyHex) \(name)").first?.name == name)
+        }
+    }
+
+    @Test func utcDatesMatchTheCalendar() {
+        #expect(UTCDateText.timestamp(epochSeconds: 0) == "1970-01-01T00:00:00Z")
+        #expect(UTCDateText.timestamp(epochSeconds: 951_782_400) == "2000-02-29T00:00:00Z")
+        #expect(UTCDateText.readable(epochSeconds: 1_740_852_245) == "2025-03-01 18:04:05 UTC")
+        #expect(UTCDateText.epochSeconds(fromTimestamp: "2000-02-29T00:00:00Z") == 951_782_400)
+        #expect(UTCDateText.epochSeconds(fromTimestamp: "2100-02-29T00:00:00Z") == nil)
+        #expect(UTCDateText.epochSeconds(fromTimestamp: "1969-12-31T23:59:59Z") == nil)
+        var generator = SplitMix64(seed: 0xDA7E)
+        for _ in 0..<2_000 {
+            let seconds = UInt64.random(in: 0...253_402_300_799, using: &generator)
+            #expect(UTCDateText.epochSeconds(fromTimestamp: UTCDateText.timestamp(epochSeconds: seconds)) == seconds)
+        }
+    }
+
     @Test func identityRoundTripsAndRefusesOtherText() throws {
         let key = (0..<32).map { UInt8($0) }
         #expect(try TrustFileFormat.privateKey(fromIdentity: TrustFileFormat.identityText(privateKey: key)) == key)
