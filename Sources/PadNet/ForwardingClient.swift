@@ -140,6 +140,9 @@ public final class ForwardingClient {
     private var generator = SystemRandomNumberGenerator()
     /// The last ping sent: its clock, and how many datagrams this session had sent with it (for the loss figure).
     private var lastPing: (microseconds: UInt64, sentCount: UInt32)?
+    /// At the last pong of the session in use: the host's count of datagrams it sent in it, and how many of them had
+    /// arrived here, that pong included (the next ping tells the host). Nil in a session before its first pong.
+    private var sessionPongCounts: (hostSent: UInt32, received: UInt32)?
     public private(set) var statistics = Statistics()
     /// Buffers of the per-frame path, kept so that it allocates nothing: the message encoder, a sealed datagram, a
     /// received datagram's plaintext.
@@ -372,19 +375,28 @@ public final class ForwardingClient {
     /// asked to acknowledge them (it does not for a stream of analog frames, which would double the traffic).
     private func sendNow(ping: Bool = false, resending: Bool = false) {
         guard case .established = state else { return }
-        var pingClock: UInt64?
-        if ping {
-            let clock = now
-            pingClock = clock
-            lastPing = (clock, statistics.sessionSent &+ 1)
-        }
-        send(only: nil, ping: pingClock, resending: resending)
+        send(only: nil, ping: ping ? makePing() : nil, resending: resending)
+    }
+
+    /// A ping for the send about to go, remembered to match its pong: this client's clock, and what this session's
+    /// last pong said the host had sent with how many of those had come (the host's loss towards this client).
+    private func makePing() -> LinkPing {
+        let clock = now
+        lastPing = (clock, statistics.sessionSent &+ 1)
+        return LinkPing(
+            clockMicroseconds: clock, hostSent: sessionPongCounts?.hostSent ?? 0,
+            receivedWhenHostCounted: sessionPongCounts?.received ?? 0)
     }
 
     /// One send: the pad table while unacknowledged, a ping, feedback acknowledgements, and `pad`'s frames (every
     /// pad's when nil), written, sealed and sent in place (no allocation once the pad table is acknowledged).
-    private func send(only pad: ForwardedPad?, ping: UInt64? = nil, resending: Bool = false) {
+    private func send(only pad: ForwardedPad?, ping: LinkPing? = nil, resending: Bool = false) {
         guard case .established = state, session != nil else { return }
+        var ping = ping
+        // A stream never lets a keepalive fall due: its datagrams carry a ping now and then instead.
+        if ping == nil, let lastPing, now >= lastPing.microseconds + LinkLiveness.streamPingIntervalMicroseconds {
+            ping = makePing()
+        }
         let table: (UInt32, [LinkPadDescription])? =
             padTableAcknowledged == padTableVersion
             ? nil
@@ -395,7 +407,7 @@ public final class ForwardingClient {
                     continuesNumbering: pad.continuesNumbering)
             })
         encoder.begin(
-            padTable: table, pingMicroseconds: ping,
+            padTable: table, ping: ping,
             wantsAcknowledgement: resending || pads.contains { !$0.sender.unacknowledged.isEmpty },
             feedbackAcknowledgements: pads.lazy.compactMap { pad in pad.feedbackToAcknowledge.map { (slot: pad.slot, version: $0) } })
         for pad in pads { pad.feedbackToAcknowledge = nil }
@@ -437,13 +449,14 @@ public final class ForwardingClient {
             }
             guard opened, let message = try? LinkHostMessageView(plaintext) else { return }
             statistics.datagramsReceived &+= 1
-            statistics.sessionReceived &+= 1
+            // The session's count is of its own datagrams (the host counts its sent ones per session too).
+            if fromCurrentSession { statistics.sessionReceived &+= 1 }
             liveness.heard(atMicroseconds: now)
             if message.takenOver {
                 if fromCurrentSession { stop() }
                 return
             }
-            handle(message)
+            handle(message, fromCurrentSession: fromCurrentSession)
         } else if bytes.first == 0x04, let datagram = LinkDatagram(bytes) {
             // A host under load asks the initiation in flight to prove this client's address (its cookie).
             switch state {
@@ -476,6 +489,7 @@ public final class ForwardingClient {
                 statistics.datagramsReceived &+= 1
                 statistics.sessionSent = 0
                 statistics.sessionReceived = 0
+                sessionPongCounts = nil
                 sendNow(ping: true)
             case .waiting, .stopped:
                 return
@@ -500,6 +514,7 @@ public final class ForwardingClient {
         renewal = nil
         statistics.sessionSent = 0
         statistics.sessionReceived = 0
+        sessionPongCounts = nil
         liveness = LinkLiveness(startingAtMicroseconds: now)
         backoff.reset()
         padTableAcknowledged = 0
@@ -518,9 +533,10 @@ public final class ForwardingClient {
         onEvent(.takenOver)
     }
 
-    private func handle(_ message: LinkHostMessageView<[UInt8]>) {
+    private func handle(_ message: LinkHostMessageView<[UInt8]>, fromCurrentSession: Bool) {
         if let version = message.padTableAcknowledgement, version == padTableVersion { padTableAcknowledged = version }
         if let pong = message.pong {
+            if fromCurrentSession { sessionPongCounts = (pong.sentDatagrams, statistics.sessionReceived) }
             let sample = now > pong.echoedMicroseconds ? now - pong.echoedMicroseconds : 0
             liveness.roundTrip(sample)
             statistics.roundTripMicroseconds = liveness.smoothedRoundTripMicroseconds

@@ -82,6 +82,10 @@ public final class ForwardingHost {
         let initiationClock: UInt64
         let startedMicroseconds: UInt64
         let path: DatagramPath
+        /// Its datagrams from the client that authenticated, and the highest counter among them: the client seals
+        /// with counters 0, 1, 2, ..., so the gaps below the highest are what was lost on the way here (or is late).
+        var receivedDatagrams: UInt64 = 0
+        var highestCounter: UInt64?
         init(keys: LinkSessionKeys, initiationClock: UInt64, startedMicroseconds: UInt64, path: DatagramPath) {
             self.keys = keys
             self.initiationClock = initiationClock
@@ -185,6 +189,9 @@ public final class ForwardingHost {
         var padTableVersion: UInt32?
         var receivedDatagrams: UInt32 = 0
         var sentDatagrams: UInt32 = 0
+        /// The share of this host's datagrams that did not reach the client, as its last ping told (of a session's
+        /// datagrams up to the pong before it); nil until a ping told one.
+        var lossToClientPercent: Double?
         var lost = false
         /// When input received without a request to acknowledge it gets its (delayed) acknowledgement.
         var acknowledgementDueMicroseconds: UInt64?
@@ -364,12 +371,18 @@ public final class ForwardingHost {
                     problem: client.notForwardedReasons[description.fingerprint] ?? "not given a virtual pad yet"))
             }
             let heard = client.liveness.lastHeardMicroseconds
+            var lossToHostPercent: Double?
+            if let session = client.current, let highest = session.highestCounter {
+                let expected = Double(highest) + 1
+                lossToHostPercent = 100 * max(0, expected - Double(session.receivedDatagrams)) / expected
+            }
             return HostClientStatus(
                 name: client.name, key: key.fingerprint, connected: client.current != nil && !client.lost,
                 address: "\(client.path.remote)", lastHeardMillisecondsAgo: now >= heard ? (now - heard) / 1000 : 0,
                 roundTripMicroseconds: client.liveness.smoothedRoundTripMicroseconds,
                 receivedDatagrams: client.receivedDatagrams, sentDatagrams: client.sentDatagrams, pads: pads,
-                pairedSinceEpochSeconds: entry.pairedSinceEpochSeconds)
+                pairedSinceEpochSeconds: entry.pairedSinceEpochSeconds, lossToHostPercent: lossToHostPercent,
+                lossToClientPercent: client.lossToClientPercent)
         }
     }
 
@@ -458,6 +471,10 @@ public final class ForwardingHost {
         guard opened else { return drop("unauthenticated, replayed or for no session") }
         guard let message = try? LinkClientMessageView(plaintext) else { return drop("malformed") }
         if confirming { confirmPendingSession(of: client, at: time) }
+        if let session = client.current, session.keys.localIndex == index {
+            session.receivedDatagrams &+= 1
+            session.highestCounter = max(session.highestCounter ?? counter, counter)
+        }
         if client.current?.keys.localIndex == index, client.path != path {
             client.path = path
             clientPathsMayHaveChanged()
@@ -568,8 +585,9 @@ public final class ForwardingHost {
     private func handle(_ message: LinkClientMessageView<[UInt8]>, from client: HostedClient) {
         var mustReply = false
         var pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?
-        if let ping = message.pingMicroseconds {
-            pong = (ping, client.receivedDatagrams, client.sentDatagrams &+ 1)
+        if let ping = message.ping {
+            pong = (ping.clockMicroseconds, client.receivedDatagrams, client.sentDatagrams &+ 1)
+            if let loss = ping.lossToClientPercent { client.lossToClientPercent = loss }
             mustReply = true
         }
         if let table = message.padTable {

@@ -17,14 +17,22 @@ public struct HostClientStatus: Sendable, Hashable, Codable {
     /// Datagrams of its current session received from it and sent to it.
     public var receivedDatagrams: UInt32
     public var sentDatagrams: UInt32
+    /// The share of its datagrams of the current session that did not reach the host, in percent: the gaps in their
+    /// counters (the client numbers them 0, 1, 2, ...) below the highest received. Nil before a session.
+    public var lossToHostPercent: Double?
+    /// The share of the host's datagrams that did not reach it, in percent, as its last ping told (counted up to the
+    /// pong before that ping, in that ping's session). Nil until a ping told one (its second ping).
+    public var lossToClientPercent: Double?
     /// Its pads: forwarded, lingering after a loss, or not given a virtual pad (with why).
     public var pads: [HostPadStatus]
 
     public init(
         name: String, key: String, connected: Bool, address: String?, lastHeardMillisecondsAgo: UInt64?,
         roundTripMicroseconds: UInt64?, receivedDatagrams: UInt32, sentDatagrams: UInt32, pads: [HostPadStatus],
-        pairedSinceEpochSeconds: UInt64? = nil
+        pairedSinceEpochSeconds: UInt64? = nil, lossToHostPercent: Double? = nil, lossToClientPercent: Double? = nil
     ) {
+        self.lossToHostPercent = lossToHostPercent
+        self.lossToClientPercent = lossToClientPercent
         self.name = name
         self.key = key
         self.pairedSinceEpochSeconds = pairedSinceEpochSeconds

@@ -180,6 +180,9 @@ enum HostStatusText {
         if let heard = client.lastHeardMillisecondsAgo { line += ", heard \(heard) ms ago" }
         if let rtt = client.roundTripMicroseconds { line += ", round trip \(rtt / 1000) ms" }
         if client.address != nil { line += ", datagrams in \(client.receivedDatagrams) out \(client.sentDatagrams)" }
+        if client.lossToHostPercent != nil || client.lossToClientPercent != nil {
+            line += ", loss to host \(percent(client.lossToHostPercent)) to client \(percent(client.lossToClientPercent))"
+        }
         return [line] + client.pads.map { pad in
             var text = "    pad [\(pad.id)] \"\(pad.name)\" (\(pad.kind)) \(pad.state.rawValue)"
             if let slot = pad.slot { text += ", slot \(slot)" }
@@ -187,6 +190,13 @@ enum HostStatusText {
             if let problem = pad.problem { text += ": \(problem)" }
             return text
         }
+    }
+
+    /// `0.4 %` (one decimal), `-` when unknown.
+    static func percent(_ value: Double?) -> String {
+        guard let value else { return "-" }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) %"
     }
 
     static func duration(_ seconds: UInt64) -> String {

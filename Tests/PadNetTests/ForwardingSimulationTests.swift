@@ -207,6 +207,50 @@ import Testing
                 "no neutral frame in the middle of the stream")
     }
 
+    /// The host reports each way's loss of the current session: towards it from the gaps in the client's counters,
+    /// towards the client from what the client's pings say of the host's datagrams up to the pong before. A quarter
+    /// of the client's transport datagrams and a tenth of the host's are lost, over a stick stream (no keepalive
+    /// falls due: pings ride along every second) and then an idle link (keepalives).
+    @Test func theHostReportsTheLossEachWay() throws {
+        let link = try LinkSimulation()
+        #expect(link.host.clientStatuses().first.map { [$0.lossToHostPercent, $0.lossToClientPercent] } == [nil, nil])
+        var clientTransports = 0
+        var hostTransports = 0
+        link.drops = { from, bytes in
+            guard bytes.first == 0x03 else { return false }  // handshakes go through
+            if from == .host {
+                hostTransports += 1
+                return hostTransports % 10 == 0
+            }
+            clientTransports += 1
+            return clientTransports % 4 == 0
+        }
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        for step in 0..<1_000 {  // 4 s of a stick moving every 4 ms
+            source.send(.holding(leftX: Int16(step % 2_000)))
+            link.run(forMilliseconds: 4)
+        }
+        let streaming = try #require(link.host.clientStatuses().first)
+        let lossToHost = try #require(streaming.lossToHostPercent)
+        let lossToClient = try #require(streaming.lossToClientPercent, "a ping rode along the stream")
+        #expect(abs(lossToHost - 25) < 1, "\(lossToHost)")
+        #expect(abs(lossToClient - 10) < 2, "\(lossToClient)")
+        link.run(forMilliseconds: 3_000)  // idle: keepalives and their pongs
+        let idle = try #require(link.host.clientStatuses().first)
+        #expect(idle.connected)
+        #expect(abs((idle.lossToHostPercent ?? 0) - 25) < 1, "\(String(describing: idle.lossToHostPercent))")
+        #expect(abs((idle.lossToClientPercent ?? 0) - 10) < 2, "\(String(describing: idle.lossToClientPercent))")
+
+        // A clean link: no loss either way.
+        let clean = try LinkSimulation()
+        try clean.connect([.simulated("aaaaaaaaaaaa")])
+        clean.run(forMilliseconds: 1_000)
+        let status = try #require(clean.host.clientStatuses().first)
+        #expect(status.lossToHostPercent == 0 && status.lossToClientPercent == 0)
+    }
+
     static func isEvent(_ event: ForwardingHost.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }
     static func isEvent(_ event: ForwardingClient.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }
 

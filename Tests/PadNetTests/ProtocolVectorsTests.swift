@@ -150,6 +150,8 @@ enum ProtocolVectors {
     static let clientCounter: UInt64 = 258
     static let hostCounter: UInt64 = 97
     static let pingMicroseconds: UInt64 = 5_000_123
+    /// The ping's counts: the host's last pong said it had sent 96 datagrams, and 95 of them had come.
+    static let ping = LinkPing(clockMicroseconds: pingMicroseconds, hostSent: 96, receivedWhenHostCounted: 95)
 
     struct Vector {
         var name: String
@@ -444,7 +446,7 @@ enum ProtocolVectors {
             buttons: ButtonSet([.start, .dpup]), leftX: 32767, leftY: -32768, rightX: 100, rightY: -100, leftTrigger: 255)
         var message = LinkClientMessage()
         message.padTable = (2, [dualSense, xbox])
-        message.pingMicroseconds = pingMicroseconds
+        message.ping = ping
         message.wantsAcknowledgement = true
         message.feedbackAcknowledgements = [(slot: 0, version: 3)]
         message.inputs = [
@@ -491,7 +493,8 @@ enum ProtocolVectors {
         return Vector(name: "client-frames", fields: [
             ("description", .string(
                 "A client's transport datagram in the session of `link-handshake`, sealed with the client-to-host "
-                    + "key: a pad table of two pads (a second pad was plugged in: version 2), a ping, a feedback "
+                    + "key: a pad table of two pads (a second pad was plugged in: version 2), a ping (with the host's "
+                    + "sent count from its last pong, 96, of which 95 came), a feedback "
                     + "acknowledgement and both pads' frames (slot 0: an unacknowledged press and the newest frame; "
                     + "slot 1: its newest frame).")),
             ("inputs", .object([
@@ -499,7 +502,11 @@ enum ProtocolVectors {
                 ("receiverIndex", .integer(Int64(hostIndex))),
                 ("message", .object([
                     ("padTable", table),
-                    ("pingMicroseconds", .integer(Int64(pingMicroseconds))),
+                    ("ping", .object([
+                        ("clockMicroseconds", .integer(Int64(ping.clockMicroseconds))),
+                        ("hostSent", .integer(Int64(ping.hostSent))),
+                        ("receivedWhenHostCounted", .integer(Int64(ping.receivedWhenHostCounted))),
+                    ])),
                     ("wantsAcknowledgement", .bool(message.wantsAcknowledgement)),
                     ("feedbackAcknowledgements", .array(message.feedbackAcknowledgements.map { item in
                         .object([("slot", .integer(Int64(item.slot))), ("version", .integer(Int64(item.version)))])

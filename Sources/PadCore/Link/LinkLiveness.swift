@@ -6,6 +6,9 @@ public struct LinkLiveness: Sendable {
     public static let keepaliveIntervalMicroseconds: UInt64 = 100_000
     /// With nothing heard for this long, the link is lost: the host's pads go neutral, the client's rumble stops.
     public static let timeoutMicroseconds: UInt64 = 400_000
+    /// A client that sends all the time (a stream of frames: no keepalive is ever due) still puts a ping in a
+    /// datagram this often, so that the round trip and both sides' loss figures stay current.
+    public static let streamPingIntervalMicroseconds: UInt64 = 1_000_000
     /// With nothing heard for this long, keepalives go out faster (every `probeIntervalMicroseconds`): a few lost
     /// datagrams in a row on a lossy link must not look like a lost link, and an idle link stays at 10 a second.
     public static let quietMicroseconds: UInt64 = 150_000

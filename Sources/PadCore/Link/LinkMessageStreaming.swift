@@ -21,14 +21,14 @@ public struct LinkClientMessageEncoder: Sendable {
 
     /// Starts a send's first message: the pad table (while unacknowledged), a ping, the feedback acknowledgements.
     public mutating func begin(
-        padTable: (version: UInt32, pads: [LinkPadDescription])?, pingMicroseconds: UInt64?, wantsAcknowledgement: Bool,
+        padTable: (version: UInt32, pads: [LinkPadDescription])?, ping: LinkPing?, wantsAcknowledgement: Bool,
         feedbackAcknowledgements: some Sequence<(slot: UInt8, version: UInt32)>
     ) {
         writer.reset()
         writer.u8(LinkClientMessage.version)
         continuationFlags = wantsAcknowledgement ? LinkClientMessage.acknowledgementWanted : 0
         writer.u8(
-            (padTable != nil ? LinkClientMessage.hasPadTable : 0) | (pingMicroseconds != nil ? LinkClientMessage.hasPing : 0)
+            (padTable != nil ? LinkClientMessage.hasPadTable : 0) | (ping != nil ? LinkClientMessage.hasPing : 0)
                 | continuationFlags)
         if let padTable {
             writer.u32(padTable.version)
@@ -36,7 +36,11 @@ public struct LinkClientMessageEncoder: Sendable {
             writer.u8(UInt8(pads.count))
             for pad in pads { pad.encode(into: &writer) }
         }
-        if let pingMicroseconds { writer.u64(pingMicroseconds) }
+        if let ping {
+            writer.u64(ping.clockMicroseconds)
+            writer.u32(ping.hostSent)
+            writer.u32(ping.receivedWhenHostCounted)
+        }
         let countOffset = writer.count
         writer.u8(0)
         var count: UInt8 = 0
@@ -117,7 +121,7 @@ public struct LinkClientMessageEncoder: Sendable {
 /// a trap), then its parts are read on demand without building arrays (the pad table, rare, is built).
 public struct LinkClientMessageView<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == Int {
     public let wantsAcknowledgement: Bool
-    public let pingMicroseconds: UInt64?
+    public let ping: LinkPing?
     private let bytes: Bytes
     private let padTableOffset: Int?
     private let acknowledgementsOffset: Int
@@ -140,7 +144,13 @@ public struct LinkClientMessageView<Bytes: RandomAccessCollection<UInt8>> where 
         } else {
             padTableOffset = nil
         }
-        pingMicroseconds = flags & LinkClientMessage.hasPing != 0 ? try reader.u64() : nil
+        if flags & LinkClientMessage.hasPing != 0 {
+            let clock = try reader.u64()
+            let hostSent = try reader.u32()
+            ping = LinkPing(clockMicroseconds: clock, hostSent: hostSent, receivedWhenHostCounted: try reader.u32())
+        } else {
+            ping = nil
+        }
         acknowledgementsOffset = reader.offset
         try reader.skip(5 * Int(try reader.u8()))
         blocksOffset = reader.offset

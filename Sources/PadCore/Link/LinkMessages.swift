@@ -84,16 +84,44 @@ public struct LinkPadDescription: Sendable, Hashable {
     static let maximumEncodedSize = 1 + (1 + idLimit) + (1 + kindLimit) + 1 + 1 + (1 + nameLimit)
 }
 
+/// A client's ping: its clock for the host to echo, and what it knows of the host's datagrams in this session, so
+/// that the host learns its loss towards the client (`LinkHostMessage.pong` tells the client the other way).
+public struct LinkPing: Sendable, Hashable {
+    /// The client's monotonic clock, µs (only echoed: no meaning to the host).
+    public var clockMicroseconds: UInt64
+    /// The host's count of the datagrams it sent in this session, from the last pong the client received in it
+    /// (0 before any).
+    public var hostSent: UInt32
+    /// How many of the host's datagrams of this session had arrived when that pong came, it included: of the first
+    /// `hostSent` the host sent, `hostSent - receivedWhenHostCounted` were lost (or came late).
+    public var receivedWhenHostCounted: UInt32
+
+    public init(clockMicroseconds: UInt64, hostSent: UInt32 = 0, receivedWhenHostCounted: UInt32 = 0) {
+        self.clockMicroseconds = clockMicroseconds
+        self.hostSent = hostSent
+        self.receivedWhenHostCounted = receivedWhenHostCounted
+    }
+
+    /// The percentage of the host's first `hostSent` datagrams that did not reach the client; nil before a pong.
+    public var lossToClientPercent: Double? {
+        guard hostSent > 0 else { return nil }
+        return 100 * Double(hostSent - min(receivedWhenHostCounted, hostSent)) / Double(hostSent)
+    }
+
+    static let encodedSize = 16
+}
+
 /// What a client sends in one datagram (inside the encryption). Every field is optional or may be empty, so a
-/// keepalive is just `ping`. Version 2:
+/// keepalive is just `ping`. Version 3:
 ///
 /// ```
-/// u8 version (2)
+/// u8 version (3)
 /// u8 flags: bit 0 pad table, bit 1 ping, bit 2 acknowledgement wanted (input frames not yet acknowledged)
 /// [pad table] u32 version | u8 count (at most 12) | count x (u8 slot | text id | text kind | u8 virtual kind
 ///             (0 any, 1 xbox360, 2 dualsense) | u8 flags (bit 0 attached, bit 1 numbering continues from the
 ///             client's earlier session) | text name)
-/// [ping]      u64 sender's clock (µs)
+/// [ping]      u64 sender's clock (µs) | u32 the host's sent count from its last pong this session (0 before any) |
+///             u32 the host's datagrams received this session when that pong came (`LinkPing`)
 /// u8 feedback-ack count | count x (u8 slot | u32 version)
 /// u8 block count | count x (u8 slot | u32 base | u8 flags (bit 0: continues the block before) | u8 frame count |
 ///                          frame count x (u32 sequence | snapshot))
@@ -102,7 +130,7 @@ public struct LinkPadDescription: Sendable, Hashable {
 /// (`LinkInputBlock`), last so that a send's frames can be written as they come (`LinkClientMessageEncoder`, which
 /// spreads a backlog over as many messages as it takes, each at most `maximumEncodedSize` bytes).
 public struct LinkClientMessage: Sendable, Hashable {
-    public static let version: UInt8 = 2
+    public static let version: UInt8 = 3
     static let hasPadTable: UInt8 = 1
     static let hasPing: UInt8 = 2
     static let acknowledgementWanted: UInt8 = 4
@@ -115,7 +143,7 @@ public struct LinkClientMessage: Sendable, Hashable {
     public static let maximumEncodedSize = 1_171
 
     public var padTable: (version: UInt32, pads: [LinkPadDescription])?
-    public var pingMicroseconds: UInt64?
+    public var ping: LinkPing?
     /// The client holds presses, releases or touches the host has not acknowledged: the host answers soon.
     public var wantsAcknowledgement = false
     public var inputs: [LinkInputBlock] = []
@@ -131,7 +159,7 @@ public struct LinkClientMessage: Sendable, Hashable {
     public var encoded: [UInt8] {
         var encoder = LinkClientMessageEncoder(maximumSize: .max)
         encoder.begin(
-            padTable: padTable, pingMicroseconds: pingMicroseconds, wantsAcknowledgement: wantsAcknowledgement,
+            padTable: padTable, ping: ping, wantsAcknowledgement: wantsAcknowledgement,
             feedbackAcknowledgements: feedbackAcknowledgements)
         var bytes: [UInt8] = []
         for block in inputs.prefix(255) {
@@ -147,7 +175,7 @@ public struct LinkClientMessage: Sendable, Hashable {
         let array = Array(bytes)
         let view = try LinkClientMessageView(array)
         wantsAcknowledgement = view.wantsAcknowledgement
-        pingMicroseconds = view.pingMicroseconds
+        ping = view.ping
         padTable = view.padTable
         var acknowledgements: [(slot: UInt8, version: UInt32)] = []
         view.forEachFeedbackAcknowledgement { acknowledgements.append(($0, $1)) }
@@ -162,7 +190,7 @@ public struct LinkClientMessage: Sendable, Hashable {
     /// Everything one send wants to say, in as many messages as it takes, each at most `maximumSize` bytes (what
     /// `LinkClientMessageEncoder` writes, as values).
     public static func packed(
-        padTable: (version: UInt32, pads: [LinkPadDescription])? = nil, pingMicroseconds: UInt64? = nil,
+        padTable: (version: UInt32, pads: [LinkPadDescription])? = nil, ping: LinkPing? = nil,
         wantsAcknowledgement: Bool = false, blocks: [LinkInputBlock],
         feedbackAcknowledgements: [(slot: UInt8, version: UInt32)] = [], maximumSize: Int = maximumEncodedSize
     ) -> [LinkClientMessage] {
@@ -172,7 +200,7 @@ public struct LinkClientMessage: Sendable, Hashable {
             if let message = try? LinkClientMessage(decoding: bytes) { messages.append(message) }
         }
         encoder.begin(
-            padTable: padTable, pingMicroseconds: pingMicroseconds, wantsAcknowledgement: wantsAcknowledgement,
+            padTable: padTable, ping: ping, wantsAcknowledgement: wantsAcknowledgement,
             feedbackAcknowledgements: feedbackAcknowledgements)
         for block in blocks {
             encoder.append(slot: block.slot, base: block.base, continues: block.continues, frames: block.frames, emit: keep)
@@ -185,7 +213,7 @@ public struct LinkClientMessage: Sendable, Hashable {
 /// What a host sends in one datagram (inside the encryption).
 ///
 /// ```
-/// u8 version (2)
+/// u8 version (3)
 /// u8 flags: bit 0 pad-table acknowledgement, bit 1 pong, bit 2 taken over (another `connect` with this client's
 ///           identity made a newer session: this one ends)
 /// [pad-table ack] u32 version
@@ -195,7 +223,7 @@ public struct LinkClientMessage: Sendable, Hashable {
 ///                              [u8 player LEDs] [u8 mic LED] [11-byte left trigger block] [11-byte right block])
 /// ```
 public struct LinkHostMessage: Sendable, Hashable {
-    public static let version: UInt8 = 2
+    public static let version: UInt8 = 3
 
     public var padTableAcknowledgement: UInt32?
     /// The echo of a ping, with the host's counts of this session's datagrams (the client works out loss both ways).

@@ -49,11 +49,22 @@ import Testing
         }
     }
 
-    @Test func aKeepaliveIsTwelveBytesAndDecodesBack() throws {
+    /// A keepalive: version 3, the ping (clock, the host's sent count from its last pong, how many of those came),
+    /// no feedback acknowledgement, no block.
+    @Test func aKeepaliveIsTwentyBytesAndDecodesBack() throws {
         var message = LinkClientMessage()
-        message.pingMicroseconds = 0x0102_0304_0506_0708
-        #expect(message.encoded == [2, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0])
+        message.ping = LinkPing(clockMicroseconds: 0x0102_0304_0506_0708, hostSent: 0x0A0B_0C0D, receivedWhenHostCounted: 0x11)
+        #expect(message.encoded == [3, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0x0D, 0x0C, 0x0B, 0x0A, 0x11, 0, 0, 0, 0, 0])
         #expect(try LinkClientMessage(decoding: message.encoded) == message)
+        #expect(throws: LinkDecodingError.unsupportedVersion(2)) { try LinkClientMessage(decoding: [2, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0]) }
+    }
+
+    /// The host's loss towards the client, from a ping: unknown before a pong; what did not come of what the pong
+    /// counted (more come than counted, a late one overtaking the pong, is no loss).
+    @Test func aPingTellsTheLossTowardsTheClient() {
+        #expect(LinkPing(clockMicroseconds: 1).lossToClientPercent == nil)
+        #expect(LinkPing(clockMicroseconds: 1, hostSent: 200, receivedWhenHostCounted: 150).lossToClientPercent == 25)
+        #expect(LinkPing(clockMicroseconds: 1, hostSent: 10, receivedWhenHostCounted: 11).lossToClientPercent == 0)
     }
 
     @Test func fullMessagesRoundTrip() throws {
@@ -128,7 +139,7 @@ import Testing
         for length in 0...512 {
             for _ in 0..<4 {
                 var bytes = generator.bytes(length)
-                if length > 0 && generator.chance(1, in: 2) { bytes[0] = 2 }  // the right version, to get further
+                if length > 0 && generator.chance(1, in: 2) { bytes[0] = LinkClientMessage.version }  // the right version, to get further
                 _ = try? LinkSnapshotCodec.decode(bytes)
                 if let message = try? LinkClientMessage(decoding: bytes) {
                     #expect(try LinkClientMessage(decoding: message.encoded) == message)
@@ -138,8 +149,8 @@ import Testing
                 }
             }
         }
-        #expect(throws: LinkDecodingError.unsupportedVersion(1)) { try LinkHostMessage(decoding: [1, 0, 0, 0]) }
-        #expect(throws: LinkDecodingError.truncated(offset: 1, needed: 1)) { try LinkHostMessage(decoding: [2]) }
+        #expect(throws: LinkDecodingError.unsupportedVersion(2)) { try LinkHostMessage(decoding: [2, 0, 0, 0]) }
+        #expect(throws: LinkDecodingError.truncated(offset: 1, needed: 1)) { try LinkHostMessage(decoding: [3]) }
     }
 
     /// A pad's ID and kind are letters and digits within their limits; its name is printable (it reaches status
@@ -169,12 +180,12 @@ import Testing
         let frames = (101...400).map { LinkFrame(sequence: UInt32($0), snapshot: .random(using: &generator)) }
         let others = (7...9).map { LinkFrame(sequence: UInt32($0), snapshot: .random(using: &generator)) }
         let messages = LinkClientMessage.packed(
-            pingMicroseconds: 5, wantsAcknowledgement: true,
+            ping: LinkPing(clockMicroseconds: 5), wantsAcknowledgement: true,
             blocks: [LinkInputBlock(slot: 0, base: 100, frames: frames), LinkInputBlock(slot: 3, base: 6, frames: others)],
             feedbackAcknowledgements: [(0, 1)])
         #expect(messages.count > 1)
         #expect(messages.allSatisfy { $0.encoded.count <= LinkClientMessage.maximumEncodedSize && $0.wantsAcknowledgement })
-        #expect(messages[0].pingMicroseconds == 5 && messages.dropFirst().allSatisfy { $0.pingMicroseconds == nil })
+        #expect(messages[0].ping?.clockMicroseconds == 5 && messages.dropFirst().allSatisfy { $0.ping == nil })
         let blocks = try messages.flatMap { try LinkClientMessage(decoding: $0.encoded).inputs }
         let padZero = blocks.filter { $0.slot == 0 }
         #expect(padZero.flatMap(\.frames).map(\.sequence) == frames.map(\.sequence))
