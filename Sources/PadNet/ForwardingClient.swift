@@ -37,6 +37,11 @@ public final class ForwardingClient {
         /// Another `connect` with this machine's identity connected to the host, which ended this one's session:
         /// this client stops (it would otherwise take the link back, and the two would take turns).
         case takenOver
+        /// The host no longer accepts this client (its pairing was revoked there) and ended its session: this client
+        /// stops (the host would answer no handshake of it).
+        case revoked
+        /// The host gives this pad no virtual pad, and why (its words). Told once per pad and reason.
+        case padNotForwarded(Fingerprint, reason: String)
     }
 
     public static let noAnswerWarningMicroseconds: UInt64 = 5_000_000
@@ -75,6 +80,8 @@ public final class ForwardingClient {
         var continuesNumbering = false
         /// Frames of this pad went out in some session.
         var framesSent = false
+        /// The host's reasons for giving it no virtual pad that were told already (`Event.padNotForwarded`).
+        var notForwardedReasonsTold: Set<String> = []
         init(slot: UInt8, controller: Controller) {
             self.slot = slot
             self.controller = controller
@@ -85,7 +92,7 @@ public final class ForwardingClient {
         case waiting
         case handshaking(LinkClientHandshake)
         case established
-        /// Another connect took the link over: nothing more is sent.
+        /// Another connect took the link over, or the host revoked this client: nothing more is sent.
         case stopped
     }
 
@@ -452,8 +459,8 @@ public final class ForwardingClient {
             // The session's count is of its own datagrams (the host counts its sent ones per session too).
             if fromCurrentSession { statistics.sessionReceived &+= 1 }
             liveness.heard(atMicroseconds: now)
-            if message.takenOver {
-                if fromCurrentSession { stop() }
+            if message.takenOver || message.revoked {
+                if fromCurrentSession { stop(because: message.revoked ? .revoked : .takenOver) }
                 return
             }
             handle(message, fromCurrentSession: fromCurrentSession)
@@ -522,15 +529,16 @@ public final class ForwardingClient {
         warnedNoAnswer = false
     }
 
-    /// Another connect with this identity has the link: the pads stop rumbling, nothing more is sent.
-    private func stop() {
+    /// Another connect with this identity has the link, or the host revoked this client: the pads stop rumbling,
+    /// nothing more is sent.
+    private func stop(because reason: Event) {
         state = .stopped
         session = nil
         previousSession = nil
         renewal = nil
         for pad in pads { if let stop = pad.feedback.linkLost() { pad.source?.submit(stop) } }
         timer?.cancel()
-        onEvent(.takenOver)
+        onEvent(reason)
     }
 
     private func handle(_ message: LinkHostMessageView<[UInt8]>, fromCurrentSession: Bool) {
@@ -547,6 +555,10 @@ public final class ForwardingClient {
                 statistics.sentWhenHostCounted = lastPing.sentCount
                 statistics.receivedWhenHostCounted = statistics.sessionReceived
             }
+        }
+        message.forEachNotForwarded { slot, reason in
+            guard let pad = pads.first(where: { $0.slot == slot }), pad.notForwardedReasonsTold.insert(reason).inserted else { return }
+            onEvent(.padNotForwarded(pad.controller.fingerprint, reason: reason))
         }
         message.forEachInputAcknowledgement { slot, applied in
             pads.first { $0.slot == slot }?.sender.acknowledge(applied)

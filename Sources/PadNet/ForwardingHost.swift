@@ -183,9 +183,11 @@ public final class ForwardingHost {
         var slots = PadSlots()
         /// Pads of the current table with no virtual pad (no room, or it could not be made): tried again later.
         var unforwarded: [UInt8: LinkPadDescription] = [:]
-        /// Pads said to get no virtual pad (said once, until they get one), with why.
+        /// Pads said to get no virtual pad (said once, until they get one), with why: in the host's words (status,
+        /// logs), and in the client's (every message to it carries them, `LinkHostMessage.notForwarded`).
         var notForwardedSaid: Set<Fingerprint> = []
         var notForwardedReasons: [Fingerprint: String] = [:]
+        var notForwardedReasonsForClient: [Fingerprint: String] = [:]
         var padTableVersion: UInt32?
         var receivedDatagrams: UInt32 = 0
         var sentDatagrams: UInt32 = 0
@@ -240,6 +242,10 @@ public final class ForwardingHost {
     private var retiring: [(pads: [HostedPad], destroyAtMicroseconds: UInt64)] = []
     /// How long a revoked client's released pads stay before they go (as a bridge's exit shows its release).
     public static let releaseShownMicroseconds: UInt64 = 100_000
+    /// Sessions of revoked clients, kept only to answer their datagrams with the revoked notice for a while: the
+    /// client takes the link for lost after `LinkLiveness.timeoutMicroseconds` and sends nothing more in it.
+    private var revokedSessions: [(keys: LinkSessionKeys, path: DatagramPath, untilMicroseconds: UInt64)] = []
+    static let revokedSessionAnsweredMicroseconds: UInt64 = 2 * LinkLiveness.timeoutMicroseconds
     /// Buffers of the per-datagram path, kept so that it allocates nothing: a datagram's plaintext, a reply's
     /// plaintext encoder, a sealed reply.
     private var plaintext: [UInt8] = {
@@ -332,7 +338,9 @@ public final class ForwardingHost {
             onEvent(.pairedClientsUnreadable("\(error); every client is refused until it is fixed"))
         }
         for client in Array(clients.values) where paired[client.key] == nil {
-            // The session ends now; its pads show the released state now and go shortly after.
+            // The session ends now, and its client is told so (or it would try to reconnect for ever, unanswered);
+            // its pads show the released state now and go shortly after.
+            if let session = client.current { tellRevoked(client, session: session) }
             let pads = Array(client.pads.values)
             for pad in pads { pad.virtual.goNeutral() }
             client.pads.removeAll()
@@ -342,6 +350,33 @@ public final class ForwardingHost {
         }
         for client in clients.values { if let name = paired[client.key] { client.name = name } }
         armTimer()
+    }
+
+    /// Tells a revoked client so, with its session in use, and keeps that session's keys for
+    /// `revokedSessionAnsweredMicroseconds` to tell it again for each of its datagrams that authenticates (the
+    /// first notice may be lost).
+    private func tellRevoked(_ client: HostedClient, session: HostSession) {
+        var notice = LinkHostMessage()
+        notice.revoked = true
+        if (try? session.keys.seal(notice.encoded, into: &sealed)) != nil { sender.send(sealed, along: client.path) }
+        revokedSessions.removeAll { now >= $0.untilMicroseconds }
+        revokedSessions.append((session.keys, client.path, now + Self.revokedSessionAnsweredMicroseconds))
+    }
+
+    /// A datagram for no session: if it is from a session revoked lately and authenticates, the notice again.
+    private func answerRevoked(_ datagram: UnsafeRawBufferPointer, index: UInt32) -> Bool {
+        guard !revokedSessions.isEmpty else { return false }
+        let time = now
+        revokedSessions.removeAll { time >= $0.untilMicroseconds }
+        guard let position = revokedSessions.firstIndex(where: { $0.keys.localIndex == index }),
+            revokedSessions[position].keys.open(datagram: datagram, into: &plaintext)
+        else { return false }
+        var notice = LinkHostMessage()
+        notice.revoked = true
+        if (try? revokedSessions[position].keys.seal(notice.encoded, into: &sealed)) != nil {
+            sender.send(sealed, along: revokedSessions[position].path)
+        }
+        return true
     }
 
     /// Every paired client (as paired-clients last read) with what the host knows of it now: connected or not,
@@ -400,6 +435,7 @@ public final class ForwardingHost {
         for client in clients.values { for pad in client.pads.values { pad.virtual.close() } }
         for entry in retiring { for pad in entry.pads { pad.virtual.close() } }
         retiring.removeAll()
+        revokedSessions.removeAll()
         clients.removeAll()
         sessions.removeAll()
     }
@@ -447,6 +483,7 @@ public final class ForwardingHost {
     private func transport(_ datagram: UnsafeRawBufferPointer, index: UInt32, counter: UInt64, along path: DatagramPath) {
         let time = now
         guard let client = sessions[index] else {
+            if answerRevoked(datagram, index: index) { return }
             return drop("unauthenticated, replayed or for no session")
         }
         let opened: Bool
@@ -660,6 +697,13 @@ public final class ForwardingHost {
                 replyEncoder.appendFeedback(slot: slot, version: pending.version, state: pending.state)
             }
         }
+        if !client.unforwarded.isEmpty {
+            for (slot, description) in client.unforwarded {
+                if let reason = client.notForwardedReasonsForClient[description.fingerprint] {
+                    replyEncoder.reportNotForwarded(slot: slot, reason: reason)
+                }
+            }
+        }
         guard (try? session.keys.seal(replyEncoder.end(), into: &sealed)) != nil else { return }
         sender.send(sealed, along: client.path)
         client.sentDatagrams &+= 1
@@ -706,6 +750,8 @@ public final class ForwardingHost {
         if clients.values.reduce(0, { $0 + $1.pads.count }) >= options.maximumPads && !evictALingeringPad() {
             let reason = "--max-pads \(options.maximumPads) reached; it gets a virtual pad when one goes"
             client.notForwardedReasons[description.fingerprint] = reason
+            client.notForwardedReasonsForClient[description.fingerprint] =
+                "the host's --max-pads \(options.maximumPads) is reached; it gets a virtual pad when one goes"
             if client.notForwardedSaid.insert(description.fingerprint).inserted {
                 onEvent(.padNotForwarded(client: client.name, pad: description, reason: reason))
             }
@@ -713,6 +759,7 @@ public final class ForwardingHost {
         }
         client.notForwardedSaid.remove(description.fingerprint)
         client.notForwardedReasons[description.fingerprint] = nil
+        client.notForwardedReasonsForClient[description.fingerprint] = nil
         let kind =
             options.virtualKind ?? description.requestedVirtualKind
             ?? VirtualPadKind.defaultKind(for: ControllerKind(rawValue: description.kind) ?? .generic)
@@ -747,8 +794,22 @@ public final class ForwardingHost {
         } catch {
             logger.error("\(client.name): cannot create a virtual \(kind.rawValue) pad for \(description.name): \(error)")
             client.notForwardedReasons[description.fingerprint] = "cannot create a virtual \(kind.rawValue) pad: \(error)"
+            client.notForwardedReasonsForClient[description.fingerprint] = Self.reasonForClient(cannotCreate: kind, error)
             return false
         }
+    }
+
+    /// Why a virtual pad could not be made, in few words for the person at the client (`LinkHostMessage`'s limit):
+    /// what is missing on the host, and where the fix is said in full.
+    static func reasonForClient(cannotCreate kind: VirtualPadKind, _ error: any Error) -> String {
+        if let access = error as? DeviceAccessError {
+            switch access.code {
+            case .permissionDenied: return "the host may not open \(access.path) (`padbridge doctor` there says how)"
+            case .missingDevice: return "the host has no \(access.path) (`padbridge doctor` there says how)"
+            default: break
+            }
+        }
+        return "the host cannot make a virtual \(kind.rawValue) pad: \(error)"
     }
 
     /// Destroys the lingering pad nearest its end to make room; false when none lingers.

@@ -126,7 +126,8 @@ struct ConnectCommand: ParsableCommand {
         let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
         defer { socket.close() }
         let output = LineOutput.standardError
-        var takenOver = false
+        /// Ended by the host (taken over by another connect, or revoked): the exit status says so.
+        var endedByHost = false
         // The pads forwarded are grabbed, and hidden from this machine's other programs (SDL's HIDAPI drivers and
         // Steam read the hidraw node and list the grabbed event node) while forwarded: docs/hiding.md. --no-grab
         // leaves them to local programs too.
@@ -167,8 +168,17 @@ struct ConnectCommand: ParsableCommand {
             case let .tooManyPads(name):
                 output.write(
                     "padbridge: not forwarding \(name): one connect forwards at most \(LinkClientMessage.maximumPads) pads")
+            case let .padNotForwarded(id, reason):
+                output.write("padbridge: \(paired.name) gives pad \(id) no virtual pad: \(reason)")
+            case .revoked:
+                endedByHost = true
+                output.write(
+                    "padbridge: \(paired.name) no longer trusts this client (revoked) and ended its session; pair again "
+                        + "with `padbridge pair \(hostArgument ?? paired.name) CODE` (a code from `padbridge pairing-window` "
+                        + "there)")
+                loop.stop()
             case .takenOver:
-                takenOver = true
+                endedByHost = true
                 output.write(
                     "padbridge: another `padbridge connect` with this machine's identity (\(store.identityPath)) connected "
                         + "to \(hostText()) and the host ended this one's session; stopping. Forward every pad from one "
@@ -238,7 +248,7 @@ struct ConnectCommand: ParsableCommand {
         shutdown = { loop.stop() }
         // Standard input is not read (connect takes no input): /dev/null there, or a background job, keeps it running.
         try loop.run()
-        if takenOver { throw ExitCode(1) }
+        if endedByHost { throw ExitCode(1) }
     }
 }
 

@@ -1,4 +1,5 @@
 import PadCore
+import PadLinux
 import PadNet
 import PadTestSupport
 import Testing
@@ -280,6 +281,66 @@ import Testing
         #expect(!(pad.history.contains { $0[.b] }), "nothing the revoked client sends reaches a pad")
         #expect(link.virtualPads.count == 1, "and it makes no new pad")
         #expect(link.clients[0].events.filter { Self.isEvent($0, "connected") }.count == 1, "nor a new session")
+        #expect(link.clients[0].events.contains { Self.isEvent($0, "revoked") }, "the client is told: \(link.clients[0].events)")
+        #expect(!link.clients[0].events.contains { Self.isEvent($0, "linkLost") || Self.isEvent($0, "reconnecting") })
+    }
+
+    /// A revoked client whose notice was lost is told again at its next datagram of that session, and stops: no
+    /// endless reconnection to a host that answers none of its handshakes.
+    @Test func aRevokedClientLearnsItEvenWhenTheFirstNoticeIsLost() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        var noticesDropped = 0
+        link.drops = { from, _ in
+            guard from == .host, noticesDropped == 0 else { return false }
+            noticesDropped += 1
+            return true
+        }
+        link.writePairedClients("# revoked everyone\n")
+        link.host.reloadPairedClients()
+        #expect(noticesDropped == 1)
+        #expect(pad.shown == .neutral)
+        link.run(forMicroseconds: ForwardingHost.releaseShownMicroseconds)
+        #expect(!pad.isOpen, "its pads neutral, then gone within \(ForwardingHost.releaseShownMicroseconds / 1000) ms")
+        link.run(forMilliseconds: 400)
+        #expect(link.clients[0].events.contains { Self.isEvent($0, "revoked") }, "\(link.clients[0].events)")
+        let afterNotice = link.datagrams(from: .client(0), since: link.now - 100_000)
+        #expect(afterNotice.isEmpty, "a revoked client sends nothing more: \(afterNotice.count)")
+        #expect(!link.clients[0].events.contains { Self.isEvent($0, "linkLost") || Self.isEvent($0, "reconnecting") })
+    }
+
+    /// A pad the host gives no virtual pad is reported to the client, in the client's words, once per pad and
+    /// reason: no room (--max-pads), and no access to /dev/uinput there.
+    @Test func theClientIsToldWhyAPadHasNoVirtualPadOncePerReason() throws {
+        let link = try LinkSimulation(hostOptions: .init(virtualKind: nil, maximumPads: 1, lingerMilliseconds: 60_000))
+        try link.connect([.simulated("aaaaaaaaaaaa"), .simulated("bbbbbbbbbbbb")])
+        link.run(forMilliseconds: 50)
+        let source = try #require(link.sources[Fingerprint(rawValue: "bbbbbbbbbbbb")])
+        for step in 0..<20 {  // many host messages, each listing the pad
+            source.send(.holding(leftX: Int16(step * 100)))
+            link.run(forMilliseconds: 20)
+        }
+        func told(_ client: Int) -> [String] {
+            link.clients[client].events.compactMap { event -> String? in
+                if case let .padNotForwarded(id, reason) = event { "\(id): \(reason)" } else { nil }
+            }
+        }
+        #expect(told(0) == ["bbbbbbbbbbbb: the host's --max-pads 1 is reached; it gets a virtual pad when one goes"])
+        let status = try #require(link.host.clientStatuses().first)
+        #expect(status.pads.map(\.state) == [.live, .notForwarded])
+
+        let denied = try LinkSimulation()
+        denied.virtualPadError = DeviceAccessError(
+            code: .permissionDenied, path: "/dev/uinput", operation: "open", cause: .permissionDenied)
+        try denied.connect([.simulated("aaaaaaaaaaaa")])
+        denied.run(forMilliseconds: 1_000)
+        let deniedTold = denied.clients[0].events.compactMap { event -> String? in
+            if case let .padNotForwarded(_, reason) = event { reason } else { nil }
+        }
+        #expect(deniedTold == ["the host may not open /dev/uinput (`padbridge doctor` there says how)"])
+        #expect(denied.host.clientStatuses().first?.pads.first?.problem?.contains("permission denied") == true)
     }
 
     /// Finding 3, second part: a session lives at most a few minutes; the client makes a new one every two, without

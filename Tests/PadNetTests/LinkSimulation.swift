@@ -32,6 +32,8 @@ final class LinkSimulation {
     var hostTimerHeld = false
     /// The same for every client's timer (a client's loop busy with its pad's frames).
     var clientTimersHeld = false
+    /// While set, the host cannot make a virtual pad: making one throws this (no /dev/uinput access, ...).
+    var virtualPadError: (any Error)?
 
     private struct InFlight {
         var arrives: UInt64
@@ -73,6 +75,7 @@ final class LinkSimulation {
             store: store, options: hostOptions, logger: Logger(label: "simulated host"),
             onEvent: { [unowned self] in hostEvents.append($0) },
             makePad: { [unowned self] kind, _, onFeedback, onReady in
+                if let virtualPadError { throw virtualPadError }
                 let pad = RecordingVirtualPad(kind: kind, onFeedback: onFeedback)
                 virtualPads.append(pad)
                 onReady(VirtualPadNodes(eventNodes: ["/dev/input/simulated\(virtualPads.count)"], hidrawNode: nil, sysfsPath: "/sys/simulated"))

@@ -560,6 +560,7 @@ enum ProtocolVectors {
                         ("sentDatagrams", .integer(98)),
                     ])),
                     ("takenOver", .bool(false)),
+                    ("revoked", .bool(false)),
                     ("inputAcknowledgements", .array(message.inputAcknowledgements.map { item in
                         .object([("slot", .integer(Int64(item.slot))), ("applied", .integer(Int64(item.applied)))])
                     })),
@@ -570,6 +571,7 @@ enum ProtocolVectors {
                             ("state", json(item.state)),
                         ])
                     })),
+                    ("notForwarded", .array([])),
                 ])),
             ])),
             ("outputs", .object([

@@ -243,31 +243,38 @@ public struct LinkHostMessageEncoder: Sendable {
     private var acknowledgementCount: UInt8 = 0
     private var feedbackCountOffset: Int?
     private var feedbackCount: UInt8 = 0
+    private var notForwardedCountOffset: Int?
+    private var notForwardedCount: UInt8 = 0
 
     public init() {}
 
     /// The message's bytes (valid until the next `encode` or `begin`).
     public mutating func encode(
         padTableAcknowledgement: UInt32?, pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?,
-        takenOver: Bool, inputAcknowledgements: some Sequence<(slot: UInt8, applied: UInt32)>,
-        feedback: some Sequence<(slot: UInt8, version: UInt32, state: Feedback)>
+        takenOver: Bool, revoked: Bool = false, inputAcknowledgements: some Sequence<(slot: UInt8, applied: UInt32)>,
+        feedback: some Sequence<(slot: UInt8, version: UInt32, state: Feedback)>,
+        notForwarded: some Sequence<(slot: UInt8, reason: String)> = EmptyCollection()
     ) -> [UInt8] {
-        begin(padTableAcknowledgement: padTableAcknowledgement, pong: pong, takenOver: takenOver)
+        begin(padTableAcknowledgement: padTableAcknowledgement, pong: pong, takenOver: takenOver, revoked: revoked)
         for acknowledgement in inputAcknowledgements { acknowledgeInput(slot: acknowledgement.slot, applied: acknowledgement.applied) }
         for item in feedback { appendFeedback(slot: item.slot, version: item.version, state: item.state) }
+        for item in notForwarded { reportNotForwarded(slot: item.slot, reason: item.reason) }
         return end()
     }
 
     /// Starts a message, item by item (no sequence of items to build: the host's per-frame path): `begin`, then
-    /// `acknowledgeInput` for each slot, then `appendFeedback` for each, then `end`. A section's items beyond 255
-    /// are left out (the count is one byte).
+    /// `acknowledgeInput` for each slot, then `appendFeedback` for each, then `reportNotForwarded` for each, then
+    /// `end`. A section's items beyond 255 (beyond `LinkHostMessage.maximumNotForwarded` for the last) are left out.
     public mutating func begin(
         padTableAcknowledgement: UInt32?, pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?,
-        takenOver: Bool
+        takenOver: Bool, revoked: Bool = false
     ) {
         writer.reset()
         writer.u8(LinkHostMessage.version)
-        writer.u8((padTableAcknowledgement != nil ? 1 : 0) | (pong != nil ? 2 : 0) | (takenOver ? 4 : 0))
+        writer.u8(
+            (padTableAcknowledgement != nil ? LinkHostMessage.hasPadTableAcknowledgement : 0)
+                | (pong != nil ? LinkHostMessage.hasPong : 0) | (takenOver ? LinkHostMessage.takenOverFlag : 0)
+                | (revoked ? LinkHostMessage.revokedFlag : 0))
         if let padTableAcknowledgement { writer.u32(padTableAcknowledgement) }
         if let pong {
             writer.u64(pong.echoedMicroseconds)
@@ -279,6 +286,8 @@ public struct LinkHostMessageEncoder: Sendable {
         writer.u8(0)
         feedbackCountOffset = nil
         feedbackCount = 0
+        notForwardedCountOffset = nil
+        notForwardedCount = 0
     }
 
     /// The newest frame of `slot` applied. Only before the first `appendFeedback`.
@@ -290,7 +299,9 @@ public struct LinkHostMessageEncoder: Sendable {
         acknowledgementCount += 1
     }
 
+    /// Only before the first `reportNotForwarded`.
     public mutating func appendFeedback(slot: UInt8, version: UInt32, state: Feedback) {
+        precondition(notForwardedCountOffset == nil, "feedback comes before the pads not forwarded")
         if feedbackCountOffset == nil { startFeedback() }
         guard feedbackCount < 255 else { return }
         writer.u8(slot)
@@ -314,11 +325,29 @@ public struct LinkHostMessageEncoder: Sendable {
         feedbackCount += 1
     }
 
+    /// A pad of the client's table that gets no virtual pad, and why (cut to `notForwardedReasonLimit` bytes).
+    public mutating func reportNotForwarded(slot: UInt8, reason: String) {
+        if feedbackCountOffset == nil { startFeedback() }
+        if notForwardedCountOffset == nil {
+            notForwardedCountOffset = writer.count
+            writer.u8(0)
+        }
+        guard Int(notForwardedCount) < LinkHostMessage.maximumNotForwarded else { return }
+        writer.u8(slot)
+        writer.text(reason, limit: LinkHostMessage.notForwardedReasonLimit)
+        notForwardedCount += 1
+    }
+
     /// The message's bytes (valid until the next `begin` or `encode`).
     public mutating func end() -> [UInt8] {
         if feedbackCountOffset == nil { startFeedback() }
+        if notForwardedCountOffset == nil {
+            notForwardedCountOffset = writer.count
+            writer.u8(0)
+        }
         writer.patch(acknowledgementCount, at: acknowledgementCountOffset)
         writer.patch(feedbackCount, at: feedbackCountOffset!)
+        writer.patch(notForwardedCount, at: notForwardedCountOffset!)
         return writer.bytes
     }
 
@@ -333,9 +362,11 @@ public struct LinkHostMessageView<Bytes: RandomAccessCollection<UInt8>> where By
     public let padTableAcknowledgement: UInt32?
     public let pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)?
     public let takenOver: Bool
+    public let revoked: Bool
     private let bytes: Bytes
     private let acknowledgementsOffset: Int
     private let feedbackOffset: Int
+    private let notForwardedOffset: Int
 
     public init(_ bytes: Bytes) throws(LinkDecodingError) {
         self.bytes = bytes
@@ -343,10 +374,11 @@ public struct LinkHostMessageView<Bytes: RandomAccessCollection<UInt8>> where By
         let version = try reader.u8()
         guard version == LinkHostMessage.version else { throw .unsupportedVersion(version) }
         let flags = try reader.u8()
-        guard flags & ~7 == 0 else { throw .invalid(field: "flags") }
-        takenOver = flags & 4 != 0
-        padTableAcknowledgement = flags & 1 != 0 ? try reader.u32() : nil
-        if flags & 2 != 0 {
+        guard flags & ~LinkHostMessage.allFlags == 0 else { throw .invalid(field: "flags") }
+        takenOver = flags & LinkHostMessage.takenOverFlag != 0
+        revoked = flags & LinkHostMessage.revokedFlag != 0
+        padTableAcknowledgement = flags & LinkHostMessage.hasPadTableAcknowledgement != 0 ? try reader.u32() : nil
+        if flags & LinkHostMessage.hasPong != 0 {
             let echoed = try reader.u64()
             let received = try reader.u32()
             pong = (echoed, received, try reader.u32())
@@ -357,6 +389,13 @@ public struct LinkHostMessageView<Bytes: RandomAccessCollection<UInt8>> where By
         try reader.skip(5 * Int(try reader.u8()))
         feedbackOffset = reader.offset
         for _ in 0..<(try reader.u8()) { _ = try Self.feedbackItem(&reader) }
+        notForwardedOffset = reader.offset
+        let notForwardedCount = try reader.u8()
+        guard notForwardedCount <= LinkHostMessage.maximumNotForwarded else { throw .invalid(field: "not-forwarded count") }
+        for _ in 0..<notForwardedCount {
+            _ = try reader.u8()
+            _ = try reader.text(limit: LinkHostMessage.notForwardedReasonLimit, field: "not-forwarded reason")
+        }
         guard reader.isAtEnd else { throw .invalid(field: "bytes after the message") }
     }
 
@@ -394,6 +433,19 @@ public struct LinkHostMessageView<Bytes: RandomAccessCollection<UInt8>> where By
         for _ in 0..<count {
             guard let slot = try? reader.u8(), let applied = try? reader.u32() else { return }
             body(slot, applied)
+        }
+    }
+
+    /// Each pad the host gives no virtual pad, with why (control characters turned into spaces: the text comes from
+    /// another machine and reaches a terminal).
+    public func forEachNotForwarded(_ body: (_ slot: UInt8, _ reason: String) -> Void) {
+        var reader = LinkByteReader(bytes[(bytes.startIndex + notForwardedOffset)...])
+        guard let count = try? reader.u8() else { return }
+        for _ in 0..<count {
+            guard let slot = try? reader.u8(),
+                let reason = try? reader.text(limit: LinkHostMessage.notForwardedReasonLimit, field: "not-forwarded reason")
+            else { return }
+            body(slot, LinkPadDescription.printable(reason))
         }
     }
 

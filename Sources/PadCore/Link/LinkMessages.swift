@@ -215,12 +215,14 @@ public struct LinkClientMessage: Sendable, Hashable {
 /// ```
 /// u8 version (3)
 /// u8 flags: bit 0 pad-table acknowledgement, bit 1 pong, bit 2 taken over (another `connect` with this client's
-///           identity made a newer session: this one ends)
+///           identity made a newer session: this one ends), bit 3 revoked (the host no longer accepts this client:
+///           this session ends, and so would any new one)
 /// [pad-table ack] u32 version
 /// [pong]          u64 the ping's clock, echoed | u32 datagrams received from this client so far | u32 sent to it
 /// u8 input-ack count | count x (u8 slot | u32 applied sequence)
 /// u8 feedback count | count x (u8 slot | u32 version | u8 parts | [rumble u16 strong u16 weak] [lightbar r g b]
 ///                              [u8 player LEDs] [u8 mic LED] [11-byte left trigger block] [11-byte right block])
+/// u8 not-forwarded count (at most 12) | count x (u8 slot | text why the host gives it no virtual pad (at most 80))
 /// ```
 public struct LinkHostMessage: Sendable, Hashable {
     public static let version: UInt8 = 3
@@ -233,6 +235,22 @@ public struct LinkHostMessage: Sendable, Hashable {
     /// The client's identity made a newer session from elsewhere (a second `connect` with the same key): this
     /// session is over, and its client should stop rather than take the link back.
     public var takenOver = false
+    /// The host no longer accepts the client (its pairing was revoked): this session is over, and the host refuses
+    /// any new one.
+    public var revoked = false
+    /// The pads of the client's table the host gives no virtual pad, with why, in words for the person at the client
+    /// (no room, no access to /dev/uinput there, ...). Every message carries them while it lasts.
+    public var notForwarded: [(slot: UInt8, reason: String)] = []
+
+    /// The longest reason on the wire (UTF-8 bytes; a longer one is cut), and the most pads listed: with every pad of
+    /// a full table listed, a message stays well within a datagram.
+    public static let notForwardedReasonLimit = 80
+    public static let maximumNotForwarded = LinkClientMessage.maximumPads
+    static let hasPadTableAcknowledgement: UInt8 = 1
+    static let hasPong: UInt8 = 2
+    static let takenOverFlag: UInt8 = 4
+    static let revokedFlag: UInt8 = 8
+    static let allFlags: UInt8 = 15
 
     public init() {}
 
@@ -242,8 +260,9 @@ public struct LinkHostMessage: Sendable, Hashable {
     public var encoded: [UInt8] {
         var encoder = LinkHostMessageEncoder()
         return encoder.encode(
-            padTableAcknowledgement: padTableAcknowledgement, pong: pong, takenOver: takenOver,
-            inputAcknowledgements: inputAcknowledgements.prefix(255), feedback: feedback.prefix(255))
+            padTableAcknowledgement: padTableAcknowledgement, pong: pong, takenOver: takenOver, revoked: revoked,
+            inputAcknowledgements: inputAcknowledgements.prefix(255), feedback: feedback.prefix(255),
+            notForwarded: notForwarded.prefix(Self.maximumNotForwarded))
     }
 
     public init(decoding bytes: some Collection<UInt8>) throws(LinkDecodingError) {
@@ -252,6 +271,10 @@ public struct LinkHostMessage: Sendable, Hashable {
         padTableAcknowledgement = view.padTableAcknowledgement
         pong = view.pong
         takenOver = view.takenOver
+        revoked = view.revoked
+        var unforwarded: [(slot: UInt8, reason: String)] = []
+        view.forEachNotForwarded { unforwarded.append(($0, $1)) }
+        notForwarded = unforwarded
         var acknowledgements: [(slot: UInt8, applied: UInt32)] = []
         view.forEachInputAcknowledgement { acknowledgements.append(($0, $1)) }
         inputAcknowledgements = acknowledgements

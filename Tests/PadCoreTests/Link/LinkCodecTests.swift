@@ -91,6 +91,8 @@ import Testing
         host.pong = (99, 1234, 1300)
         host.inputAcknowledgements = [(0, 5)]
         host.takenOver = true
+        host.revoked = true
+        host.notForwarded = [(1, "the host's --max-pads 1 is reached")]
         host.feedback = [(0, 4, Feedback(
             rumble: Rumble(strong: 1, weak: 0), lightbar: LightbarColor(red: 1, green: 2, blue: 3), playerLeds: 4,
             micLed: true, rightTrigger: try TriggerEffect(commandLine: "weapon:2:6:8")))]
@@ -124,13 +126,42 @@ import Testing
         encoder.acknowledgeInput(slot: 1, applied: 2)
         #expect(encoder.end() == pongOnly.encoded)
         encoder.begin(padTableAcknowledgement: nil, pong: nil, takenOver: true)
-        #expect(encoder.end() == [LinkHostMessage.version, 4, 0, 0])
+        #expect(encoder.end() == [LinkHostMessage.version, 4, 0, 0, 0])
+        encoder.begin(padTableAcknowledgement: nil, pong: nil, takenOver: false, revoked: true)
+        #expect(encoder.end() == [3, 8, 0, 0, 0])
+        var withUnforwarded = LinkHostMessage()
+        withUnforwarded.feedback = [(0, 2, rumble)]
+        withUnforwarded.notForwarded = [(1, "no room")]
+        encoder.begin(padTableAcknowledgement: nil, pong: nil, takenOver: false)
+        encoder.appendFeedback(slot: 0, version: 2, state: rumble)
+        encoder.reportNotForwarded(slot: 1, reason: "no room")
+        #expect(encoder.end() == withUnforwarded.encoded)
 
         encoder.begin(padTableAcknowledgement: nil, pong: nil, takenOver: false)
         for index in 0..<300 { encoder.acknowledgeInput(slot: UInt8(index % 256), applied: UInt32(index)) }
         let decoded = try LinkHostMessage(decoding: encoder.end())
         #expect(decoded.inputAcknowledgements.count == 255)
         #expect(decoded.inputAcknowledgements.last.map { [$0.slot, UInt8($0.applied)] } == [254, 254])
+    }
+
+    /// The pads the host gives no virtual pad: each reason cut to its limit (before a scalar that does not fit),
+    /// control characters read as spaces, at most a full pad table's worth; the revoked flag alone.
+    @Test func theHostsReasonsForPadsWithoutAVirtualPadAreBounded() throws {
+        var message = LinkHostMessage()
+        message.revoked = true
+        message.notForwarded = [(2, String(repeating: "é", count: 50)), (3, "no\u{1B}[31m room")]
+        let decoded = try LinkHostMessage(decoding: message.encoded)
+        #expect(decoded.revoked && !decoded.takenOver)
+        #expect(decoded.notForwarded.map(\.slot) == [2, 3])
+        #expect(decoded.notForwarded[0].reason == String(repeating: "é", count: 40))
+        #expect(decoded.notForwarded[1].reason == "no [31m room")
+        message.notForwarded = (0..<20).map { (UInt8($0), "full") }
+        #expect(try LinkHostMessage(decoding: message.encoded).notForwarded.count == LinkHostMessage.maximumNotForwarded)
+        var tooMany = LinkHostMessage().encoded
+        tooMany[tooMany.count - 1] = 13
+        tooMany += (0..<13).flatMap { [UInt8($0), 0] }
+        #expect(throws: LinkDecodingError.invalid(field: "not-forwarded count")) { try LinkHostMessage(decoding: tooMany) }
+        #expect(throws: LinkDecodingError.invalid(field: "flags")) { try LinkHostMessage(decoding: [3, 16, 0, 0, 0]) }
     }
 
     /// Total: random bytes of every length into every decoder give a value or a `LinkDecodingError`.
