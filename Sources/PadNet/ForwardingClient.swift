@@ -385,14 +385,16 @@ public final class ForwardingClient {
         send(only: nil, ping: ping ? makePing() : nil, resending: resending)
     }
 
-    /// A ping for the send about to go, remembered to match its pong: this client's clock, and what this session's
-    /// last pong said the host had sent with how many of those had come (the host's loss towards this client).
+    /// A ping for the send about to go, remembered to match its pong: this client's clock, what this session's last
+    /// pong said the host had sent with how many of those had come (the host's loss towards this client), and this
+    /// client's round trip (the host's status shows it).
     private func makePing() -> LinkPing {
         let clock = now
         lastPing = (clock, statistics.sessionSent &+ 1)
         return LinkPing(
             clockMicroseconds: clock, hostSent: sessionPongCounts?.hostSent ?? 0,
-            receivedWhenHostCounted: sessionPongCounts?.received ?? 0)
+            receivedWhenHostCounted: sessionPongCounts?.received ?? 0,
+            roundTripMicroseconds: UInt32(clamping: liveness.smoothedRoundTripMicroseconds ?? 0))
     }
 
     /// One send: the pad table while unacknowledged, a ping, feedback acknowledgements, and `pad`'s frames (every

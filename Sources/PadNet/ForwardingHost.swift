@@ -194,6 +194,8 @@ public final class ForwardingHost {
         /// The share of this host's datagrams that did not reach the client, as its last ping told (of a session's
         /// datagrams up to the pong before it); nil until a ping told one.
         var lossToClientPercent: Double?
+        /// The client's round trip, as its last ping with one said (the host sends no pings of its own).
+        var reportedRoundTripMicroseconds: UInt64?
         var lost = false
         /// When input received without a request to acknowledge it gets its (delayed) acknowledgement.
         var acknowledgementDueMicroseconds: UInt64?
@@ -264,6 +266,10 @@ public final class ForwardingHost {
     /// Told the paths of the clients whose session is confirmed (they proved their key), whenever that set changes:
     /// `ConnectedClientSockets` gives each a socket of its own.
     public var onClientPathsChanged: ((Set<DatagramPath>) -> Void)?
+    /// Told once when a forwarded pad's state or its feedback changed since `livePads()` was last read (the control
+    /// socket's `live` event): one test of a flag per applied frame, nothing more, while nobody listens.
+    public var onLivePadsChanged: (() -> Void)?
+    private var livePadsChangeSignalled = false
     private var clientPaths: Set<DatagramPath> = []
     /// A socket per confirmed client (production only: the socket-based initializer makes it).
     private var connectedSockets: ConnectedClientSockets?
@@ -414,11 +420,31 @@ public final class ForwardingHost {
             return HostClientStatus(
                 name: client.name, key: key.fingerprint, connected: client.current != nil && !client.lost,
                 address: "\(client.path.remote)", lastHeardMillisecondsAgo: now >= heard ? (now - heard) / 1000 : 0,
-                roundTripMicroseconds: client.liveness.smoothedRoundTripMicroseconds,
+                roundTripMicroseconds: client.reportedRoundTripMicroseconds,
                 receivedDatagrams: client.receivedDatagrams, sentDatagrams: client.sentDatagrams, pads: pads,
                 pairedSinceEpochSeconds: entry.pairedSinceEpochSeconds, lossToHostPercent: lossToHostPercent,
                 lossToClientPercent: client.lossToClientPercent)
         }
+    }
+
+    /// Each pad with a virtual pad now, as its virtual pad shows it (the control socket's `live` event): the last
+    /// snapshot applied, and the feedback games set.
+    public func livePads() -> [HostLivePad] {
+        livePadsChangeSignalled = false
+        return clients.values.sorted { $0.name < $1.name }.flatMap { client in
+            client.pads.values.sorted { ($0.slot ?? .max, $0.fingerprint) < ($1.slot ?? .max, $1.fingerprint) }.map { pad in
+                HostLivePad(
+                    client: client.name, id: pad.fingerprint.rawValue, name: pad.description.name, kind: pad.description.kind,
+                    snapshot: pad.isForwarded && !client.lost ? (pad.lastApplied ?? .neutral) : .neutral,
+                    feedback: pad.feedback.state, lingering: !(pad.isForwarded && !client.lost))
+            }
+        }
+    }
+
+    private func noteLivePadsChanged() {
+        guard let onLivePadsChanged else { return }
+        livePadsChangeSignalled = true
+        onLivePadsChanged()
     }
 
     /// Every virtual pad shows the released state (the first step of a clean exit).
@@ -625,6 +651,7 @@ public final class ForwardingHost {
         if let ping = message.ping {
             pong = (ping.clockMicroseconds, client.receivedDatagrams, client.sentDatagrams &+ 1)
             if let loss = ping.lossToClientPercent { client.lossToClientPercent = loss }
+            if ping.roundTripMicroseconds > 0 { client.reportedRoundTripMicroseconds = UInt64(ping.roundTripMicroseconds) }
             mustReply = true
         }
         if let table = message.padTable {
@@ -647,6 +674,7 @@ public final class ForwardingHost {
                 pad.lingerEndsMicroseconds = nil
                 pad.lastApplied = snapshot
                 pad.virtual.apply(snapshot)
+                if !livePadsChangeSignalled { noteLivePadsChanged() }
             }
         }
         message.forEachFeedbackAcknowledgement { slot, version in client.slots[slot]?.feedback.acknowledge(version) }
@@ -781,6 +809,7 @@ public final class ForwardingHost {
                 { [owner, unowned(unsafe) client] event in
                     guard let self = owner.target, let pad = created else { return }
                     pad.feedback.update(event)
+                    if !self.livePadsChangeSignalled { self.noteLivePadsChanged() }
                     if !client.lost && pad.isForwarded { self.send(to: client) }
                     self.armTimer()
                 },

@@ -1,22 +1,26 @@
 import FoundationEssentials
 import Crypto
 import Glibc
+public import PadCore
 
 /// The control socket's protocol (`padbridge serve` ↔ `status`, `clients`, `revoke`, `pairing-window`, `console`):
 /// JSON lines over a Unix stream socket. A request is one object, `{"id": 1, "request": "status"}`; its answer one
 /// object with the same `id` and `"ok": true` and the request's payload, or `"ok": false` and `"error"`. After
-/// `subscribe`, the host also sends `{"event": "status", "status": {...}}` whenever what `status` shows changes.
+/// `subscribe`, the host also sends `{"event": "status", "status": {...}}` whenever what `status` shows changes (at
+/// most 10 a second), and, when asked for with `"events": ["status", "live"]`, `{"event": "live", "live": {...}}`
+/// (`HostLiveState`: each forwarded pad's state and feedback, and each client's link figures) whenever a pad changed,
+/// at most 60 a second, and at least once a second while a client is connected.
 /// A line that is not a request is answered with an error and the connection is closed (serve is not affected).
 ///
 /// Requests: `status`; `clients`; `revoke` with `"client": NAME or key fingerprint`; `open-pairing`;
-/// `close-pairing`; `subscribe` (to `status` events).
+/// `close-pairing`; `subscribe` (to `status` events, or to those named in `"events"`).
 public enum HostControlRequest: Sendable, Hashable {
     case status
     case clients
     case revoke(client: String)
     case openPairing
     case closePairing
-    case subscribe
+    case subscribe(Set<HostControlEvent>)
 
     /// The request names, as error messages list them.
     public static let names = ["status", "clients", "revoke", "open-pairing", "close-pairing", "subscribe"]
@@ -25,6 +29,7 @@ public enum HostControlRequest: Sendable, Hashable {
         var id: Int?
         var request: String
         var client: String?
+        var events: [String]?
     }
 
     /// Reads one request line: the request and its id, or what is wrong with the line (and the id, if it had one).
@@ -41,7 +46,17 @@ public enum HostControlRequest: Sendable, Hashable {
         case "clients": return (wire.id, .success(.clients))
         case "open-pairing": return (wire.id, .success(.openPairing))
         case "close-pairing": return (wire.id, .success(.closePairing))
-        case "subscribe": return (wire.id, .success(.subscribe))
+        case "subscribe":
+            guard let names = wire.events else { return (wire.id, .success(.subscribe([.status]))) }
+            var events = Set<HostControlEvent>()
+            for name in names {
+                guard let event = HostControlEvent(rawValue: name) else {
+                    let known = HostControlEvent.allCases.map(\.rawValue).joined(separator: ", ")
+                    return (wire.id, .failure(HostControlError("unknown event \"\(name)\"; known: \(known)")))
+                }
+                events.insert(event)
+            }
+            return (wire.id, .success(.subscribe(events)))
         case "revoke":
             guard let client = wire.client, !client.isEmpty else {
                 return (wire.id, .failure(HostControlError("revoke needs \"client\": the client's name or key fingerprint")))
@@ -60,10 +75,20 @@ public enum HostControlRequest: Sendable, Hashable {
         case .clients: #"{"id":\#(id),"request":"clients"}"#
         case .openPairing: #"{"id":\#(id),"request":"open-pairing"}"#
         case .closePairing: #"{"id":\#(id),"request":"close-pairing"}"#
-        case .subscribe: #"{"id":\#(id),"request":"subscribe"}"#
+        case let .subscribe(events):
+            #"{"id":\#(id),"request":"subscribe","events":["#
+                + events.sorted { $0.rawValue < $1.rawValue }.map { #"""# + $0.rawValue + #"""# }.joined(separator: ",") + "]}"
         case let .revoke(client): #"{"id":\#(id),"request":"revoke","client":"# + HostControlReply.json(client) + "}"
         }
     }
+}
+
+/// What a subscriber may ask to be sent.
+public enum HostControlEvent: String, Sendable, Hashable, CaseIterable {
+    /// What `status` shows, when it changed.
+    case status
+    /// Forwarded pads' state and feedback, and the clients' link figures (`HostLiveState`).
+    case live
 }
 
 /// A request the host refuses, in words.
@@ -234,5 +259,76 @@ public enum HostControlSocketPath {
         guard let resolved = realpath(directory, nil) else { return directory }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+}
+
+/// One forwarded pad as it is now (the control socket's `live` event): what `monitor --view` draws, and what games
+/// asked of it.
+public struct HostLivePad: Sendable, Hashable, Codable {
+    /// The client's name and the pad's ID on it.
+    public var client: String
+    public var id: String
+    public var name: String
+    /// Its kind on the client (`dualsense`, `xbox360`, ...).
+    public var kind: String
+    /// Held buttons, in SDL's GameController names.
+    public var buttons: [String]
+    /// Sticks -32768...32767 (up negative), triggers 0...32767, by SDL's axis names.
+    public var axes: [String: Int]
+    /// Touch contacts on the touchpad, 0...1 from the top left.
+    public var touches: [HostLiveTouch]
+    /// What games asked of its motors, 0...1 each; nil while never set.
+    public var rumble: HostLiveRumble?
+    /// The lightbar colour games set, `#rrggbb`; nil while never set.
+    public var lightbar: String?
+    public var lingering: Bool
+
+    public init(client: String, id: String, name: String, kind: String, snapshot: PadSnapshot, feedback: Feedback, lingering: Bool) {
+        self.client = client
+        self.id = id
+        self.name = name
+        self.kind = kind
+        buttons = snapshot.buttons.pressed.map(\.rawValue)
+        axes = Dictionary(uniqueKeysWithValues: Axis.allCases.map { ($0.rawValue, Int(snapshot[$0])) })
+        touches = (0..<TouchContacts.count).compactMap { index in
+            let contact = snapshot.touches[index]
+            return contact.active ? HostLiveTouch(x: contact.x, y: contact.y) : nil
+        }
+        rumble = feedback.rumble.map { HostLiveRumble(strong: $0.strong, weak: $0.weak) }
+        lightbar = feedback.lightbar.map { color in
+            "#" + [color.red, color.green, color.blue].map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        }
+        self.lingering = lingering
+    }
+}
+
+public struct HostLiveTouch: Sendable, Hashable, Codable {
+    public var x: Double
+    public var y: Double
+
+    public init(x: Double, y: Double) {
+        self.x = x
+        self.y = y
+    }
+}
+
+public struct HostLiveRumble: Sendable, Hashable, Codable {
+    public var strong: Double
+    public var weak: Double
+
+    public init(strong: Double, weak: Double) {
+        self.strong = strong
+        self.weak = weak
+    }
+}
+
+/// The control socket's `live` event: each forwarded pad as it is now, and each client's link figures.
+public struct HostLiveState: Sendable, Hashable, Codable {
+    public var pads: [HostLivePad]
+    public var clients: [HostClientStatus]
+
+    public init(pads: [HostLivePad], clients: [HostClientStatus]) {
+        self.pads = pads
+        self.clients = clients
     }
 }

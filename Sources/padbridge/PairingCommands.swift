@@ -374,6 +374,7 @@ struct ServeCommand: ParsableCommand {
                             clients: host.clientStatuses())
                     },
                     clients: { host.clientStatuses() },
+                    live: { HostLiveState(pads: host.livePads(), clients: host.clientStatuses()) },
                     revoke: { client in
                         let revoked = try store.revoke(client)
                         host.reloadPairedClients()  // at once, not when the file watch fires
@@ -400,6 +401,7 @@ struct ServeCommand: ParsableCommand {
             output.write("padbridge: warning: no control socket at \(controlPath): \(error); status, clients and revoke cannot reach this serve")
         }
         defer { control?.close() }
+        host.onLivePadsChanged = { [weak control] in control?.livePadsChanged() }
         // Deleting a client's line in paired-clients revokes it at once (its session ends).
         let pairedClients = try FileChangeWatch(path: store.pairedClientsPath, loop: loop) { host.reloadPairedClients() }
         defer { pairedClients.cancel() }

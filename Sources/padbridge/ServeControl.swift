@@ -5,12 +5,15 @@ import PadLinux
 import PadNet
 
 /// `serve`'s control socket (`HostControlRequest`): answers from serve's own loop, and tells subscribers when what
-/// `status` shows changed (at most once per `eventIntervalMilliseconds`). Loop-confined.
+/// `status` shows changed (at most once per `eventIntervalMilliseconds`), and `live` subscribers when a pad changed
+/// (at most once per `liveIntervalMilliseconds`, and once a second for the link figures). Loop-confined.
 final class ServeControl {
     /// What serve lends the control socket: its state, read when asked, and the few things it may change.
     struct Serve {
         var status: () -> HostStatus
         var clients: () -> [HostClientStatus]
+        /// Each forwarded pad now, and the clients' link figures (reading it re-arms the host's change signal).
+        var live: () -> HostLiveState
         /// Removes the client from paired-clients and ends its session; returns its name and key.
         var revoke: (String) throws -> (name: String, key: String)
         var openPairing: () -> PairingWindowStatus
@@ -18,11 +21,18 @@ final class ServeControl {
     }
 
     static let eventIntervalMilliseconds: UInt64 = 100
+    /// At most 60 `live` events a second per subscriber (17 ms: 58.8).
+    static let liveIntervalMilliseconds: UInt64 = 17
+    /// While nothing changes, `live` subscribers still hear the link figures this often.
+    static let liveHeartbeatMilliseconds: UInt64 = 1_000
 
     let server: ControlSocketServer
     private let serve: Serve
     private let loop: DeviceEventLoop
     private var eventDue: LoopDeadline?
+    private var liveDue: LoopDeadline?
+    private var liveHeartbeat: LoopDeadline?
+    private var lastLiveSent = MonotonicInstant(nanoseconds: 0)
 
     /// Listens at `path` (its directory made, 0700, when missing); the socket file is 0660. See `isAllowed`.
     init(path: String, serve: Serve, loop: DeviceEventLoop, logger: Logger) throws {
@@ -38,6 +48,8 @@ final class ServeControl {
 
     func close() {
         eventDue?.cancel()
+        liveDue?.cancel()
+        liveHeartbeat?.cancel()
         server.close()
     }
 
@@ -55,10 +67,39 @@ final class ServeControl {
             guard let self else { return }
             self.eventDue = nil
             let line = HostControlReply.event("status", self.serve.status())
-            for connection in self.server.openConnections where connection.subscriptions.contains("status") {
+            for connection in self.server.openConnections where connection.subscriptions.contains(HostControlEvent.status.rawValue) {
                 connection.send(line)  // one that cannot take it now is dropped
             }
         }
+    }
+
+    private var liveSubscribers: [ControlConnection] {
+        server.openConnections.filter { $0.subscriptions.contains(HostControlEvent.live.rawValue) }
+    }
+
+    /// A forwarded pad's state or feedback changed (`ForwardingHost.onLivePadsChanged`): `live` subscribers hear it
+    /// at the next turn, or once `liveIntervalMilliseconds` have passed since the last `live` event.
+    func livePadsChanged() {
+        guard liveDue == nil, !liveSubscribers.isEmpty else { return }
+        let sinceLast = (MonotonicInstant.now().nanoseconds &- lastLiveSent.nanoseconds) / 1_000_000
+        let wait = sinceLast >= Self.liveIntervalMilliseconds ? 0 : Self.liveIntervalMilliseconds - sinceLast
+        liveDue = try? loop.deadline(afterMilliseconds: wait) { [weak self] in
+            guard let self else { return }
+            self.liveDue = nil
+            self.sendLive()
+        }
+    }
+
+    private func sendLive() {
+        let subscribers = liveSubscribers
+        guard !subscribers.isEmpty else {
+            liveHeartbeat?.cancel()
+            liveHeartbeat = nil
+            return
+        }
+        lastLiveSent = MonotonicInstant.now()
+        let line = HostControlReply.event(HostControlEvent.live.rawValue, serve.live())
+        for connection in subscribers { connection.send(line) }  // one that cannot take it now is dropped
     }
 
     private func answer(_ line: Substring, on connection: ControlConnection) {
@@ -90,9 +131,17 @@ final class ServeControl {
         case .closePairing:
             connection.send(HostControlReply.success(id: id, "pairing", serve.closePairing()))
             statusChanged()
-        case .subscribe:
-            connection.subscriptions.insert("status")
+        case let .subscribe(events):
+            connection.subscriptions.formUnion(events.map(\.rawValue))
             connection.send(HostControlReply.success(id: id, "status", serve.status()))
+            if events.contains(.live) {
+                connection.send(HostControlReply.event(HostControlEvent.live.rawValue, serve.live()))
+                if liveHeartbeat == nil {
+                    liveHeartbeat = try? loop.repeating(everyMilliseconds: Self.liveHeartbeatMilliseconds) { [weak self] in
+                        self?.sendLive()
+                    }
+                }
+            }
         }
     }
 }

@@ -250,6 +250,9 @@ import Testing
         clean.run(forMilliseconds: 1_000)
         let status = try #require(clean.host.clientStatuses().first)
         #expect(status.lossToHostPercent == 0 && status.lossToClientPercent == 0)
+        // The round trip the host shows is the client's, from its pings: twice the 500 µs one-way delay.
+        let roundTrip = try #require(status.roundTripMicroseconds, "the client's pings carry its round trip")
+        #expect((900...1_100).contains(roundTrip), "\(roundTrip) µs")
     }
 
     static func isEvent(_ event: ForwardingHost.Event, _ name: String) -> Bool { "\(event)".hasPrefix(name) }

@@ -1,10 +1,11 @@
+import PadCore
 import PadNet
 import Testing
 
 /// The control socket's protocol (issue 29): requests read from lines, answers written as lines.
 @Suite struct HostControlTests {
     @Test func requestsRoundTripThroughTheirLines() {
-        let requests: [HostControlRequest] = [.status, .clients, .revoke(client: "deck \"2\""), .openPairing, .closePairing, .subscribe]
+        let requests: [HostControlRequest] = [.status, .clients, .revoke(client: "deck \"2\""), .openPairing, .closePairing, .subscribe([.status]), .subscribe([.status, .live])]
         for (index, request) in requests.enumerated() {
             let parsed = HostControlRequest.parse(Substring(request.line(id: index)))
             #expect(parsed.id == index)
@@ -28,6 +29,38 @@ import Testing
             }
             #expect(error.description.contains(message), "\(error)")
         }
+    }
+
+    @Test func subscribeNamesItsEventsAndRefusesUnknownOnes() {
+        #expect((try? HostControlRequest.parse(#"{"id":1,"request":"subscribe"}"#).request.get()) == .subscribe([.status]))
+        #expect((try? HostControlRequest.parse(#"{"id":1,"request":"subscribe","events":["live"]}"#).request.get()) == .subscribe([.live]))
+        guard case let .failure(error) = HostControlRequest.parse(#"{"id":2,"request":"subscribe","events":["live","pads"]}"#).request else {
+            Issue.record("an unknown event was taken")
+            return
+        }
+        #expect(error.description == #"unknown event "pads"; known: status, live"#)
+    }
+
+    @Test func aLivePadCarriesWhatTheDrawingNeeds() throws {
+        var snapshot = PadSnapshot(leftX: -32768, rightTrigger: 32767)
+        snapshot.buttons.insert(.a)
+        snapshot.buttons.insert(.dpup)
+        snapshot.touches[1] = TouchContact(trackingID: 3, active: true, x: 0.25, y: 0.5)
+        let pad = HostLivePad(
+            client: "laptop", id: "386916c933a1", name: "Wireless Controller", kind: "dualsense", snapshot: snapshot,
+            feedback: Feedback(rumble: Rumble(strong: 0.5, weak: 0), lightbar: LightbarColor(red: 0, green: 0x80, blue: 0xff)),
+            lingering: false)
+        #expect(pad.buttons == ["a", "dpup"])
+        #expect(pad.axes == ["leftx": -32768, "lefty": 0, "rightx": 0, "righty": 0, "lefttrigger": 0, "righttrigger": 32767])
+        #expect(pad.touches == [HostLiveTouch(x: 0.25, y: 0.5)])
+        #expect(pad.rumble == HostLiveRumble(strong: 0.5, weak: 0))
+        #expect(pad.lightbar == "#0080ff")
+        let line = HostControlReply.event("live", HostLiveState(pads: [pad], clients: []))
+        #expect(line.hasPrefix(##"{"event":"live","live":{"clients":[],"pads":[{"axes":{"##))
+        #expect(try HostControlReply.payload(line, "live", as: HostLiveState.self).get().pads == [pad])
+        // Never set: no rumble, no lightbar (not "off").
+        let plain = HostLivePad(client: "c", id: "i", name: "n", kind: "xbox360", snapshot: .neutral, feedback: Feedback(), lingering: true)
+        #expect(plain.rumble == nil && plain.lightbar == nil && plain.buttons.isEmpty && plain.touches.isEmpty)
     }
 
     @Test func answersCarryTheIdAndThePayloadOrTheError() throws {

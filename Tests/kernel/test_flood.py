@@ -1,6 +1,6 @@
 """A flood cannot stall the host (issue 19). From a third network namespace (someone else on the LAN), a C sender
 floods the host with random datagrams shaped like link initiations (the 109-byte form of padbridge link 2 and the
-173-byte form of link 3, twice what the host reads of them flat out, at most 5,000 a second) and with a captured
+173-byte form of link 4, twice what the host reads of them flat out, at most 5,000 a second) and with a captured
 pairing first message replayed from 256 source ports (a quarter as many) while a pairing window is open. Meanwhile
 a paired client taps a button 200 times and another machine pairs: every tap arrives, in order, with its latency
 close to the quiet link's (both reported), and the pairing completes. The rules themselves (no public-key work for

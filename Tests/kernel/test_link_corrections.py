@@ -156,8 +156,12 @@ def test_deleting_a_paired_clients_line_ends_its_session_at_once(padbridge, tmp_
     paired_clients.write_text("\n".join(kept) + "\n")
     serve.wait_stderr(lambda line: "revoked" in line, since=mark, what="the host revoking the client")
     read_until_gone(virtual)
-    connection.wait_stderr(lambda line: "link to" in line and "lost" in line, what="the client cut off")
-    connection.wait_stderr(lambda line: "no answer" in line, what="the client's new handshakes unanswered")
+    # The client is told (not left to take it for a lost link and try again for ever) and stops with status 1.
+    connection.wait_stderr(lambda line: "revoked" in line and "padbridge pair" in line, what="the client told it was revoked")
+    assert connection.wait_exit() == 1, connection.describe()
+    # A new connect with the same key: its handshakes go unanswered.
+    again = padbridge(f"127.0.0.1:{PORT}", device.path, "--config-dir", str(client_config), command="connect")
+    again.wait_stderr(lambda line: "no answer" in line, what="a new connect's handshakes unanswered")
     assert not any("pad attached" in line for _, line in serve.stderr[mark:]), serve.describe()
 
 

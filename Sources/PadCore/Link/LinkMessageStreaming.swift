@@ -40,6 +40,7 @@ public struct LinkClientMessageEncoder: Sendable {
             writer.u64(ping.clockMicroseconds)
             writer.u32(ping.hostSent)
             writer.u32(ping.receivedWhenHostCounted)
+            writer.u32(ping.roundTripMicroseconds)
         }
         let countOffset = writer.count
         writer.u8(0)
@@ -147,7 +148,10 @@ public struct LinkClientMessageView<Bytes: RandomAccessCollection<UInt8>> where 
         if flags & LinkClientMessage.hasPing != 0 {
             let clock = try reader.u64()
             let hostSent = try reader.u32()
-            ping = LinkPing(clockMicroseconds: clock, hostSent: hostSent, receivedWhenHostCounted: try reader.u32())
+            let received = try reader.u32()
+            ping = LinkPing(
+                clockMicroseconds: clock, hostSent: hostSent, receivedWhenHostCounted: received,
+                roundTripMicroseconds: try reader.u32())
         } else {
             ping = nil
         }

@@ -95,11 +95,17 @@ public struct LinkPing: Sendable, Hashable {
     /// How many of the host's datagrams of this session had arrived when that pong came, it included: of the first
     /// `hostSent` the host sent, `hostSent - receivedWhenHostCounted` were lost (or came late).
     public var receivedWhenHostCounted: UInt32
+    /// The client's smoothed round trip, µs (at most `UInt32.max`), 0 while it has none: the host, which sends no
+    /// pings of its own, shows it as the link's round trip.
+    public var roundTripMicroseconds: UInt32
 
-    public init(clockMicroseconds: UInt64, hostSent: UInt32 = 0, receivedWhenHostCounted: UInt32 = 0) {
+    public init(
+        clockMicroseconds: UInt64, hostSent: UInt32 = 0, receivedWhenHostCounted: UInt32 = 0, roundTripMicroseconds: UInt32 = 0
+    ) {
         self.clockMicroseconds = clockMicroseconds
         self.hostSent = hostSent
         self.receivedWhenHostCounted = receivedWhenHostCounted
+        self.roundTripMicroseconds = roundTripMicroseconds
     }
 
     /// The percentage of the host's first `hostSent` datagrams that did not reach the client; nil before a pong.
@@ -108,7 +114,7 @@ public struct LinkPing: Sendable, Hashable {
         return 100 * Double(hostSent - min(receivedWhenHostCounted, hostSent)) / Double(hostSent)
     }
 
-    static let encodedSize = 16
+    static let encodedSize = 20
 }
 
 /// What a client sends in one datagram (inside the encryption). Every field is optional or may be empty, so a
@@ -121,7 +127,8 @@ public struct LinkPing: Sendable, Hashable {
 ///             (0 any, 1 xbox360, 2 dualsense) | u8 flags (bit 0 attached, bit 1 numbering continues from the
 ///             client's earlier session) | text name)
 /// [ping]      u64 sender's clock (µs) | u32 the host's sent count from its last pong this session (0 before any) |
-///             u32 the host's datagrams received this session when that pong came (`LinkPing`)
+///             u32 the host's datagrams received this session when that pong came | u32 the client's smoothed round
+///             trip, µs, 0 while none (`LinkPing`)
 /// u8 feedback-ack count | count x (u8 slot | u32 version)
 /// u8 block count | count x (u8 slot | u32 base | u8 flags (bit 0: continues the block before) | u8 frame count |
 ///                          frame count x (u32 sequence | snapshot))

@@ -49,12 +49,14 @@ import Testing
         }
     }
 
-    /// A keepalive: version 3, the ping (clock, the host's sent count from its last pong, how many of those came),
-    /// no feedback acknowledgement, no block.
-    @Test func aKeepaliveIsTwentyBytesAndDecodesBack() throws {
+    /// A keepalive: version 3, the ping (clock, the host's sent count from its last pong, how many of those came, the
+    /// client's round trip), no feedback acknowledgement, no block.
+    @Test func aKeepaliveIsTwentyFourBytesAndDecodesBack() throws {
         var message = LinkClientMessage()
-        message.ping = LinkPing(clockMicroseconds: 0x0102_0304_0506_0708, hostSent: 0x0A0B_0C0D, receivedWhenHostCounted: 0x11)
-        #expect(message.encoded == [3, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0x0D, 0x0C, 0x0B, 0x0A, 0x11, 0, 0, 0, 0, 0])
+        message.ping = LinkPing(
+            clockMicroseconds: 0x0102_0304_0506_0708, hostSent: 0x0A0B_0C0D, receivedWhenHostCounted: 0x11,
+            roundTripMicroseconds: 0x0001_86A0)
+        #expect(message.encoded == [3, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0x0D, 0x0C, 0x0B, 0x0A, 0x11, 0, 0, 0, 0xA0, 0x86, 0x01, 0, 0, 0])
         #expect(try LinkClientMessage(decoding: message.encoded) == message)
         #expect(throws: LinkDecodingError.unsupportedVersion(2)) { try LinkClientMessage(decoding: [2, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0]) }
     }
