@@ -35,6 +35,11 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
+        // The web console's HTTP and WebSocket server (`padbridge console`). Not Hummingbird 2: FlyingFox has no
+        // dependencies (BSD sockets, its epoll wait on a Dispatch queue of its own), and a clean debug build of it took
+        // 21 s here against 164 s for Hummingbird with hummingbird-websocket (SwiftNIO), which every CI run pays
+        // twice (debug and release).
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         // Pure core: the model, snapshot diff, report codecs, trigger effects, the network link's wire codec and
@@ -129,10 +134,23 @@ let package = Package(
             swiftSettings: hotPathSwift
         ),
 
+        // The web console (`padbridge console`): a page and a WebSocket over a serve's control socket, behind a token.
+        // A separate process from serve: it only talks to serve's control socket.
+        .target(
+            name: "PadConsole",
+            dependencies: [
+                "PadNet", "PadLinux", "PadCore",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "FlyingSocks", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
         .executableTarget(
             name: "padbridge",
             dependencies: [
-                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadNet", "PadJSONLines", "PadProfiles", "PadDNSSD",
+                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadNet", "PadJSONLines", "PadProfiles", "PadDNSSD", "PadConsole",
                 "CTerminalView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -171,6 +189,8 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(name: "PadSDLTests", dependencies: ["PadSDL"], swiftSettings: strictSwift),
         .testTarget(name: "CRuntimeLoaderTests", dependencies: ["CRuntimeLoader"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "PadConsoleTests", dependencies: ["PadConsole", "PadNet", "PadCore"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux", "PadTestSupport", "PadLinuxTestSupport"], swiftSettings: strictSwift),
     ],

@@ -30,7 +30,7 @@ struct Padbridge: ParsableCommand {
                 name: "Forwarding",
                 subcommands: [
                     HostsCommand.self, ConnectCommand.self, ServeCommand.self, PairCommand.self, PairingWindowCommand.self,
-                    StatusCommand.self, ClientsCommand.self, RevokeCommand.self,
+                    StatusCommand.self, ClientsCommand.self, RevokeCommand.self, ConsoleCommand.self,
                 ]),
             CommandGroup(name: "Remapping", subcommands: [RemapCommand.self]),
             CommandGroup(

@@ -43,6 +43,9 @@ check "padbridge --version prints the package's version" bash -c "[[ \$(padbridg
 check "dpkg knows padbridge $version" bash -c "[[ \$(dpkg-query -W -f='\${Version}' padbridge) == '$version' ]]"
 check "man padbridge-connect renders" bash -c 'out=$(MANWIDTH=100 man -P cat padbridge-connect 2>&1) &&
     grep -q "padbridge connect" <<<"$out" && grep -q -- "--all" <<<"$out" && grep -q "SYNOPSIS" <<<"$out"'
+check "man padbridge-console renders; its user unit is installed and not enabled" bash -c '
+    out=$(MANWIDTH=100 man -P cat padbridge-console 2>&1) && grep -q -- "--listen" <<<"$out" &&
+    test -s /usr/lib/systemd/user/padbridge-console.service && ! systemctl --global is-enabled --quiet padbridge-console'
 check "man padbridge shows the three uses" bash -c 'out=$(MANWIDTH=100 man -P cat padbridge 2>&1) &&
     grep -q Forwarding <<<"$out" && grep -q Remapping <<<"$out" && grep -q Diagnostics <<<"$out"'
 check "bash-completion loads padbridge's completion and completes commands" bash -c '

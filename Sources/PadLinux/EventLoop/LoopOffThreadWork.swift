@@ -88,9 +88,9 @@ public final class LoopOffThreadWork {
 }
 
 /// A detached POSIX thread running one closure.
-enum OffThread {
+public enum OffThread {
     /// Returns 0, or pthread_create's error number.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
+    public static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
         let context = Unmanaged.passRetained(Context(body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { raw in

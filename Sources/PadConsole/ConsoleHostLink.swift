@@ -1,0 +1,133 @@
+import Glibc
+public import PadNet
+import PadLinux
+import Synchronization
+
+/// What the console asks of a serve: one request, one answer line. A protocol so the console's tests can stand in for
+/// a serve.
+public protocol ConsoleHost: Sendable {
+    /// The serve's answer line to `request`, or why there is none.
+    func answer(_ request: HostControlRequest) async -> Result<String, HostControlError>
+}
+
+/// A serve's control socket, as the console uses it: every request on a connection of its own, made and waited for
+/// on a thread of its own (the control socket client blocks; Swift's cooperative threads never wait on it), and the
+/// serve's `status` and `live` events followed on one long-lived connection (`follow`).
+public struct ControlSocketConsoleHost: ConsoleHost {
+    public let path: String
+    /// Words for the serve in messages ("config directory /home/u/.config/padbridge").
+    public let whose: String
+
+    public init(path: String, whose: String) {
+        self.path = path
+        self.whose = whose
+    }
+
+    public func answer(_ request: HostControlRequest) async -> Result<String, HostControlError> {
+        await withCheckedContinuation { continuation in
+            let started = OffThread.start { [path, whose] in
+                do throws(ControlSocketClientError) {
+                    var client = try ControlSocketClient(path: path, whose: whose)
+                    continuation.resume(returning: .success(try client.request(request.line(id: 1))))
+                } catch {
+                    continuation.resume(returning: .failure(HostControlError(error.description)))
+                }
+            }
+            if started != 0 {
+                continuation.resume(returning: .failure(HostControlError("cannot start a thread (error \(started))")))
+            }
+        }
+    }
+
+    /// Follows the serve's events for as long as the process runs, on a thread of its own: each event line goes to
+    /// `broadcast`; while no serve answers, the broadcast says so and the connection is tried again every second.
+    public func follow(into broadcast: ConsoleBroadcast) -> Bool {
+        OffThread.start { [self] in
+            while true {
+                broadcast.serveUnreachable(followUntilItEnds(into: broadcast))
+                var nothing = pollfd()
+                _ = poll(&nothing, 0, 1_000)
+            }
+        } == 0
+    }
+
+    /// Subscribes and passes events on until the connection ends; returns why it ended.
+    private func followUntilItEnds(into broadcast: ConsoleBroadcast) -> String {
+        do throws(ControlSocketClientError) {
+            var client = try ControlSocketClient(path: path, whose: whose)
+            let first = try client.request(HostControlRequest.subscribe([.status, .live]).line(id: 1))
+            switch HostControlReply.payload(first, "status", as: HostStatus.self) {
+            case let .success(status):
+                broadcast.serveReached()
+                broadcast.publish(HostControlReply.event(HostControlEvent.status.rawValue, status))
+            case let .failure(error):
+                return error.description
+            }
+            while true {
+                if let line = try client.nextLine(timeoutMilliseconds: 5_000) { broadcast.publish(line) }
+            }
+        } catch {
+            return error.description
+        }
+    }
+}
+
+/// The serve's latest event lines, and the console's live-view sockets that want them. Each new socket is first sent
+/// the latest line of each kind (`status`, `live`, `console`); a socket that does not keep up loses older lines, never
+/// the newest.
+public final class ConsoleBroadcast: Sendable {
+    private struct State {
+        var latest: [String: String] = [:]
+        var subscribers: [Int: AsyncStream<String>.Continuation] = [:]
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
+    /// Lines a slow socket may fall behind by before older ones are dropped.
+    static let backlog = 32
+
+    public init() {}
+
+    /// A stream of event lines for one live-view socket, starting with the latest of each kind.
+    public func subscribe() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(Self.backlog))
+        let id = state.withLock { state in
+            for kind in state.latest.keys.sorted() { continuation.yield(state.latest[kind]!) }
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// One event line from the serve (`{"event":"KIND",...}`).
+    public func publish(_ line: String) {
+        let kind = Self.kind(of: line)
+        state.withLock { state in
+            state.latest[kind] = line
+            for continuation in state.subscribers.values { continuation.yield(line) }
+        }
+    }
+
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    func serveReached() {
+        publish(#"{"event":"console","console":{"serve":true}}"#)
+    }
+
+    func serveUnreachable(_ problem: String) {
+        state.withLock { $0.latest["live"] = nil }
+        publish(#"{"event":"console","console":{"serve":false,"problem":"# + HostControlReply.json(problem) + "}}")
+    }
+
+    /// `KIND` of `{"event":"KIND",...`, as `HostControlReply.event` writes it.
+    static func kind(of line: String) -> String {
+        let prefix = #"{"event":""#
+        guard line.hasPrefix(prefix) else { return "other" }
+        return String(line.dropFirst(prefix.count).prefix { $0 != "\"" })
+    }
+}
