@@ -35,11 +35,11 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
-        // The web console's HTTP and WebSocket server (`padbridge console`). Not Hummingbird 2: FlyingFox has no
-        // dependencies (BSD sockets, its epoll wait on a Dispatch queue of its own), and a clean debug build of it took
-        // 21 s here against 164 s for Hummingbird with hummingbird-websocket (SwiftNIO), which every CI run pays
-        // twice (debug and release).
-        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        // The web console's HTTP and WebSocket server (`padbridge console`): SwiftNIO's HTTP/1.1 and WebSocket
+        // handlers, which take nothing from Foundation (scripts/build-release links none of it but
+        // FoundationEssentials). Not Hummingbird 2 (164 s for a clean debug build here, against NIO's 68 s), nor
+        // FlyingFox (21 s, but it needs Foundation and FoundationNetworking with libcurl).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Pure core: the model, snapshot diff, report codecs, trigger effects, the network link's wire codec and
@@ -140,8 +140,10 @@ let package = Package(
             name: "PadConsole",
             dependencies: [
                 "PadNet", "PadLinux", "PadCore",
-                .product(name: "FlyingFox", package: "FlyingFox"),
-                .product(name: "FlyingSocks", package: "FlyingFox"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift

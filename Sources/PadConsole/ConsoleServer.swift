@@ -1,69 +1,152 @@
-public import FlyingFox
-import Foundation
 import PadNet
 
-/// The console's HTTP side: the page, its fragment, style sheet and script, the live-view WebSocket (`/events`), and
-/// the three changes a person may make (`POST /pairing/open`, `/pairing/close`, `/clients/revoke`), each behind
-/// `ConsoleAccess`. It holds no state of the host's: every page asks the serve, every change is the serve's to make.
-public struct ConsoleRequestHandler: HTTPHandler {
-    let access: ConsoleAccess
-    let host: any ConsoleHost
-    let broadcast: ConsoleBroadcast
+/// One HTTP request as the console reads it (the server's types stay in `ConsoleHTTPServer`).
+public struct ConsoleRequest: Sendable {
+    public var method: String
+    /// The path without its query.
+    public var path: String
+    /// The query's fields, percent-decoded.
+    public var query: [String: String]
+    /// Header values by lower-cased name (the last of a repeated header).
+    public var headers: [String: String]
+    public var body: [UInt8]
 
-    public init(access: ConsoleAccess, host: any ConsoleHost, broadcast: ConsoleBroadcast) {
-        self.access = access
-        self.host = host
-        self.broadcast = broadcast
+    public init(method: String, target: String, headers: [String: String], body: [UInt8] = []) {
+        self.method = method.uppercased()
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        path = String(parts.first ?? "/")
+        query = parts.count > 1 ? ConsoleForm.fields(parts[1]) : [:]
+        self.headers = headers
+        self.body = body
     }
 
-    public func handleRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
-        var headers: [String: String] = [:]
-        for (name, value) in request.headers { headers[name.rawValue.lowercased()] = value }
-        let isUpgrade = headers["upgrade"]?.lowercased() == "websocket"
-        let method = request.method.rawValue.uppercased()
-        switch access.decide(method: method, tokenInQuery: request.query["token"], headers: headers, isWebSocketUpgrade: isUpgrade) {
+    public var isWebSocketUpgrade: Bool { headers["upgrade"]?.lowercased() == "websocket" }
+}
+
+/// The console's answer to one request.
+public struct ConsoleResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public static func == (left: ConsoleResponse, right: ConsoleResponse) -> Bool {
+        left.status == right.status && left.body == right.body
+            && left.headers.map { "\($0.name): \($0.value)" } == right.headers.map { "\($0.name): \($0.value)" }
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.last { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// `application/x-www-form-urlencoded` text (a query, a form's body) into its fields: total, any bytes in.
+public enum ConsoleForm {
+    public static func fields(_ text: some StringProtocol) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, let name = decoded(parts[0]), let value = decoded(parts[1]) else { continue }
+            fields[name] = value
+        }
+        return fields
+    }
+
+    /// `+` as a space and `%XX` as its byte; nil when an escape is broken or the bytes are not UTF-8.
+    static func decoded(_ text: some StringProtocol) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(high << 4 | low)
+            default: bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// What the console answers: the page, its fragment, style sheet and script, and the three changes a person may
+/// make (`POST /pairing/open`, `/pairing/close`, `/clients/revoke`), each behind `ConsoleAccess`; and whether the
+/// live view's WebSocket (`/events`) may be opened. It holds no state of the host's: every page asks the serve,
+/// every change is the serve's to make. No sockets here (`ConsoleHTTPServer` carries requests in and out).
+public struct ConsoleRequestHandler: Sendable {
+    let access: ConsoleAccess
+    let host: any ConsoleHost
+
+    public init(access: ConsoleAccess, host: any ConsoleHost) {
+        self.access = access
+        self.host = host
+    }
+
+    /// Whether a WebSocket upgrade may go ahead: nil when it may, else the refusal to send instead.
+    public func refusal(ofUpgrade request: ConsoleRequest) -> ConsoleResponse? {
+        guard request.path == "/events" else { return notFound(request) }
+        switch access.decide(method: request.method, tokenInQuery: request.query["token"], headers: request.headers, isWebSocketUpgrade: true) {
+        case let .refused(reason): return response(403, html: ConsolePage.refused(reason), for: request)
+        case .allowed, .allowedSettingCookie: return nil
+        }
+    }
+
+    public func respond(to request: ConsoleRequest) async -> ConsoleResponse {
+        switch access.decide(
+            method: request.method, tokenInQuery: request.query["token"], headers: request.headers,
+            isWebSocketUpgrade: request.isWebSocketUpgrade)
+        {
         case let .refused(reason):
-            return response(.forbidden, html: ConsolePage.refused(reason), host: headers["host"])
+            return response(403, html: ConsolePage.refused(reason), for: request)
         case .allowedSettingCookie:
-            var answer = response(.seeOther, html: "", host: headers["host"])
-            answer.headers[.location] = request.path
-            answer.headers[.setCookie] = access.setCookie(host: headers["host"])
-            return answer
+            return response(303, html: "", for: request, extra: [
+                ("Location", request.path), ("Set-Cookie", access.setCookie(host: request.headers["host"])),
+            ])
         case .allowed:
             break
         }
-        switch (method, request.path) {
+        switch (request.method, request.path) {
         case ("GET", "/"):
             let (status, problem) = await status()
-            return response(.ok, html: ConsolePage.page(status: status, problem: problem), host: headers["host"])
+            return response(200, html: ConsolePage.page(status: status, problem: problem), for: request)
         case ("GET", "/fragment/host"):
             let (status, problem) = await status()
-            return response(.ok, html: ConsolePage.hostFragment(status: status, problem: problem), host: headers["host"])
+            return response(200, html: ConsolePage.hostFragment(status: status, problem: problem), for: request)
         case ("GET", "/console.css"):
-            return response(.ok, body: ConsoleAssets.styleSheet, type: "text/css; charset=utf-8", host: headers["host"])
+            return response(200, body: ConsoleAssets.styleSheet, type: "text/css; charset=utf-8", for: request)
         case ("GET", "/console.js"):
-            return response(.ok, body: ConsoleAssets.script, type: "text/javascript; charset=utf-8", host: headers["host"])
+            return response(200, body: ConsoleAssets.script, type: "text/javascript; charset=utf-8", for: request)
         case ("GET", "/favicon.ico"):
-            return response(.noContent, body: "", type: "image/x-icon", host: headers["host"])
+            return response(204, body: "", type: "image/x-icon", for: request)
         case ("GET", "/events"):
-            return try await WebSocketHTTPHandler(handler: MessageFrameWSHandler(handler: LiveViewSocket(broadcast: broadcast)))
-                .handleRequest(request)
+            return response(400, html: ConsolePage.refused("the live view is a WebSocket"), for: request)
         case ("POST", "/pairing/open"):
-            return await change("Opening the pairing window", .openPairing, host: headers["host"])
+            return await change("Opening the pairing window", .openPairing, for: request)
         case ("POST", "/pairing/close"):
-            return await change("Closing the pairing window", .closePairing, host: headers["host"])
+            return await change("Closing the pairing window", .closePairing, for: request)
         case ("POST", "/clients/revoke"):
-            let form = Self.form(String(decoding: try await request.bodyData.prefix(4_096), as: UTF8.self))
-            guard let client = form["client"], !client.isEmpty else {
-                return response(.badRequest, html: ConsolePage.failed("Revoking", HostControlError("no client named")), host: headers["host"])
+            guard let client = ConsoleForm.fields(String(decoding: request.body, as: UTF8.self))["client"], !client.isEmpty else {
+                return response(400, html: ConsolePage.failed("Revoking", HostControlError("no client named")), for: request)
             }
-            return await change("Revoking \(client)", .revoke(client: client), host: headers["host"])
+            return await change("Revoking \(client)", .revoke(client: client), for: request)
         case (_, "/"), (_, "/fragment/host"), (_, "/console.css"), (_, "/console.js"), (_, "/events"),
              (_, "/pairing/open"), (_, "/pairing/close"), (_, "/clients/revoke"):
-            return response(.methodNotAllowed, html: ConsolePage.refused("\(method) is not taken here"), host: headers["host"])
+            return response(405, html: ConsolePage.refused("\(request.method) is not taken here"), for: request)
         default:
-            return response(.notFound, html: ConsolePage.refused("nothing at \(request.path)"), host: headers["host"])
+            return notFound(request)
         }
+    }
+
+    private func notFound(_ request: ConsoleRequest) -> ConsoleResponse {
+        response(404, html: ConsolePage.refused("nothing at \(request.path)"), for: request)
     }
 
     private func status() async -> (HostStatus?, String?) {
@@ -79,72 +162,40 @@ public struct ConsoleRequestHandler: HTTPHandler {
 
     /// Asks the serve to make a change, then sends the browser back to the page (which shows the result), or shows
     /// the serve's refusal.
-    private func change(_ what: String, _ request: HostControlRequest, host hostHeader: String?) async -> HTTPResponse {
-        let answer = await host.answer(request).flatMap { line in HostControlReply.parse(Substring(line)).map { _ in line } }
+    private func change(_ what: String, _ change: HostControlRequest, for request: ConsoleRequest) async -> ConsoleResponse {
+        let answer = await host.answer(change).flatMap { line in HostControlReply.parse(Substring(line)).map { _ in line } }
         switch answer {
         case let .failure(error):
-            return response(.conflict, html: ConsolePage.failed(what, error), host: hostHeader)
+            return response(409, html: ConsolePage.failed(what, error), for: request)
         case .success:
-            var redirect = response(.seeOther, html: "", host: hostHeader)
-            redirect.headers[.location] = "/"
-            return redirect
+            return response(303, html: "", for: request, extra: [("Location", "/")])
         }
     }
 
-    private func response(_ status: HTTPStatusCode, html: String, host: String?) -> HTTPResponse {
-        response(status, body: html, type: "text/html; charset=utf-8", host: host)
+    private func response(
+        _ status: Int, html: String, for request: ConsoleRequest, extra: [(name: String, value: String)] = []
+    ) -> ConsoleResponse {
+        response(status, body: html, type: "text/html; charset=utf-8", for: request, extra: extra)
     }
 
-    /// Every answer: never cached, never framed by another page, no referrer to other sites (the first address carries the token),
-    /// and scripts, styles and connections only from the console itself.
-    private func response(_ status: HTTPStatusCode, body: String, type: String, host: String?) -> HTTPResponse {
-        var headers = HTTPHeaders()
-        headers[.contentType] = type
-        headers[.cacheControl] = "no-store"
-        headers[HTTPHeader("X-Frame-Options")] = "DENY"
-        headers[HTTPHeader("X-Content-Type-Options")] = "nosniff"
-        // Not no-referrer: with it browsers send `Origin: null` on the page's own forms. same-origin sends none elsewhere.
-        headers[HTTPHeader("Referrer-Policy")] = "same-origin"
-        let socket = host.map { " ws://\($0)" } ?? ""
-        headers[HTTPHeader("Content-Security-Policy")] =
-            "default-src 'self'; connect-src 'self'\(socket); frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-        return HTTPResponse(statusCode: status, headers: headers, body: Data(body.utf8))
-    }
-
-    /// `application/x-www-form-urlencoded` fields.
-    static func form(_ body: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-            }
-            if parts.count == 2 { fields[parts[0]] = parts[1] }
-        }
-        return fields
-    }
-}
-
-/// One browser's live view: the serve's event lines as text messages, latest first; what the browser sends is
-/// ignored, and its leaving ends the subscription.
-struct LiveViewSocket: WSMessageHandler {
-    let broadcast: ConsoleBroadcast
-
-    func makeMessages(for client: AsyncStream<WSMessage>) async throws -> AsyncStream<WSMessage> {
-        let lines = broadcast.subscribe()
-        let (messages, continuation) = AsyncStream.makeStream(of: WSMessage.self, bufferingPolicy: .bufferingNewest(ConsoleBroadcast.backlog))
-        let forwarding = Task {
-            for await line in lines { continuation.yield(.text(line)) }
-            continuation.finish()
-        }
-        let listening = Task {
-            for await _ in client {}
-            forwarding.cancel()
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in
-            forwarding.cancel()
-            listening.cancel()
-        }
-        return messages
+    /// Every answer: never cached, never framed by another page, no referrer to other sites (the first address
+    /// carries the token), and scripts, styles and connections only from the console itself.
+    private func response(
+        _ status: Int, body: String, type: String, for request: ConsoleRequest, extra: [(name: String, value: String)] = []
+    ) -> ConsoleResponse {
+        let socket = request.headers["host"].map { " ws://\($0)" } ?? ""
+        return ConsoleResponse(
+            status: status,
+            headers: [
+                ("Content-Type", type),
+                ("Cache-Control", "no-store"),
+                ("X-Frame-Options", "DENY"),
+                ("X-Content-Type-Options", "nosniff"),
+                // Not no-referrer: with it browsers send `Origin: null` on the page's own forms.
+                ("Referrer-Policy", "same-origin"),
+                ("Content-Security-Policy",
+                 "default-src 'self'; connect-src 'self'\(socket); frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+            ] + extra,
+            body: Array(body.utf8))
     }
 }

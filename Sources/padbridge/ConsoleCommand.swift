@@ -1,10 +1,8 @@
 import ArgumentParser
 import Dispatch
-import FlyingFox
 import Glibc
 import PadConsole
 import PadNet
-import Synchronization
 
 struct ConsoleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,7 +32,6 @@ struct ConsoleCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        let log = ConsoleServerLog(logger: global.makeLogger(label: "padbridge.console"))
         let (address, port) = try Self.parse(listen ?? Self.defaultListen)
         let target = try control.target()
         // The token is the console user's, in their own config directory (the system service's is root's).
@@ -45,72 +42,48 @@ struct ConsoleCommand: ParsableCommand {
         let broadcast = ConsoleBroadcast()
         let host = ControlSocketConsoleHost(path: target.path, whose: target.whose)
         guard host.follow(into: broadcast) else { throw CommandFailure("cannot start the thread that follows the serve") }
-        let handler = ConsoleRequestHandler(access: ConsoleAccess(token: token), host: host, broadcast: broadcast)
-        let server: HTTPServer
+        let handler = ConsoleRequestHandler(access: ConsoleAccess(token: token), host: host)
+        let server: ConsoleHTTPServer
         do {
-            server = address.contains(":")
-                ? HTTPServer(address: try .inet6(ip6: address, port: port), logger: log, handler: handler)
-                : HTTPServer(address: try .inet(ip4: address, port: port), logger: log, handler: handler)
+            server = try ConsoleHTTPServer(address: address, port: Int(port), handler: handler, broadcast: broadcast)
         } catch {
-            throw CommandFailure("--listen \(address): not an IP address (\(error))")
+            throw CommandFailure("the console cannot listen on \(address):\(port): \(error)"
+                + (port == 48101 ? "; is another console running? Give another --listen port" : ""))
         }
-
-        let failure = Mutex<String?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let output = LineOutput.standardOutput
-        let warnings = LineOutput.standardError
         let isLoopback = address.hasPrefix("127.") || address == "::1"
-        Task.detached {
-            let running = Task { try await server.run() }
-            do {
-                try await server.waitUntilListening(timeout: 5)
-                let actualPort: UInt16 =
-                    switch await server.listeningAddress {
-                    case let .ip4(_, port), let .ip6(_, port): port
-                    default: port
-                    }
-                let shownAddress = address.contains(":") ? "[\(address)]" : address
-                let shownHost = isLoopback || address == "0.0.0.0" || address == "::" ? Self.hostName(for: shownAddress, isLoopback: isLoopback) : shownAddress
-                if !isLoopback {
-                    warnings.write("""
-                        padbridge: WARNING: the console listens on \(shownAddress):\(actualPort), not only on loopback: \
-                        anyone on that network who has the token can pair clients and revoke them. The page is plain \
-                        HTTP (the token crosses the network readable); prefer the default, or an SSH tunnel: \
-                        ssh -L 48101:127.0.0.1:48101 THIS-HOST
-                        """)
-                }
-                output.write("padbridge: console for \(target.whose) at http://\(shownHost):\(actualPort)/?token=\(token)")
-                output.write("padbridge: its serve's control socket: \(target.path); the token is in \(tokenDirectory)/\(ConsoleToken.fileName)")
-                try await running.value
-            } catch {
-                failure.withLock { $0 = "the console cannot listen on \(address):\(port): \(error)" }
-                running.cancel()
-            }
-            done.signal()
+        let shownAddress = address.contains(Character(":")) ? "[\(address)]" : address
+        let actualPort = server.port ?? Int(port)
+        if !isLoopback {
+            LineOutput.standardError.write("""
+                padbridge: WARNING: the console listens on \(shownAddress):\(actualPort), not only on loopback: anyone \
+                on that network who has the token can pair clients and revoke them. The page is plain HTTP (the token \
+                crosses the network readable); prefer the default, or an SSH tunnel: ssh -L 48101:127.0.0.1:48101 THIS-HOST
+                """)
         }
+        let shownHost = address == "0.0.0.0" || address == "::" ? Self.hostName() ?? shownAddress : shownAddress
+        let output = LineOutput.standardOutput
+        output.write("padbridge: console for \(target.whose) at http://\(shownHost):\(actualPort)/?token=\(token)")
+        output.write("padbridge: its serve's control socket: \(target.path); the token is in \(tokenDirectory)/\(ConsoleToken.fileName)")
+
         // SIGINT and SIGTERM end it cleanly (status 0): it holds nothing a person would miss, the serve keeps running.
         let endings = [SIGINT, SIGTERM].map { (number: Int32) -> any DispatchSourceSignal in
             _ = signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 LineOutput.standardError.write("padbridge: console stopped")
-                Glibc.exit(0)
+                server.close()
             }
             source.resume()
             return source
         }
-        done.wait()
-        endings.forEach { $0.cancel() }
-        if let problem = failure.withLock({ $0 }) {
-            throw CommandFailure(problem + (port == 48101 ? "; is another console running? Give another --listen port" : ""))
-        }
+        defer { endings.forEach { $0.cancel() } }
+        try server.waitUntilClosed()
     }
 
-    /// The address as a person types it: loopback as `127.0.0.1`, a wildcard as this machine's name.
-    static func hostName(for address: String, isLoopback: Bool) -> String {
-        if isLoopback { return address }
+    /// This machine's name (for the address a wildcard listen prints).
+    static func hostName() -> String? {
         var name = [CChar](repeating: 0, count: 256)
-        guard gethostname(&name, name.count) == 0 else { return address }
+        guard gethostname(&name, name.count) == 0 else { return nil }
         return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -149,9 +150,16 @@ def test_the_console_pairs_shows_a_pad_live_and_revokes_it_in_a_real_browser(pad
     wait_for(browser, "the link's round trip", lambda b: "ms" in b.find_element(By.CSS_SELECTOR, "td.round-trip").text)
     screenshot(browser, tmp_path, "live")
 
-    # Revoke from the page: the pad is released, then goes; the page shows no pad and no client.
+    # Revoke from the page: the pad is released, then goes; the page shows no pad and no client. The pad is read from
+    # before the click: the click returns only once the page has loaded again, by when the node may be gone, and
+    # events still queued on a node that went cannot be read.
+    seen: dict = {}
+    reader = threading.Thread(target=lambda: seen.setdefault("events", read_until_gone(gamepad)), daemon=True)
+    reader.start()
     wait_for(browser, "the revoke button", lambda b: b.find_element(By.CSS_SELECTOR, "button.revoke")).click()
-    events = read_until_gone(gamepad)
+    reader.join(DEADLINE)
+    assert "events" in seen, "the virtual pad was still there after the revoke"
+    events = seen["events"]
     assert any(e.type == ecodes.EV_KEY and e.code == ecodes.BTN_A and e.value == 0 for e in events), events
     wait_for(browser, "no pad", lambda b: not b.find_elements(By.CSS_SELECTOR, "article.pad"))
     wait_for(browser, "no client", lambda b: not b.find_elements(By.CSS_SELECTOR, "tr.client"))
