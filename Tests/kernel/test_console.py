@@ -59,16 +59,24 @@ def browser(tmp_path):
         ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--window-size=1200,1000", "--no-first-run", f"--user-data-dir={profile}", "--remote-debugging-port=0",
          "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
     try:
-        # Chromium writes the DevTools port it took to this file once it is ready.
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 300
-        while not (port_file.exists() and port_file.read_text().split("\n")[0].strip().isdigit()):
-            assert chromium.poll() is None, f"chromium exited with status {chromium.returncode} before it was ready"
-            assert time.monotonic() < deadline, "chromium was not ready within 300 s"
-            time.sleep(0.1)
-        port = int(port_file.read_text().split("\n")[0])
+        # Once ready, chromium says on standard error where its DevTools listen: that line is waited for (its other
+        # lines, D-Bus complaints in the VM, are kept for the failure message).
+        said: list[str] = []
+        ready = threading.Event()
+
+        def read_stderr():
+            for line in chromium.stderr:
+                said.append(line.rstrip())
+                if line.startswith("DevTools listening on ws://"):
+                    ready.set()
+            ready.set()  # it ended: the wait below says so
+        threading.Thread(target=read_stderr, daemon=True).start()
+        assert ready.wait(300), "chromium was not ready within 300 s:\n" + "\n".join(said[-20:])
+        listening = [line for line in said if line.startswith("DevTools listening on ws://")]
+        assert listening, f"chromium exited with status {chromium.poll()} before it was ready:\n" + "\n".join(said[-20:])
+        port = int(listening[0].split("ws://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
         options = webdriver.ChromeOptions()
         options.debugger_address = f"127.0.0.1:{port}"
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
