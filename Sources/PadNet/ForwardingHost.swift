@@ -226,6 +226,9 @@ public final class ForwardingHost {
     private let onEvent: (Event) -> Void
     /// The paired clients' names by key, as paired-clients last read (`reloadPairedClients`).
     private var paired: [LinkPublicKey: String] = [:]
+    /// paired-clients' lines as last read, in the file's order (status: names, dates), so that a status, up to 60
+    /// a second while a console is open, reads no file.
+    private var pairedLines: [PairedClient] = []
     private var clients = HostedClients()
     /// Sessions (current, previous and pending) by their index, each pointing at its client: looked up for every
     /// datagram, so by a 32-bit index, not by the client's 32-byte key (hashing it cost ~900 instructions a frame).
@@ -338,8 +341,10 @@ public final class ForwardingHost {
     /// is fixed.
     public func reloadPairedClients() {
         do {
-            paired = Dictionary(try store.pairedClients().map { ($0.key, $0.name) }, uniquingKeysWith: { _, last in last })
+            pairedLines = try store.pairedClients()
+            paired = Dictionary(pairedLines.map { ($0.key, $0.name) }, uniquingKeysWith: { _, last in last })
         } catch {
+            pairedLines = []
             paired = [:]
             onEvent(.pairedClientsUnreadable("\(error); every client is refused until it is fixed"))
         }
@@ -389,8 +394,7 @@ public final class ForwardingHost {
     /// its link's figures, its pads. In paired-clients' order.
     public func clientStatuses() -> [HostClientStatus] {
         let now = self.now
-        let inFile = (try? store.pairedClients()) ?? paired.keys.map { PairedClient(key: $0, name: paired[$0] ?? "") }
-        return inFile.compactMap { entry -> HostClientStatus? in
+        return pairedLines.compactMap { entry -> HostClientStatus? in
             let key = entry.key
             guard let name = paired[key] else { return nil }
             guard let client = clients[key] else {
