@@ -1,20 +1,19 @@
-/// Who may use the console, decided per request from its method, target and headers (no I/O, so it is tested
-/// directly).
+/// Who may use the console, decided per request from its method, path and headers (no I/O, so it is tested directly).
 ///
-/// - Every request and every WebSocket upgrade needs the token: in the URL's `token` query (the address `padbridge
-///   console` prints, as Jupyter's), in the cookie a first visit with it sets (`HttpOnly`, `SameSite=Strict`), or in an
-///   `X-Padbridge-Token` header (scripts).
-/// - A state-changing request (POST: open or close the pairing window, revoke a client) also needs to come from the
-///   console's own page: its `Origin` must be the console's (`http://` and the request's `Host`). Without `Origin` it
-///   is taken only with the token in the header, which no other site's page can set without a CORS preflight, which
-///   the console never answers. So a page elsewhere in the same browser can neither pair nor revoke.
-/// - A WebSocket upgrade with an `Origin` needs it to be the console's too (browsers send cookies with cross-site
-///   upgrades).
+/// - The page itself (`/`, its script and style sheet) holds no host data and is given to anyone: a shell whose script
+///   takes the token from the address's fragment (`http://127.0.0.1:48101/#token=...`, which browsers never send to a
+///   server nor put in a Referer), keeps it in the tab's `sessionStorage` (kept per origin, so per port) and sends it
+///   in the `X-Padbridge-Token` header with every request for data or a change. No cookie is ever set or read: a
+///   cookie is not kept per port, so a browser would send it to any other program listening on loopback.
+/// - A state-changing request (POST: open or close the pairing window, revoke a client, a live-view ticket) also needs
+///   to come from the console's own page: its `Origin`, when it has one, must be the console's (`http://` and the
+///   request's `Host`). Without `Origin` (a script) the header alone does; no other site's page can set the header
+///   without a CORS preflight, which the console never answers.
+/// - The live view's WebSocket (a browser cannot give it a header) needs a single-use, short-lived ticket
+///   (`ConsoleTickets`) that the page got with its token, and, with an `Origin`, the console's own.
 public struct ConsoleAccess: Sendable {
     public enum Decision: Sendable, Equatable {
         case allowed
-        /// The token came in the URL: set the cookie and send the browser to the same path without it.
-        case allowedSettingCookie
         case refused(String)
     }
 
@@ -24,61 +23,51 @@ public struct ConsoleAccess: Sendable {
         self.token = token
     }
 
-    /// The cookie's name for the console at `host` (the `Host` header): one per port, since browsers keep cookies per
-    /// host name, not per port, and two consoles (two serves) may run side by side.
-    public static func cookieName(host: String?) -> String {
-        guard let host, let colon = host.lastIndex(of: ":"), !host[colon...].contains("]") else { return "padbridge-console" }
-        let port = host[host.index(after: colon)...]
-        return port.allSatisfy(\.isNumber) && !port.isEmpty ? "padbridge-console-\(port)" : "padbridge-console"
-    }
-
     public static let tokenHeader = "X-Padbridge-Token"
 
-    /// `method`: `GET`, `POST`, ...; `query`: the token query value, if any; `headers` by lower-cased name.
-    public func decide(method: String, tokenInQuery: String?, headers: [String: String], isWebSocketUpgrade: Bool) -> Decision {
-        let fromHeader = headers[Self.tokenHeader.lowercased()]
-        let fromCookie = cookie(named: Self.cookieName(host: headers["host"]), in: headers["cookie"])
-        let presented: (token: String, place: String)? =
-            if let fromHeader { (fromHeader, "header") }
-            else if let tokenInQuery { (tokenInQuery, "query") }
-            else if let fromCookie { (fromCookie, "cookie") }
-            else { nil }
-        guard let presented else {
-            return .refused("no token: open the address `padbridge console` printed (it ends in ?token=...)")
+    /// What anyone may fetch: the page's shell, its script, style sheet and icon, none with any host data.
+    public static let openPaths: Set<String> = ["/", "/console.js", "/console.css", "/favicon.ico"]
+
+    static let whereTheAddressComes =
+        "open the address `padbridge console` printed (it ends in #token=...), or the one `padbridge console --print-url` prints"
+
+    /// `method`: `GET`, `POST`, ...; `path` without its query; `headers` by lower-cased name.
+    public func decide(method: String, path: String, headers: [String: String]) -> Decision {
+        if (method == "GET" || method == "HEAD") && Self.openPaths.contains(path) { return .allowed }
+        guard let presented = headers[Self.tokenHeader.lowercased()] else {
+            let cookieNote = headers["cookie"]?.contains("padbridge-console") == true
+                ? " (the console takes no cookie, only the header)" : ""
+            return .refused("no token: the console's data needs the \(Self.tokenHeader) header\(cookieNote), which its page "
+                + "sends once opened; \(Self.whereTheAddressComes)")
         }
-        guard Self.equalInConstantTime(presented.token, token) else {
-            return .refused("wrong token: open the address `padbridge console` printed; a new token is made when the "
-                + "console-token file is deleted")
+        guard Self.equalInConstantTime(presented, token) else {
+            return .refused("wrong token: \(Self.whereTheAddressComes); a new token is made when the console-token file "
+                + "is deleted")
         }
-        let origin = headers["origin"]
-        let ownOrigin = headers["host"].map { "http://" + $0 }
-        let sameOrigin = origin != nil && origin == ownOrigin
         if method != "GET" && method != "HEAD" {
-            if origin == nil && presented.place == "header" { return .allowed }
-            guard sameOrigin else {
-                return .refused("refused: a change must come from the console's own page (Origin \(origin ?? "missing"))")
+            guard let origin = headers["origin"] else { return .allowed }
+            guard isOwn(origin: origin, headers: headers) else {
+                return .refused("refused: a change must come from the console's own page (Origin \(origin))")
             }
-            return .allowed
         }
-        if isWebSocketUpgrade, origin != nil, !sameOrigin {
-            return .refused("refused: the live view is only for the console's own page (Origin \(origin ?? ""))")
-        }
-        return presented.place == "query" && !isWebSocketUpgrade ? .allowedSettingCookie : .allowed
+        return .allowed
     }
 
-    /// The `Set-Cookie` value that keeps the token for the console's own pages.
-    public func setCookie(host: String?) -> String {
-        "\(Self.cookieName(host: host))=\(token); Path=/; HttpOnly; SameSite=Strict"
+    /// A live-view WebSocket upgrade: with an `Origin`, it must be the console's own; then `redeemTicket` (called only
+    /// when the origin passes, since it uses the ticket up) must say the ticket in its URL is good.
+    public func decideLiveView(headers: [String: String], redeemTicket: () -> Bool) -> Decision {
+        if let origin = headers["origin"], !isOwn(origin: origin, headers: headers) {
+            return .refused("refused: the live view is only for the console's own page (Origin \(origin))")
+        }
+        guard redeemTicket() else {
+            return .refused("no ticket, or a used or expired one: the live view opens with a ticket its page gets with "
+                + "the token (POST /events/ticket); \(Self.whereTheAddressComes)")
+        }
+        return .allowed
     }
 
-    private func cookie(named cookieName: String, in header: String?) -> String? {
-        guard let header else { return nil }
-        for part in header.split(separator: ";") {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2 else { continue }
-            if pair[0].drop(while: { $0 == " " }) == cookieName[...] { return String(pair[1]) }
-        }
-        return nil
+    private func isOwn(origin: String, headers: [String: String]) -> Bool {
+        headers["host"].map { "http://" + $0 } == origin
     }
 
     /// Compares without stopping at the first difference (the time taken says nothing about the token).

@@ -5,7 +5,9 @@ public enum ConsoleAssets {
         body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 72rem; padding: 0 1rem 2rem; }
         header h1 { margin: 1rem 0 0.2rem; font-size: 1.5rem; }
         #serve-state:empty { display: none; }
-        #serve-state { background: #fed7d7; color: #742a2a; padding: 0.4rem 0.6rem; border-radius: 4px; }
+        #serve-state, #notice { background: #fed7d7; color: #742a2a; padding: 0.4rem 0.6rem; border-radius: 4px; }
+        #notice:empty { display: none; }
+        #refusal { border-left: 4px solid #c53030; padding: 0.2rem 0.8rem; }
         h2 { font-size: 1.15rem; margin: 1.4rem 0 0.5rem; }
         dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; margin: 0.5rem 0; }
         dt { color: var(--muted); }
@@ -41,10 +43,47 @@ public enum ConsoleAssets {
 
         """
 
-    /// Draws each live pad from the WebSocket's `live` events, refreshes the host section (server-rendered, from
-    /// `/fragment/host`) on `status` events, and keeps each client's link figures current.
+    /// Takes the token from the address's fragment into the tab's `sessionStorage` (and out of the address bar), sends
+    /// it in the `X-Padbridge-Token` header with every request, fetches the host section (server-rendered, from
+    /// `/fragment/host`) and again on `status` events, sends the pairing and revoke forms with `fetch`, opens the live
+    /// view with a single-use ticket, draws each live pad from its `live` events and keeps each client's link figures
+    /// current.
     public static let script = #"""
         "use strict";
+        const tokenKey = "padbridge-console-token";
+        {
+          // The token comes in the fragment (never sent to a server); it is kept for this tab, for this origin only.
+          const match = /(?:^#|&)token=([0-9A-Fa-f]{32,128})(?:&|$)/.exec(location.hash);
+          if (match) {
+            sessionStorage.setItem(tokenKey, match[1]);
+            history.replaceState(null, "", location.pathname + location.search);
+          }
+        }
+        const token = sessionStorage.getItem(tokenKey);
+        const hostSection = document.getElementById("host");
+        const notice = document.getElementById("notice");
+        let refused = false;
+
+        function request(path, options = {}) {
+          return fetch(path, { cache: "no-store", credentials: "omit", ...options,
+                               headers: { "X-Padbridge-Token": token, ...(options.headers || {}) } });
+        }
+
+        // The reason in one of the console's refusal or failure pages.
+        function reasonIn(html) {
+          const page = new DOMParser().parseFromString(html, "text/html");
+          const reason = page.querySelector("#refusal, #failure");
+          return reason ? reason.textContent : "the console answered " + html.slice(0, 200);
+        }
+
+        function refuse(reason) {
+          refused = true;
+          const paragraph = document.createElement("p");
+          paragraph.id = "refusal";
+          paragraph.textContent = reason;
+          hostSection.replaceChildren(paragraph);
+        }
+
         const svgNS = "http://www.w3.org/2000/svg";
         const padList = document.getElementById("pad-list");
         const noPads = document.getElementById("no-pads");
@@ -192,27 +231,63 @@ public enum ConsoleAssets {
         let refreshing = false;
         let refreshAgain = false;
         async function refreshHost() {
+          if (refused) return;
           if (refreshing) { refreshAgain = true; return; }
           refreshing = true;
           try {
-            const response = await fetch("/fragment/host", { cache: "no-store", credentials: "same-origin" });
+            const response = await request("/fragment/host");
+            if (response.status === 403) { refuse(reasonIn(await response.text())); return; }
             if (response.ok) {
               // Replaced only when something other than the uptime changed, so a button is never swapped under a
               // pointer for nothing.
-              const host = document.getElementById("host");
               const fresh = await response.text();
               const withoutUptime = (html) => html.replace(/<dd id="uptime">[^<]*<\/dd>/, "");
-              if (withoutUptime(fresh) !== withoutUptime(shownHost ?? host.innerHTML)) host.innerHTML = fresh;
+              if (shownHost === null || withoutUptime(fresh) !== withoutUptime(shownHost)) hostSection.innerHTML = fresh;
               shownHost = fresh;
+              const facts = document.getElementById("host-facts");
+              const title = facts ? "padbridge · " + facts.dataset.name : "padbridge console";
+              document.title = title;
+              document.getElementById("title").textContent = title;
             }
+          } catch (error) {
+            serveState.textContent = "The console stopped answering; trying again…";
           } finally {
             refreshing = false;
             if (refreshAgain) { refreshAgain = false; refreshHost(); }
           }
         }
 
-        function connect() {
-          const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/events");
+        // Pairing and revoking: the forms are sent with the token in the header; the host section is then fetched again.
+        hostSection.addEventListener("submit", async (event) => {
+          event.preventDefault();
+          const form = event.target;
+          try {
+            const response = await request(form.getAttribute("action"),
+                                           { method: "POST", body: new URLSearchParams(new FormData(form)) });
+            notice.textContent = response.ok ? "" : reasonIn(await response.text());
+            if (response.status === 403) refuse(notice.textContent);
+          } catch (error) {
+            notice.textContent = "The console did not answer: " + error;
+          }
+          refreshHost();
+        });
+
+        // The live view: a WebSocket cannot carry the header, so it opens with a single-use ticket got with the token.
+        async function connect() {
+          if (refused) return;
+          let ticket;
+          try {
+            const response = await request("/events/ticket", { method: "POST" });
+            if (response.status === 403) { refuse(reasonIn(await response.text())); return; }
+            if (!response.ok) throw new Error("status " + response.status);
+            ticket = (await response.text()).trim();
+          } catch (error) {
+            serveState.textContent = "The console stopped answering; trying again…";
+            setTimeout(connect, 1000);
+            return;
+          }
+          const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host
+                                       + "/events?ticket=" + encodeURIComponent(ticket));
           socket.onopen = () => { serveState.textContent = ""; };
           socket.onmessage = (message) => {
             const event = JSON.parse(message.data);
@@ -225,11 +300,19 @@ public enum ConsoleAssets {
             }
           };
           socket.onclose = () => {
+            if (refused) return;
             serveState.textContent = "The console stopped answering; trying again…";
             setTimeout(connect, 1000);
           };
         }
-        connect();
+
+        if (token) {
+          refreshHost();
+          connect();
+        } else {
+          refuse("no token: open the address `padbridge console` printed (it ends in #token=...), or the one "
+                 + "`padbridge console --print-url` prints");
+        }
 
         """#
 }

@@ -6,13 +6,15 @@ import Synchronization
 /// What the console asks of a serve: one request, one answer line. A protocol so the console's tests can stand in for
 /// a serve.
 public protocol ConsoleHost: Sendable {
-    /// The serve's answer line to `request`, or why there is none.
-    func answer(_ request: HostControlRequest) async -> Result<String, HostControlError>
+    /// Calls `completion` once, on any thread, with the serve's answer line to `request` or why there is none. Never
+    /// waits: the console's event loop calls it, and no answer waits on Swift's cooperative threads, which blocking
+    /// work elsewhere in the process may hold.
+    func answer(_ request: HostControlRequest, completion: @escaping @Sendable (Result<String, HostControlError>) -> Void)
 }
 
 /// A serve's control socket, as the console uses it: every request on a connection of its own, made and waited for
-/// on a thread of its own (the control socket client blocks; Swift's cooperative threads never wait on it), and the
-/// serve's `status` and `live` events followed on one long-lived connection (`follow`).
+/// on a thread of its own (the control socket client blocks; neither the event loop nor Swift's cooperative threads
+/// ever wait on it), and the serve's `status` and `live` events followed on one long-lived connection (`follow`).
 public struct ControlSocketConsoleHost: ConsoleHost {
     public let path: String
     /// Words for the serve in messages ("config directory /home/u/.config/padbridge").
@@ -23,19 +25,17 @@ public struct ControlSocketConsoleHost: ConsoleHost {
         self.whose = whose
     }
 
-    public func answer(_ request: HostControlRequest) async -> Result<String, HostControlError> {
-        await withCheckedContinuation { continuation in
-            let started = OffThread.start { [path, whose] in
-                do throws(ControlSocketClientError) {
-                    var client = try ControlSocketClient(path: path, whose: whose)
-                    continuation.resume(returning: .success(try client.request(request.line(id: 1))))
-                } catch {
-                    continuation.resume(returning: .failure(HostControlError(error.description)))
-                }
+    public func answer(_ request: HostControlRequest, completion: @escaping @Sendable (Result<String, HostControlError>) -> Void) {
+        let started = OffThread.start { [path, whose] in
+            do throws(ControlSocketClientError) {
+                var client = try ControlSocketClient(path: path, whose: whose)
+                completion(.success(try client.request(request.line(id: 1))))
+            } catch {
+                completion(.failure(HostControlError(error.description)))
             }
-            if started != 0 {
-                continuation.resume(returning: .failure(HostControlError("cannot start a thread (error \(started))")))
-            }
+        }
+        if started != 0 {
+            completion(.failure(HostControlError("cannot start a thread (error \(started))")))
         }
     }
 
@@ -72,36 +72,37 @@ public struct ControlSocketConsoleHost: ConsoleHost {
     }
 }
 
-/// The serve's latest event lines, and the console's live-view sockets that want them. Each new socket is first sent
-/// the latest line of each kind (`status`, `live`, `console`); a socket that does not keep up loses older lines, never
-/// the newest.
+/// The serve's latest event lines, and the console's live-view sockets that want them. Each new socket is first given
+/// the latest line of each kind (`status`, `live`, `console`). Lines are handed to each subscriber's `deliver` as they
+/// come, from the thread that publishes them (no task, no cooperative thread); a subscriber that cannot keep up drops
+/// older lines itself (`LiveViewBacklog`).
 public final class ConsoleBroadcast: Sendable {
+    public typealias Deliver = @Sendable (String) -> Void
+
     private struct State {
         var latest: [String: String] = [:]
-        var subscribers: [Int: AsyncStream<String>.Continuation] = [:]
+        var subscribers: [Int: Deliver] = [:]
         var nextID = 0
     }
 
     private let state = Mutex(State())
-    /// Lines a slow socket may fall behind by before older ones are dropped.
-    static let backlog = 32
 
     public init() {}
 
-    /// A stream of event lines for one live-view socket, starting with the latest of each kind.
-    public func subscribe() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(Self.backlog))
-        let id = state.withLock { state in
-            for kind in state.latest.keys.sorted() { continuation.yield(state.latest[kind]!) }
+    /// Hands `deliver` the latest line of each kind, then every new line, in order, until `unsubscribe`. `deliver` is
+    /// called with the broadcast's lock held: it must only hand the line on (to an event loop), never wait.
+    public func subscribe(_ deliver: @escaping Deliver) -> Int {
+        state.withLock { state in
+            for kind in state.latest.keys.sorted() { deliver(state.latest[kind]!) }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = continuation
+            state.subscribers[id] = deliver
             return id
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+    }
+
+    public func unsubscribe(_ id: Int) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
     }
 
     /// One event line from the serve (`{"event":"KIND",...}`).
@@ -109,7 +110,7 @@ public final class ConsoleBroadcast: Sendable {
         let kind = Self.kind(of: line)
         state.withLock { state in
             state.latest[kind] = line
-            for continuation in state.subscribers.values { continuation.yield(line) }
+            for deliver in state.subscribers.values { deliver(line) }
         }
     }
 

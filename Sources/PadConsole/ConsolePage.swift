@@ -1,38 +1,36 @@
 public import PadNet
 import PadCore
 
-/// The console's HTML, rendered on the server from the serve's `status` answer: the page, and the host fragment the
-/// page's script fetches again whenever a `status` event says something changed (so the HTML is written in one place,
-/// here). The pads' drawings are the script's (`ConsoleAssets.script`), fed by the WebSocket's `live` events.
+/// The console's HTML. The page itself is a shell with no host data (anyone may fetch it); its script
+/// (`ConsoleAssets.script`) fetches the host fragment, rendered here from the serve's `status` answer, with the token,
+/// again whenever a `status` event says something changed (so the HTML is written in one place, here). The pads'
+/// drawings are the script's, fed by the WebSocket's `live` events.
 public enum ConsolePage {
-    /// The whole page. `status` is nil when no serve answered (`problem` says why).
-    public static func page(status: HostStatus?, problem: String?) -> String {
-        let title = status.map { "padbridge · \(escaped($0.name))" } ?? "padbridge console"
-        return """
-            <!doctype html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(title)</title>
-            <link rel="stylesheet" href="/console.css">
-            </head>
-            <body>
-            <header><h1>\(title)</h1><p id="serve-state" role="status"></p></header>
-            <main>
-            <div id="host">\(hostFragment(status: status, problem: problem))</div>
-            <section id="pads" aria-labelledby="pads-heading">
-            <h2 id="pads-heading">Pads</h2>
-            <p id="no-pads">No pad is forwarded now.</p>
-            <div id="pad-list"></div>
-            </section>
-            </main>
-            <script src="/console.js"></script>
-            </body>
-            </html>
+    /// The page: no host data, nothing secret; the script fills it (or says why it cannot: no token, a wrong one).
+    public static let shell = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>padbridge console</title>
+        <link rel="stylesheet" href="/console.css">
+        </head>
+        <body>
+        <header><h1 id="title">padbridge console</h1><p id="serve-state" role="status"></p><p id="notice" role="alert"></p></header>
+        <main>
+        <div id="host"><p id="loading">Loading…</p></div>
+        <section id="pads" aria-labelledby="pads-heading">
+        <h2 id="pads-heading">Pads</h2>
+        <p id="no-pads">No pad is forwarded now.</p>
+        <div id="pad-list"></div>
+        </section>
+        </main>
+        <script src="/console.js"></script>
+        </body>
+        </html>
 
-            """
-    }
+        """
 
     /// The host's facts, warnings, pairing window and clients.
     public static func hostFragment(status: HostStatus?, problem: String?) -> String {
@@ -44,7 +42,7 @@ public enum ConsolePage {
                 """
         }
         var html = """
-            <section id="host-facts" aria-label="Host">
+            <section id="host-facts" aria-label="Host" data-name="\(escaped(status.name))">
             <dl>
             <dt>Key</dt><dd><code>\(escaped(status.key))</code></dd>
             <dt>Listening</dt><dd>\(escaped(status.listening))</dd>
@@ -162,8 +160,9 @@ public enum ConsolePage {
         <html lang="en"><head><meta charset="utf-8"><title>padbridge console: refused</title>
         <link rel="stylesheet" href="/console.css"></head>
         <body><main><h1>Refused</h1><p id="refusal">\(escaped(reason))</p>
-        <p>The console's address, with its token, is printed by <code>padbridge console</code> when it starts; the token is
-        also in the file <code>console-token</code> in padbridge's config directory.</p></main></body></html>
+        <p>The console's address, with its token, is printed by <code>padbridge console</code> when it starts on a
+        terminal, and by <code>padbridge console --print-url</code>; the token is in the file <code>console-token</code> in
+        padbridge's config directory.</p></main></body></html>
 
         """
     }

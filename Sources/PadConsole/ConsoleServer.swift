@@ -77,71 +77,79 @@ public enum ConsoleForm {
     }
 }
 
-/// What the console answers: the page, its fragment, style sheet and script, and the three changes a person may
-/// make (`POST /pairing/open`, `/pairing/close`, `/clients/revoke`), each behind `ConsoleAccess`; and whether the
-/// live view's WebSocket (`/events`) may be opened. It holds no state of the host's: every page asks the serve,
-/// every change is the serve's to make. No sockets here (`ConsoleHTTPServer` carries requests in and out).
+/// What the console answers: the page's shell, style sheet and script (to anyone: no host data in them); the host
+/// fragment the page fetches; the three changes a person may make (`POST /pairing/open`, `/pairing/close`,
+/// `/clients/revoke`); the live view's tickets (`POST /events/ticket`) and whether its WebSocket (`/events`) may be
+/// opened, each behind `ConsoleAccess`. It holds no state of the host's: every fragment asks the serve, every change
+/// is the serve's to make. No sockets here (`ConsoleHTTPServer` carries requests in and out), and no waiting: answers
+/// are handed to a completion, from whichever thread the serve's answer came on.
 public struct ConsoleRequestHandler: Sendable {
     let access: ConsoleAccess
     let host: any ConsoleHost
+    let tickets: ConsoleTickets
 
-    public init(access: ConsoleAccess, host: any ConsoleHost) {
+    public init(access: ConsoleAccess, host: any ConsoleHost, tickets: ConsoleTickets = ConsoleTickets()) {
         self.access = access
         self.host = host
+        self.tickets = tickets
     }
 
-    /// Whether a WebSocket upgrade may go ahead: nil when it may, else the refusal to send instead.
+    /// Whether a WebSocket upgrade may go ahead (its ticket is then used up): nil when it may, else the refusal.
     public func refusal(ofUpgrade request: ConsoleRequest) -> ConsoleResponse? {
         guard request.path == "/events" else { return notFound(request) }
-        switch access.decide(method: request.method, tokenInQuery: request.query["token"], headers: request.headers, isWebSocketUpgrade: true) {
+        let ticket = request.query["ticket"] ?? ""
+        switch access.decideLiveView(headers: request.headers, redeemTicket: { tickets.redeem(ticket) }) {
         case let .refused(reason): return response(403, html: ConsolePage.refused(reason), for: request)
-        case .allowed, .allowedSettingCookie: return nil
+        case .allowed: return nil
         }
     }
 
-    public func respond(to request: ConsoleRequest) async -> ConsoleResponse {
-        switch access.decide(
-            method: request.method, tokenInQuery: request.query["token"], headers: request.headers,
-            isWebSocketUpgrade: request.isWebSocketUpgrade)
-        {
-        case let .refused(reason):
-            return response(403, html: ConsolePage.refused(reason), for: request)
-        case .allowedSettingCookie:
-            return response(303, html: "", for: request, extra: [
-                ("Location", request.path), ("Set-Cookie", access.setCookie(host: request.headers["host"])),
-            ])
-        case .allowed:
-            break
+    /// Answers `request`: `completion` is called once, at once for most requests, or on the thread the serve's answer
+    /// came on.
+    public func respond(to request: ConsoleRequest, completion: @escaping @Sendable (ConsoleResponse) -> Void) {
+        if request.path == "/events" && request.isWebSocketUpgrade {
+            // An upgrade that `refusal(ofUpgrade:)` turned down (its ticket, if it was good, was not used up).
+            let ticket = request.query["ticket"] ?? ""
+            let reason = switch access.decideLiveView(headers: request.headers, redeemTicket: { tickets.isRedeemable(ticket) }) {
+            case let .refused(reason): reason
+            case .allowed: "refused: not a WebSocket upgrade the console takes"
+            }
+            return completion(response(403, html: ConsolePage.refused(reason), for: request))
+        }
+        if case let .refused(reason) = access.decide(method: request.method, path: request.path, headers: request.headers) {
+            return completion(response(403, html: ConsolePage.refused(reason), for: request))
         }
         switch (request.method, request.path) {
         case ("GET", "/"):
-            let (status, problem) = await status()
-            return response(200, html: ConsolePage.page(status: status, problem: problem), for: request)
+            completion(response(200, html: ConsolePage.shell, for: request))
         case ("GET", "/fragment/host"):
-            let (status, problem) = await status()
-            return response(200, html: ConsolePage.hostFragment(status: status, problem: problem), for: request)
+            status { status, problem in
+                completion(response(200, html: ConsolePage.hostFragment(status: status, problem: problem), for: request))
+            }
         case ("GET", "/console.css"):
-            return response(200, body: ConsoleAssets.styleSheet, type: "text/css; charset=utf-8", for: request)
+            completion(response(200, body: ConsoleAssets.styleSheet, type: "text/css; charset=utf-8", for: request))
         case ("GET", "/console.js"):
-            return response(200, body: ConsoleAssets.script, type: "text/javascript; charset=utf-8", for: request)
+            completion(response(200, body: ConsoleAssets.script, type: "text/javascript; charset=utf-8", for: request))
         case ("GET", "/favicon.ico"):
-            return response(204, body: "", type: "image/x-icon", for: request)
+            completion(response(204, body: "", type: "image/x-icon", for: request))
         case ("GET", "/events"):
-            return response(400, html: ConsolePage.refused("the live view is a WebSocket"), for: request)
+            completion(response(400, html: ConsolePage.refused("the live view is a WebSocket"), for: request))
+        case ("POST", "/events/ticket"):
+            completion(response(200, body: tickets.issue(), type: "text/plain; charset=utf-8", for: request))
         case ("POST", "/pairing/open"):
-            return await change("Opening the pairing window", .openPairing, for: request)
+            change("Opening the pairing window", .openPairing, for: request, completion: completion)
         case ("POST", "/pairing/close"):
-            return await change("Closing the pairing window", .closePairing, for: request)
+            change("Closing the pairing window", .closePairing, for: request, completion: completion)
         case ("POST", "/clients/revoke"):
             guard let client = ConsoleForm.fields(String(decoding: request.body, as: UTF8.self))["client"], !client.isEmpty else {
-                return response(400, html: ConsolePage.failed("Revoking", HostControlError("no client named")), for: request)
+                return completion(response(400, html: ConsolePage.failed("Revoking", HostControlError("no client named")), for: request))
             }
-            return await change("Revoking \(client)", .revoke(client: client), for: request)
-        case (_, "/"), (_, "/fragment/host"), (_, "/console.css"), (_, "/console.js"), (_, "/events"),
+            change("Revoking \(client)", .revoke(client: client), for: request, completion: completion)
+        case (_, "/"), (_, "/fragment/host"), (_, "/console.css"), (_, "/console.js"), (_, "/events"), (_, "/events/ticket"),
              (_, "/pairing/open"), (_, "/pairing/close"), (_, "/clients/revoke"):
-            return response(405, html: ConsolePage.refused("\(request.method) is not taken here"), for: request)
+            completion(response(405, html: ConsolePage.refused("\(request.method) is not taken here"), for: request))
         default:
-            return notFound(request)
+            completion(notFound(request))
         }
     }
 
@@ -149,26 +157,31 @@ public struct ConsoleRequestHandler: Sendable {
         response(404, html: ConsolePage.refused("nothing at \(request.path)"), for: request)
     }
 
-    private func status() async -> (HostStatus?, String?) {
-        switch await host.answer(.status) {
-        case let .failure(error): return (nil, error.description)
-        case let .success(line):
-            switch HostControlReply.payload(line, "status", as: HostStatus.self) {
-            case let .success(status): return (status, nil)
-            case let .failure(error): return (nil, error.description)
+    private func status(_ completion: @escaping @Sendable (HostStatus?, String?) -> Void) {
+        host.answer(.status) { answer in
+            switch answer {
+            case let .failure(error): completion(nil, error.description)
+            case let .success(line):
+                switch HostControlReply.payload(line, "status", as: HostStatus.self) {
+                case let .success(status): completion(status, nil)
+                case let .failure(error): completion(nil, error.description)
+                }
             }
         }
     }
 
-    /// Asks the serve to make a change, then sends the browser back to the page (which shows the result), or shows
-    /// the serve's refusal.
-    private func change(_ what: String, _ change: HostControlRequest, for request: ConsoleRequest) async -> ConsoleResponse {
-        let answer = await host.answer(change).flatMap { line in HostControlReply.parse(Substring(line)).map { _ in line } }
-        switch answer {
-        case let .failure(error):
-            return response(409, html: ConsolePage.failed(what, error), for: request)
-        case .success:
-            return response(303, html: "", for: request, extra: [("Location", "/")])
+    /// Asks the serve to make a change: 204 (the page then fetches the host fragment again), or the serve's refusal.
+    private func change(
+        _ what: String, _ change: HostControlRequest, for request: ConsoleRequest,
+        completion: @escaping @Sendable (ConsoleResponse) -> Void
+    ) {
+        host.answer(change) { [self] answer in
+            switch answer.flatMap({ line in HostControlReply.parse(Substring(line)).map { _ in line } }) {
+            case let .failure(error):
+                completion(response(409, html: ConsolePage.failed(what, error), for: request))
+            case .success:
+                completion(response(204, body: "", type: "text/plain; charset=utf-8", for: request))
+            }
         }
     }
 
@@ -178,8 +191,8 @@ public struct ConsoleRequestHandler: Sendable {
         response(status, body: html, type: "text/html; charset=utf-8", for: request, extra: extra)
     }
 
-    /// Every answer: never cached, never framed by another page, no referrer to other sites (the first address
-    /// carries the token), and scripts, styles and connections only from the console itself.
+    /// Every answer: never cached, never framed by another page, no referrer to other sites, and scripts, styles and
+    /// connections only from the console itself. Never a cookie.
     private func response(
         _ status: Int, body: String, type: String, for request: ConsoleRequest, extra: [(name: String, value: String)] = []
     ) -> ConsoleResponse {
@@ -191,7 +204,7 @@ public struct ConsoleRequestHandler: Sendable {
                 ("Cache-Control", "no-store"),
                 ("X-Frame-Options", "DENY"),
                 ("X-Content-Type-Options", "nosniff"),
-                // Not no-referrer: with it browsers send `Origin: null` on the page's own forms.
+                // Not no-referrer: with it browsers send `Origin: null` on the page's own POSTs.
                 ("Referrer-Policy", "same-origin"),
                 ("Content-Security-Policy",
                  "default-src 'self'; connect-src 'self'\(socket); frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),

@@ -38,6 +38,16 @@ public enum ConsoleToken {
         return try read(path)
     }
 
+    /// The token in `directory`'s file, which must be there already (`padbridge console --print-url`).
+    public static func readExisting(inDirectory directory: String) throws(ConsoleTokenError) -> String {
+        let path = directory + "/" + fileName
+        if access(path, F_OK) != 0 && errno == ENOENT {
+            throw ConsoleTokenError(description: "no console token at \(path): start `padbridge console` (with the same "
+                + "--config-dir or --system) first; it makes one")
+        }
+        return try read(path)
+    }
+
     static func read(_ path: String) throws(ConsoleTokenError) -> String {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {

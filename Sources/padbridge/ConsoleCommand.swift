@@ -10,11 +10,15 @@ struct ConsoleCommand: ParsableCommand {
         abstract: "A web page for the running host: pairing, clients (revoke), their pads drawn live, the link.",
         discussion: """
             A separate process that talks to the serve only through its control socket (found as `status` finds \
-            it). It prints the page's address with a token (http://127.0.0.1:48101/?token=...); the token is kept in \
-            console-token in the config directory (mode 0600; delete it for a new one) and every request needs it. \
-            Changes (pairing, revoke) are taken only from the console's own page. It listens on loopback unless \
-            --listen names another address; then anybody who can reach it and has the token can pair and revoke. \
-            The systemd user unit padbridge-console.service runs it (systemctl --user enable --now \
+            it). Its address carries a token in the fragment (http://127.0.0.1:48101/#token=...), which the browser \
+            never sends: the page keeps it for the tab and sends it in a header with every request; no cookie is set. \
+            The address with the token is printed when standard output is a terminal; otherwise (a service, whose \
+            output goes to the journal) only the plain address is, and `padbridge console --print-url` prints the \
+            whole one. The token is kept in console-token in the config directory (mode 0600; delete it for a new \
+            one). Changes (pairing, revoke) are taken only from the console's own page. It listens on loopback, where \
+            it answers only programs of its own user and root (and, started with sudo, of the user who ran sudo), \
+            unless --listen names another address; then anybody who can reach it and has the token can pair and \
+            revoke. The systemd user unit padbridge-console.service runs it (systemctl --user enable --now \
             padbridge-console).
             """)
 
@@ -27,15 +31,31 @@ struct ConsoleCommand: ParsableCommand {
             valueName: "address:port"))
     var listen: String?
 
+    @Flag(
+        name: .customLong("print-url"),
+        help: ArgumentHelp(
+            "Print the running console's address with its token (read from console-token) and exit; --listen gives its port.",
+            discussion: "The service prints only the plain address, so that the token does not land in the journal."))
+    var printURL = false
+
     @OptionGroup var control: ControlSocketOptions
 
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
         let (address, port) = try Self.parse(listen ?? Self.defaultListen)
-        let target = try control.target()
         // The token is the console user's, in their own config directory (the system service's is root's).
         let tokenDirectory = control.system ? try TrustStore.resolveDirectory(nil) : try control.store().directory
+        if printURL {
+            guard port != 0 else {
+                throw ValidationError("--print-url --listen \(address):0: give the port the console listens on (it printed it)")
+            }
+            let token: String
+            do { token = try ConsoleToken.readExisting(inDirectory: tokenDirectory) } catch { throw CommandFailure("\(error)") }
+            LineOutput.standardOutput.write(Self.address(host: Self.shown(address), port: Int(port), token: token))
+            return
+        }
+        let target = try control.target()
         let token: String
         do { token = try ConsoleToken.loadOrCreate(inDirectory: tokenDirectory) } catch { throw CommandFailure("\(error)") }
 
@@ -45,13 +65,15 @@ struct ConsoleCommand: ParsableCommand {
         let handler = ConsoleRequestHandler(access: ConsoleAccess(token: token), host: host)
         let server: ConsoleHTTPServer
         do {
-            server = try ConsoleHTTPServer(address: address, port: Int(port), handler: handler, broadcast: broadcast)
+            server = try ConsoleHTTPServer(
+                address: address, port: Int(port), handler: handler, broadcast: broadcast,
+                logger: global.makeLogger(label: "padbridge.console"))
         } catch {
             throw CommandFailure("the console cannot listen on \(address):\(port): \(error)"
                 + (port == 48101 ? "; is another console running? Give another --listen port" : ""))
         }
         let isLoopback = address.hasPrefix("127.") || address == "::1"
-        let shownAddress = address.contains(Character(":")) ? "[\(address)]" : address
+        let shownAddress = Self.shown(address)
         let actualPort = server.port ?? Int(port)
         if !isLoopback {
             LineOutput.standardError.write("""
@@ -62,7 +84,16 @@ struct ConsoleCommand: ParsableCommand {
         }
         let shownHost = address == "0.0.0.0" || address == "::" ? Self.hostName() ?? shownAddress : shownAddress
         let output = LineOutput.standardOutput
-        output.write("padbridge: console for \(target.whose) at http://\(shownHost):\(actualPort)/?token=\(token)")
+        // The token only to a terminal: a service's standard output goes to the journal, which keeps it.
+        if isatty(STDOUT_FILENO) == 1 {
+            output.write("padbridge: console for \(target.whose) at \(Self.address(host: shownHost, port: actualPort, token: token))")
+        } else {
+            var options = actualPort == 48101 ? "" : " --listen \(shownAddress):\(actualPort)"
+            if let directory = control.configDirectory { options += " --config-dir \(directory)" }
+            if control.system { options += " --system" }
+            output.write("padbridge: console for \(target.whose) at \(Self.address(host: shownHost, port: actualPort, token: nil)) "
+                + "(the address with its token: padbridge console --print-url\(options))")
+        }
         output.write("padbridge: its serve's control socket: \(target.path); the token is in \(tokenDirectory)/\(ConsoleToken.fileName)")
 
         // SIGINT and SIGTERM end it cleanly (status 0): it holds nothing a person would miss, the serve keeps running.
@@ -78,6 +109,16 @@ struct ConsoleCommand: ParsableCommand {
         }
         defer { endings.forEach { $0.cancel() } }
         try server.waitUntilClosed()
+    }
+
+    /// `http://HOST:PORT/`, with `#token=TOKEN` when given: in the fragment, which browsers never send to a server.
+    static func address(host: String, port: Int, token: String?) -> String {
+        "http://\(host):\(port)/" + (token.map { "#token=\($0)" } ?? "")
+    }
+
+    /// An address as it stands before `:PORT` (IPv6 in brackets).
+    static func shown(_ address: String) -> String {
+        address.contains(Character(":")) ? "[\(address)]" : address
     }
 
     /// This machine's name (for the address a wildcard listen prints).
