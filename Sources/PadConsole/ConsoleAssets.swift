@@ -51,14 +51,18 @@ public enum ConsoleAssets {
     public static let script = #"""
         "use strict";
         const tokenKey = "padbridge-console-token";
-        {
-          // The token comes in the fragment (never sent to a server); it is kept for this tab, for this origin only.
+        // The token comes in the fragment (never sent to a server); it is kept for this tab, for this origin only, and
+        // taken out of the address bar.
+        function takeToken() {
           const match = /(?:^#|&)token=([0-9A-Fa-f]{32,128})(?:&|$)/.exec(location.hash);
-          if (match) {
-            sessionStorage.setItem(tokenKey, match[1]);
-            history.replaceState(null, "", location.pathname + location.search);
-          }
+          if (!match) return false;
+          sessionStorage.setItem(tokenKey, match[1]);
+          history.replaceState(null, "", location.pathname + location.search);
+          return true;
         }
+        takeToken();
+        // The address with the token opened over this page (only its fragment changes, so no new page loads).
+        window.addEventListener("hashchange", () => { if (takeToken()) location.reload(); });
         const token = sessionStorage.getItem(tokenKey);
         const hostSection = document.getElementById("host");
         const notice = document.getElementById("notice");

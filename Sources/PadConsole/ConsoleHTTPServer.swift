@@ -73,7 +73,9 @@ public final class ConsoleHTTPServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(
                         ConsoleHTTPHandler(handler: handler, connections: connections, requestTimeout: TimeAmount(limits.requestTimeout)),
                         name: ConsoleHTTPHandler.name)
-                    if checksPeers { Self.admitIfLetIn(channel, peers: peers, lookups: lookups, refusedUsers: refusedUsers) }
+                    if checksPeers {
+                        Self.admitIfLetIn(channel, peers: peers, lookups: lookups, connections: connections, refusedUsers: refusedUsers)
+                    }
                 }
             }
         do {
@@ -113,7 +115,8 @@ public final class ConsoleHTTPServer: Sendable {
 
     /// Looks the peer's socket up (on `lookups`) and starts reading from `channel` when its owner is let in, or closes it.
     private static func admitIfLetIn(
-        _ channel: any Channel, peers: ConsolePeer.Policy, lookups: NIOThreadPool, refusedUsers: RefusedUsers
+        _ channel: any Channel, peers: ConsolePeer.Policy, lookups: NIOThreadPool, connections: ConsoleConnectionTable,
+        refusedUsers: RefusedUsers
     ) {
         guard let peer = endpoint(channel.remoteAddress), let console = endpoint(channel.localAddress) else {
             channel.close(promise: nil)
@@ -121,8 +124,10 @@ public final class ConsoleHTTPServer: Sendable {
         }
         lookups.runIfActive(eventLoop: channel.eventLoop) { ConsolePeer.owner(ofPeer: peer, connectedTo: console) }
             .whenComplete { result in
-                // Closed meanwhile (by its peer, or to make room): nothing to decide.
-                guard channel.isActive else { return }
+                // Closed meanwhile (by its peer, or to make room): nothing to decide. Not `isActive`: NIO registers an
+                // accepted channel in a later turn of the loop, so the answer may come before it is active (reading is
+                // then turned on from its registration).
+                guard connections.contains(channel) else { return }
                 let owner = (try? result.get()) ?? nil
                 if peers.admits(owner: owner) {
                     channel.setOption(.autoRead, value: true).whenFailure { _ in channel.close(promise: nil) }
@@ -215,9 +220,10 @@ final class ConsoleConnectionTable: @unchecked Sendable {
         entries[ObjectIdentifier(channel)]?.waiting = waiting
     }
 
-    var count: Int {
+    /// Whether `channel` is still open and counted (not closed, nor closed to make room).
+    func contains(_ channel: any Channel) -> Bool {
         loop.preconditionInEventLoop()
-        return entries.count
+        return entries[ObjectIdentifier(channel)] != nil
     }
 }
 
