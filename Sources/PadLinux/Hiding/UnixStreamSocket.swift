@@ -152,17 +152,26 @@ struct StreamLines {
 
     /// Adds bytes read; take the lines with `nextLine()`.
     mutating func add(_ bytes: [UInt8]) {
+        guard !overflowed else { return }
         pending += bytes
-        if !hasLine && pending.count > NodeHiding.maximumLineBytes { overflowed = true }
+        if !hasLine && pending.count > NodeHiding.maximumLineBytes {
+            overflowed = true
+            pending = []
+        }
     }
 
     /// Whether a whole line is waiting.
     var hasLine: Bool { pending.contains(UInt8(ascii: "\n")) }
 
-    /// The next whole line (without its newline), or nil.
+    /// The next whole line (without its newline), or nil. A line longer than the limit is never returned: the
+    /// stream is marked overflowed and what is pending dropped, so a request past the limit is refused before it runs.
     mutating func nextLine() -> Substring? {
-        guard let newline = pending.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-        if newline > NodeHiding.maximumLineBytes { overflowed = true }
+        guard !overflowed, let newline = pending.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        if newline > NodeHiding.maximumLineBytes {
+            overflowed = true
+            pending = []
+            return nil
+        }
         let line = Substring(String(decoding: pending[..<newline], as: UTF8.self))
         pending.removeFirst(newline + 1)
         return line
