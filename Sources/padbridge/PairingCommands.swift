@@ -192,7 +192,8 @@ struct ServeCommand: ParsableCommand {
             forwards (`padbridge connect`) becomes a virtual pad: a DualSense for a DualSense, else an Xbox 360 pad \
             (--as overrides). When a client's link is lost its pads go neutral and stay --linger seconds (games keep \
             the player slot), then go. --pair opens a pairing window at start: a one-time code, valid 5 minutes, \
-            three wrong tries close it; `padbridge pair HOST CODE` on the client uses it. Status lines go to standard \
+            three wrong tries from one address close it to that address (twelve in all, to everyone); `padbridge pair \
+            HOST CODE` on the client uses it. Status lines go to standard \
             error. Ends on SIGINT or SIGTERM: inputs released, virtual pads destroyed.
             Where avahi-daemon runs, the host announces itself on the LAN (DNS-SD, `_padbridge._udp`) under --name, \
             with its port, its key's fingerprint and whether a pairing window is open: `padbridge hosts` lists it, \
@@ -398,7 +399,12 @@ struct ServeCommand: ParsableCommand {
                 loop: loop, logger: logger)
             output.write("padbridge: control socket \(controlPath) (padbridge status, clients, revoke, pairing-window)")
         } catch {
-            output.write("padbridge: warning: no control socket at \(controlPath): \(error); status, clients and revoke cannot reach this serve")
+            // Not a warning: a serve without its socket leaves the path to whoever holds it, and `status`, `revoke`
+            // and `pairing-window` would believe that program (a --socket in a shared directory can be squatted).
+            throw CommandFailure(
+                "cannot listen on the control socket \(controlPath): \(error). If another program holds that path, "
+                    + "remove it or name a --socket in a directory only you can write (the default, under "
+                    + "$XDG_RUNTIME_DIR, is)")
         }
         defer { control?.close() }
         host.onLivePadsChanged = { [weak control] in control?.livePadsChanged() }
@@ -438,7 +444,12 @@ struct ServeCommand: ParsableCommand {
             case let .wrongCode(left)?:
                 output.write(
                     "padbridge: wrong pairing code from \(from); "
-                        + (left > 0 ? "\(left) tries left" : "pairing window closed"))
+                        + (left > 0
+                            ? "\(left) tries left"
+                            : (pairing.window?.wrongTries ?? 0) >= PairingWindow.wrongTriesAllowed
+                                ? "pairing window closed (\(PairingWindow.wrongTriesAllowed) wrong codes in all)"
+                                : "pairing window closed to this address (\(PairingWindow.wrongTriesPerSource) wrong codes "
+                                    + "from it); still open to other machines"))
             case .askedForCookie?:
                 if let count = askedForCookies.note(atMicroseconds: now) {
                     output.write(
@@ -489,7 +500,8 @@ struct PairingWindowCommand: ParsableCommand {
         abstract: "Open a pairing window on the host that is serving now (no restart) and show its code.",
         discussion: """
             Asks the serve running with the same config directory, through its control socket, to open a window (5 \
-            minutes, one pairing, three wrong tries) and prints its code; `padbridge pair HOST CODE` on the client \
+            minutes, one pairing; three wrong tries from one address close it to that address) and prints its code; \
+            `padbridge pair HOST CODE` on the client \
             uses it. --close closes an open window. For the system service: sudo padbridge pairing-window --system. \
             Without a control socket (a serve of an earlier version), the code is left in the config directory for \
             the serve to take, as the user that runs serve (sudo -u padbridge ... --config-dir /var/lib/padbridge).

@@ -34,7 +34,7 @@ final class ServeControl {
     private var liveHeartbeat: LoopDeadline?
     private var lastLiveSent = MonotonicInstant(nanoseconds: 0)
 
-    /// Listens at `path` (its directory made, 0700, when missing); the socket file is 0660. See `isAllowed`.
+    /// Listens at `path` (its directory made, 0700, when missing); the socket file is 0600. See `isAllowed`.
     init(path: String, serve: Serve, loop: DeviceEventLoop, logger: Logger) throws {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         if !directory.isEmpty { mkdir(directory, 0o700) }
@@ -42,7 +42,7 @@ final class ServeControl {
         self.loop = loop
         var handle: ((Substring, ControlConnection) -> Void)?
         server = try ControlSocketServer(
-            path: path, loop: loop, logger: logger, isAllowed: Self.isAllowed, onLine: { line, connection in handle?(line, connection) })
+            path: path, mode: 0o600, loop: loop, logger: logger, isAllowed: Self.isAllowed, onLine: { line, connection in handle?(line, connection) })
         handle = { [unowned self] line, connection in self.answer(line, on: connection) }
     }
 
@@ -53,11 +53,15 @@ final class ServeControl {
         server.close()
     }
 
-    /// Root, serve's user, or a process whose group is serve's (SO_PEERCRED's record of who connected; the socket
-    /// file's mode, 0660, already keeps everybody else from connecting). Supplementary groups are not taken: the
-    /// system service cannot see other users' processes (ProtectProc), and members of its group should not steer it.
+    /// Root and serve's own user only (SO_PEERCRED's record of who connected). Never by group: a process's group
+    /// is whatever it switched to (`sg GROUP`, a setgid program), so a member of serve's group (for the system
+    /// service, anyone given `/dev/uhid`) could open pairing and revoke clients. The socket file is 0600 as well.
     static func isAllowed(_ peer: ControlSocketServer.Peer) -> Bool {
-        peer.uid == 0 || peer.uid == geteuid() || peer.gid == getegid()
+        isAllowed(peer, serveUID: geteuid())
+    }
+
+    static func isAllowed(_ peer: ControlSocketServer.Peer, serveUID: uid_t) -> Bool {
+        peer.uid == 0 || peer.uid == serveUID
     }
 
     /// Something `status` shows changed: subscribers hear it once the interval since the last event has passed.

@@ -130,6 +130,44 @@ struct ControlSocketServerTests {
         #expect(handled.lines.isEmpty)
         server.close()
     }
+
+    /// Issue 42, item 10: a command believes only a socket held by root, its own user or the service's user; a
+    /// program of another user listening at a --socket path (squatted in a shared directory) gets no request.
+    @Test func aCommandSendsNothingToASocketHeldByAnUntrustedUser() throws {
+        let path = Self.socketPath()
+        let results = Results()
+        let handled = Results()
+        let server = try Self.run(
+            makeServer: { loop in
+                try ControlSocketServer(
+                    path: path, loop: loop, logger: Logger(label: "test"), isAllowed: { _ in true },
+                    onLine: { line, connection in
+                        handled.add(String(line))
+                        connection.send(#"{"ok":true}"#)
+                    })
+            },
+            clients: {
+                do {
+                    // This process's own user is the squatter here: trusted are only users it is not.
+                    var client = try ControlSocketClient(path: path, whose: "the test", trustedUIDs: [geteuid() &+ 1])
+                    results.add(try client.request(#"{"request":"status"}"#))
+                } catch {
+                    results.add("failed: \(error)")
+                }
+                do {
+                    var client = try ControlSocketClient(path: path, whose: "the test")
+                    results.add(try client.request(#"{"request":"status"}"#))
+                } catch {
+                    results.add("failed: \(error)")
+                }
+            })
+        #expect(results.lines.count == 2)
+        #expect(results.lines.first?.contains("runs as uid \(geteuid())") == true, "\(results.lines)")
+        #expect(results.lines.first?.contains("nothing was sent to it") == true, "\(results.lines)")
+        #expect(results.lines.last == #"{"ok":true}"#, "the default trust takes the command's own user: \(results.lines)")
+        #expect(handled.lines == [#"{"request":"status"}"#], "only the trusting client's request arrived")
+        server.close()
+    }
 }
 
 private final class Done: @unchecked Sendable {

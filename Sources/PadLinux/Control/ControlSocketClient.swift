@@ -16,11 +16,25 @@ public struct ControlSocketClient: ~Copyable {
     private let path: String
     private var lines = StreamLines()
 
+    /// The users whose serve a command believes: root, the command's own user, and the system service's user
+    /// (`padbridge`, when it exists). A socket held by anyone else (a --socket in a shared directory squatted by
+    /// another user) is refused before a request goes.
+    public static func trustedServerUIDs() -> Set<UInt32> {
+        var uids: Set<UInt32> = [0, geteuid()]
+        if let service = getpwnam(systemServiceUser) { uids.insert(service.pointee.pw_uid) }
+        return uids
+    }
+
+    /// The system service's user (systemd/padbridge-serve.service, debian/padbridge.sysusers).
+    public static let systemServiceUser = "padbridge"
+
     /// Connects to the socket at `path`; `whose` names the serve in messages ("the serve of /home/u/.config/padbridge").
-    public init(path: String, whose: String) throws(ControlSocketClientError) {
+    /// The program listening there must run as one of `trustedUIDs` (SO_PEERCRED), or nothing is sent to it.
+    public init(path: String, whose: String, trustedUIDs: Set<UInt32> = trustedServerUIDs()) throws(ControlSocketClientError) {
         self.path = path
+        let connected: UnixStreamSocket
         do {
-            socket = try UnixStreamSocket.connected(to: path, timeoutMilliseconds: 2_000)
+            connected = try UnixStreamSocket.connected(to: path, timeoutMilliseconds: 2_000)
         } catch {
             switch error.code {
             case .missingDevice:
@@ -39,6 +53,22 @@ public struct ControlSocketClient: ~Copyable {
                     noServe: error.cause == .connectionRefused)
             }
         }
+        guard let peer = connected.peer() else {
+            throw ControlSocketClientError(description: "cannot tell who listens at \(path) (SO_PEERCRED failed)", noServe: false)
+        }
+        guard trustedUIDs.contains(peer.uid) else {
+            throw ControlSocketClientError(
+                description: "the program listening at \(path) runs as uid \(peer.uid) (\(Self.userName(peer.uid))), not as "
+                    + "root, you or the service's user: it is not a serve of yours, and nothing was sent to it. Another "
+                    + "user may hold that path: use the default socket (no --socket), or one in a directory only you can write",
+                noServe: false)
+        }
+        socket = connected
+    }
+
+    private static func userName(_ uid: UInt32) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "no such user" }
+        return String(cString: name)
     }
 
     /// Sends `line` and returns the next line the host sends, waiting at most `timeoutMilliseconds`.
