@@ -449,7 +449,7 @@ public struct LinkHostMessageView<Bytes: RandomAccessCollection<UInt8>> where By
             guard let slot = try? reader.u8(),
                 let reason = try? reader.text(limit: LinkHostMessage.notForwardedReasonLimit, field: "not-forwarded reason")
             else { return }
-            body(slot, LinkPadDescription.printable(reason))
+            body(slot, LinkText.printable(reason))
         }
     }
 

@@ -1,12 +1,16 @@
 /// A pad as the client announces it to the host. Its texts come from another machine: decoding keeps them within
-/// their limits and printable (an ID and a kind of letters and digits, a name without control characters), so they
-/// reach status lines, logs and virtual pads' seeds as plain text.
+/// their limits and printable (`LinkText`), so they reach status lines, logs and virtual pads' seeds as plain text.
+/// A description whose texts break the rules (an ID or kind that is not 1 to 16 ASCII letters and digits, a kind
+/// padbridge does not know, a name longer than 48 bytes) is still read, as long as its bytes are (texts of up to
+/// 255 bytes): it comes out `refusal`, with why in words, so that the rest of the datagram is used and the host
+/// tells the client instead of dropping every datagram that carries the table.
 public struct LinkPadDescription: Sendable, Hashable {
     /// The client's small number for the pad, stable for the session.
     public var slot: UInt8
-    /// The physical pad's ID (its fingerprint).
+    /// The physical pad's ID (its fingerprint). Empty in a refused description (`refusal` quotes what came): no
+    /// pad's ID is empty, so a refused description never stands for a pad the host has.
     public var fingerprint: Fingerprint
-    /// What it is ("dualSense", "xbox360", ...: `ControllerKind`'s raw value).
+    /// What it is ("dualSense", "xbox360", ...: `ControllerKind`'s raw value; case counts).
     public var kind: String
     /// The virtual pad the client asks for (nil: the host chooses by `kind`).
     public var requestedVirtualKind: VirtualPadKind?
@@ -17,8 +21,12 @@ public struct LinkPadDescription: Sendable, Hashable {
     /// renewal or a lost link), not from 1: frames the host applied then are not applied again, even when their
     /// acknowledgement never reached the client (`InputRedundancyReceiver.continueNumbering`).
     public var continuesNumbering: Bool
+    /// Why this description, as received, breaks the rules of its texts (nil: it keeps them), in words for the person
+    /// at the client, within `LinkHostMessage.notForwardedReasonLimit`: the host gives such a pad no virtual pad and
+    /// lists it, with these words, among the pads not forwarded. Not on the wire: decoding sets it.
+    public var refusal: String?
 
-    /// The longest ID, kind and name (UTF-8 bytes) on the wire; longer ones are cut when sent.
+    /// The longest ID, kind and name (UTF-8 bytes) on the wire; a writer cuts longer ones, a reader refuses them.
     public static let idLimit = 16
     public static let kindLimit = 16
     public static let nameLimit = 48
@@ -36,16 +44,35 @@ public struct LinkPadDescription: Sendable, Hashable {
         self.name = name
     }
 
-    static func isWord(_ text: String, limit: Int) -> Bool {
-        !text.isEmpty && text.utf8.count <= limit
-            && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+    /// Whether `bytes` are 1 to `limit` ASCII letters and digits.
+    static func isWord(_ bytes: some Collection<UInt8>, limit: Int) -> Bool {
+        !bytes.isEmpty && bytes.count <= limit
+            && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
     }
 
-    /// The name as printable text: control characters (C0, DEL, C1: terminal escapes among them) become spaces.
-    static func printable(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.map { scalar in
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar
-        }))
+    /// Why a pad with this ID and kind would be refused by a host (nil: it would not): the ID and the kind must be
+    /// 1 to 16 ASCII letters and digits, and the kind one of `ControllerKind`'s raw values, case and all. A client
+    /// checks its pads with it before it sends a table.
+    public static func refusal(id: String, kind: String) -> String? {
+        refusal(idBytes: Array(id.utf8), kindBytes: Array(kind.utf8))
+    }
+
+    static func refusal(idBytes: [UInt8], kindBytes: [UInt8]) -> String? {
+        if !isWord(idBytes, limit: idLimit) {
+            return "pad ID \"\(shown(idBytes))\" refused: 1-\(idLimit) ASCII letters or digits"
+        }
+        if !isWord(kindBytes, limit: kindLimit) {
+            return "pad kind \"\(shown(kindBytes))\" refused: 1-\(kindLimit) ASCII letters or digits"
+        }
+        if ControllerKind(rawValue: String(decoding: kindBytes, as: UTF8.self)) == nil {
+            return "pad kind \"\(shown(kindBytes))\" refused: unknown (case counts: dualSense, ...)"
+        }
+        return nil
+    }
+
+    /// A text from the wire as a refusal quotes it: printable, at most 16 bytes.
+    static func shown(_ bytes: [UInt8]) -> String {
+        LinkText.shortened(LinkText.printable(decoding: bytes), toBytes: idLimit)
     }
 
     func encode(into writer: inout LinkByteWriter) {
@@ -59,11 +86,10 @@ public struct LinkPadDescription: Sendable, Hashable {
 
     init<Source>(decoding reader: inout LinkByteReader<Source>) throws(LinkDecodingError) {
         slot = try reader.u8()
-        let id = try reader.text(limit: Self.idLimit, field: "pad ID")
-        guard Self.isWord(id, limit: Self.idLimit) else { throw .invalid(field: "pad ID") }
-        fingerprint = Fingerprint(rawValue: id)
-        kind = try reader.text(limit: Self.kindLimit, field: "pad kind")
-        guard Self.isWord(kind, limit: Self.kindLimit) else { throw .invalid(field: "pad kind") }
+        // Texts of any length a length byte allows are read, and judged after: a text that breaks its rule makes a
+        // refused description, not a message that cannot be read.
+        let id = Array(try reader.take(Int(try reader.u8())))
+        let kindBytes = Array(try reader.take(Int(try reader.u8())))
         switch try reader.u8() {
         case 0: requestedVirtualKind = nil
         case 1: requestedVirtualKind = .xbox360
@@ -74,7 +100,19 @@ public struct LinkPadDescription: Sendable, Hashable {
         guard flags & ~(Self.attachedFlag | Self.continuesNumberingFlag) == 0 else { throw .invalid(field: "pad flags") }
         attached = flags & Self.attachedFlag != 0
         continuesNumbering = flags & Self.continuesNumberingFlag != 0
-        name = Self.printable(try reader.text(limit: Self.nameLimit, field: "pad name"))
+        let nameBytes = try reader.take(Int(try reader.u8()))
+        refusal = Self.refusal(idBytes: id, kindBytes: kindBytes)
+            ?? (nameBytes.count > Self.nameLimit
+                ? "pad name of \(nameBytes.count) bytes refused: at most \(Self.nameLimit)" : nil)
+        if refusal == nil {
+            fingerprint = Fingerprint(rawValue: String(decoding: id, as: UTF8.self))
+            kind = String(decoding: kindBytes, as: UTF8.self)
+            name = LinkText.printable(decoding: nameBytes)
+        } else {
+            fingerprint = Fingerprint(rawValue: "")
+            kind = Self.shown(kindBytes)
+            name = LinkText.shortened(LinkText.printable(decoding: nameBytes), toBytes: Self.nameLimit)
+        }
     }
 
     static let attachedFlag: UInt8 = 1

@@ -186,24 +186,75 @@ import Testing
         #expect(throws: LinkDecodingError.truncated(offset: 1, needed: 1)) { try LinkHostMessage(decoding: [3]) }
     }
 
-    /// A pad's ID and kind are letters and digits within their limits; its name is printable (it reaches status
-    /// lines): anything else from the network is refused or made printable.
-    @Test func padDescriptionsFromTheNetworkAreChecked() throws {
-        func table(id: String = "adc312c6744a", kind: String = "dualSense", name: String = "pad") -> [UInt8] {
-            var message = LinkClientMessage()
-            message.padTable = (1, [LinkPadDescription(
-                slot: 0, fingerprint: Fingerprint(rawValue: id), kind: kind, requestedVirtualKind: nil, attached: true,
-                name: name)])
-            return message.encoded
+    /// A pad's ID and kind are letters and digits within their limits, the kind one padbridge knows (case counts),
+    /// its name at most 48 bytes; a description that breaks a rule is still read, as refused with why (so the rest
+    /// of the message is used), and names are printable (they reach status lines). docs/protocol.md 8.1.
+    @Test(arguments: [
+        ("aa:bb:cc", "dualSense", "pad", #"pad ID "aa:bb:cc" refused: 1-16 ASCII letters or digits"#),
+        ("../etc", "dualSense", "pad", #"pad ID "../etc" refused: 1-16 ASCII letters or digits"#),
+        ("", "dualSense", "pad", #"pad ID "" refused: 1-16 ASCII letters or digits"#),
+        ("0123456789abcdef0", "dualSense", "pad", #"pad ID "0123456789abc…" refused: 1-16 ASCII letters or digits"#),
+        ("a\u{1B}[2J\u{202E}", "dualSense", "pad", #"pad ID "a [2J " refused: 1-16 ASCII letters or digits"#),
+        ("adc312c6744a", "a b", "pad", #"pad kind "a b" refused: 1-16 ASCII letters or digits"#),
+        ("adc312c6744a", "", "pad", #"pad kind "" refused: 1-16 ASCII letters or digits"#),
+        ("adc312c6744a", "DUALSENSE", "pad", #"pad kind "DUALSENSE" refused: unknown (case counts: dualSense, ...)"#),
+        ("adc312c6744a", "dualsense", "pad", #"pad kind "dualsense" refused: unknown (case counts: dualSense, ...)"#),
+        ("adc312c6744a", "dualSense", String(repeating: "n", count: 49), "pad name of 49 bytes refused: at most 48"),
+        ("adc312c6744a", "dualSense", String(repeating: "é", count: 100), "pad name of 200 bytes refused: at most 48"),
+    ])
+    func padDescriptionsThatBreakTheRulesAreReadAsRefused(id: String, kind: String, name: String, reason: String) throws {
+        let message = try LinkClientMessage(decoding: Self.table(id: Array(id.utf8), kind: Array(kind.utf8), name: Array(name.utf8)))
+        let pad = try #require(message.padTable?.pads.first)
+        #expect(pad.refusal == reason)
+        #expect(pad.fingerprint.rawValue.isEmpty, "a refused pad can be no pad the host has")
+        #expect(reason.utf8.count <= LinkHostMessage.notForwardedReasonLimit)
+        #expect(message.inputs.count == 1, "the rest of the message is read")
+    }
+
+    @Test func padDescriptionsThatKeepTheRulesAreReadAsSent() throws {
+        for kind in ControllerKind.allCases {
+            let pad = try #require(try LinkClientMessage(decoding: Self.table(kind: Array(kind.rawValue.utf8))).padTable?.pads.first)
+            #expect(pad.refusal == nil && pad.kind == kind.rawValue && pad.fingerprint.rawValue == "adc312c6744a")
+            #expect(LinkPadDescription.refusal(id: "adc312c6744a", kind: kind.rawValue) == nil)
         }
-        #expect(try LinkClientMessage(decoding: table()).padTable?.pads.first?.name == "pad")
-        #expect(throws: LinkDecodingError.invalid(field: "pad ID")) { try LinkClientMessage(decoding: table(id: "../etc")) }
-        #expect(throws: LinkDecodingError.invalid(field: "pad ID")) { try LinkClientMessage(decoding: table(id: "")) }
-        #expect(throws: LinkDecodingError.invalid(field: "pad kind")) { try LinkClientMessage(decoding: table(kind: "a b")) }
-        let escaped = try LinkClientMessage(decoding: table(name: "red\u{1B}[31m\u{9B}0m\u{7}")).padTable?.pads.first?.name
-        #expect(escaped == "red [31m 0m ")
-        let long = try LinkClientMessage(decoding: table(name: String(repeating: "é", count: 40))).padTable?.pads.first?.name
-        #expect(long == String(repeating: "é", count: 24), "cut at a character, within 48 bytes")
+        func name(_ bytes: [UInt8]) throws -> String? { try LinkClientMessage(decoding: Self.table(name: bytes)).padTable?.pads.first?.name }
+        #expect(try name(Array("red\u{1B}[31m\u{9B}0m\u{7}".utf8)) == "red [31m 0m ")
+        #expect(try name(Array("\u{202E}evil\u{2066}x\u{200F}\u{061C}".utf8)) == " evil x  ", "bidirectional controls are spaces")
+        #expect(try name(Array("a\u{200B}b".utf8)) == "a\u{200B}b", "other format characters stay")
+        #expect(try name([0x61, 0xE2, 0x82, 0x62, 0xFF]) == "a\u{FFFD}b\u{FFFD}", "ill-formed UTF-8 read as U+FFFD")
+        #expect(try name(Array(String(repeating: "n", count: 48).utf8))?.utf8.count == 48)
+        // A writer cuts a long name at a character, within 48 bytes: what padbridge sends is never refused.
+        var message = LinkClientMessage()
+        message.padTable = (1, [LinkPadDescription(
+            slot: 0, fingerprint: Fingerprint(rawValue: "adc312c6744a"), kind: "dualSense", requestedVirtualKind: nil,
+            attached: true, name: String(repeating: "é", count: 40))])
+        let cut = try LinkClientMessage(decoding: message.encoded).padTable?.pads.first
+        #expect(cut?.name == String(repeating: "é", count: 24) && cut?.refusal == nil)
+    }
+
+    /// A pad table with one pad (slot 0) of these texts, any virtual kind, attached, and one block of one frame.
+    static func table(
+        id: [UInt8] = Array("adc312c6744a".utf8), kind: [UInt8] = Array("dualSense".utf8), name: [UInt8] = Array("pad".utf8)
+    ) -> [UInt8] {
+        var bytes: [UInt8] = [LinkClientMessage.version, 1, 1, 0, 0, 0, 1, 0]
+        for text in [id, kind] { bytes += [UInt8(text.count)] + text }
+        bytes += [0, 1, UInt8(name.count)] + name
+        bytes += [0]  // no feedback acknowledgements
+        bytes += [1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0] + LinkSnapshotCodec.encode(.neutral)  // slot 0, base 0, frame 1
+        return bytes
+    }
+
+    /// One definition of a control character for every text from the other machine (docs/protocol.md section 1).
+    @Test func controlCharactersAreC0DelC1AndTheBidirectionalControls() {
+        let controls: [UInt32] = Array(0x00...0x1F) + Array(0x7F...0x9F) + [0x061C, 0x200E, 0x200F]
+            + Array(0x202A...0x202E) + Array(0x2066...0x2069)
+        for value in UInt32(0)...0x2FFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            #expect(LinkText.isControl(scalar) == controls.contains(value), "U+\(String(value, radix: 16))")
+        }
+        #expect(LinkText.printable("a\u{85}b\u{2067}c") == "a b c")
+        #expect(LinkText.shortened("0123456789abcdefXYZ", toBytes: 16) == "0123456789abc…")
+        #expect(LinkText.shortened("short", toBytes: 16) == "short")
     }
 
     /// `packed` spreads a backlog over messages within the size limit; reading them in order gives every frame
