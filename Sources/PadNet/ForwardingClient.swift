@@ -40,7 +40,9 @@ public final class ForwardingClient {
         /// The host no longer accepts this client (its pairing was revoked there) and ended its session: this client
         /// stops (the host would answer no handshake of it).
         case revoked
-        /// The host gives this pad no virtual pad, and why (its words). Told once per pad and reason.
+        /// The host gives this pad no virtual pad, and why (its words). Told when a pad's reason changes: the first
+        /// time the host lists it, when the reason differs from the one told, and again after the host stopped
+        /// listing it (it got a virtual pad, or was unplugged) and lists it once more.
         case padNotForwarded(Fingerprint, reason: String)
     }
 
@@ -80,8 +82,9 @@ public final class ForwardingClient {
         var continuesNumbering = false
         /// Frames of this pad went out in some session.
         var framesSent = false
-        /// The host's reasons for giving it no virtual pad that were told already (`Event.padNotForwarded`).
-        var notForwardedReasonsTold: Set<String> = []
+        /// The host's reason for giving it no virtual pad, as last told (`Event.padNotForwarded`); nil while the host
+        /// lists it not (it has a virtual pad, or is unplugged). One per pad, and pads are the table's: bounded.
+        var notForwardedReasonTold: String?
         init(slot: UInt8, controller: Controller) {
             self.slot = slot
             self.controller = controller
@@ -222,7 +225,7 @@ public final class ForwardingClient {
         self.logger = logger
         self.onEvent = onEvent
         let start = clocks.monotonicMicroseconds()
-        liveness = LinkLiveness(startingAtMicroseconds: start)
+        liveness = LinkLiveness(startingAtMicroseconds: start, countsSilenceOnlyWhileSending: true)
         tryingSinceMicroseconds = start
         owner.target = self
         for (index, controller) in controllers.enumerated() {
@@ -233,6 +236,12 @@ public final class ForwardingClient {
 
     /// Starts reading `controller` and announces it to the host in the next pad table.
     private func add(_ controller: Controller, slot: UInt8) throws {
+        // A table with a pad whose ID or kind breaks the rules would have that pad refused by the host: such a pad is
+        // not forwarded at all (padbridge's IDs are 12 hex digits and its kinds `ControllerKind`'s, so this is a
+        // safeguard for IDs from elsewhere).
+        if let refusal = LinkPadDescription.refusal(id: controller.fingerprint.rawValue, kind: controller.kind.rawValue) {
+            throw SetupError(description: "cannot forward \(controller.name): \(refusal)")
+        }
         let pad = ForwardedPad(slot: slot, controller: controller)
         // unowned(unsafe): no reference counting per frame. Sound because the source belongs to the pad, which
         // this client keeps until close(), which closes the source first.
@@ -524,7 +533,9 @@ public final class ForwardingClient {
         statistics.sessionSent = 0
         statistics.sessionReceived = 0
         sessionPongCounts = nil
-        liveness = LinkLiveness(startingAtMicroseconds: now)
+        // Silence counts only while this client sends: the host only answers, and a client that was not running
+        // (stopped, starved) for longer than the timeout must not take that for a lost link when it wakes.
+        liveness = LinkLiveness(startingAtMicroseconds: now, countsSilenceOnlyWhileSending: true)
         backoff.reset()
         padTableAcknowledged = 0
         tryingSinceMicroseconds = nil
@@ -558,9 +569,18 @@ public final class ForwardingClient {
                 statistics.receivedWhenHostCounted = statistics.sessionReceived
             }
         }
-        message.forEachNotForwarded { slot, reason in
-            guard let pad = pads.first(where: { $0.slot == slot }), pad.notForwardedReasonsTold.insert(reason).inserted else { return }
-            onEvent(.padNotForwarded(pad.controller.fingerprint, reason: reason))
+        if fromCurrentSession {
+            // Each message lists every pad not forwarded while it lasts: a pad it leaves out has its virtual pad (or is
+            // unplugged), and its next reason is news.
+            var listed: [UInt8] = []
+            message.forEachNotForwarded { slot, reason in
+                guard let pad = pads.first(where: { $0.slot == slot }), !listed.contains(slot) else { return }
+                listed.append(slot)
+                guard pad.notForwardedReasonTold != reason else { return }
+                pad.notForwardedReasonTold = reason
+                onEvent(.padNotForwarded(pad.controller.fingerprint, reason: reason))
+            }
+            for pad in pads where !listed.contains(pad.slot) { pad.notForwardedReasonTold = nil }
         }
         message.forEachInputAcknowledgement { slot, applied in
             pads.first { $0.slot == slot }?.sender.acknowledge(applied)

@@ -40,22 +40,38 @@ public struct LinkLiveness: Sendable {
     /// stick moved once, not a stream): acknowledged as if asked, at the end of its wake, rather than 1 ms later in
     /// a wake of its own. A stream's frames come while an acknowledgement is owed, or just after one went.
     public static let isolatedInputQuietMicroseconds: UInt64 = 10_000
+    /// For a peer that counts silence only while it sends (`countsSilenceOnlyWhileSending`, the client, whose
+    /// datagrams are what the host answers): a pause in its own sending longer than this means it was not running
+    /// (stopped, SIGSTOP, or starved of CPU; running, it sends at least every `keepaliveIntervalMicroseconds`), so
+    /// silence before its next datagram says nothing about the link.
+    public static let sendingPauseMicroseconds: UInt64 = 200_000
 
     public private(set) var lastHeardMicroseconds: UInt64
     public private(set) var lastSentMicroseconds: UInt64
+    /// When this peer's sending last started again after a pause longer than `sendingPauseMicroseconds`.
+    public private(set) var sendingSinceMicroseconds: UInt64
+    /// Whether silence counts towards a lost link only while this peer sends: true for the client (the host only
+    /// answers, so a client that sent nothing heard nothing, and a client that was not running for a while must not
+    /// take that for a lost link on its first wake); false for the host, which counts any silence of the client.
+    public let countsSilenceOnlyWhileSending: Bool
     /// RFC 6298's smoothed round trip and its variation; nil before the first sample.
     public private(set) var smoothedRoundTripMicroseconds: UInt64?
     public private(set) var roundTripVariationMicroseconds: UInt64 = 0
     /// Copies still to send of the newest input datagram (see `quickCopies`).
     public private(set) var quickCopiesLeft = 0
 
-    public init(startingAtMicroseconds now: UInt64) {
+    public init(startingAtMicroseconds now: UInt64, countsSilenceOnlyWhileSending: Bool = false) {
         lastHeardMicroseconds = now
         lastSentMicroseconds = now
+        sendingSinceMicroseconds = now
+        self.countsSilenceOnlyWhileSending = countsSilenceOnlyWhileSending
     }
 
     public mutating func heard(atMicroseconds now: UInt64) { lastHeardMicroseconds = max(lastHeardMicroseconds, now) }
-    public mutating func sent(atMicroseconds now: UInt64) { lastSentMicroseconds = max(lastSentMicroseconds, now) }
+    public mutating func sent(atMicroseconds now: UInt64) {
+        if now > lastSentMicroseconds &+ Self.sendingPauseMicroseconds { sendingSinceMicroseconds = now }
+        lastSentMicroseconds = max(lastSentMicroseconds, now)
+    }
 
     /// A round-trip sample (a pong's echo).
     public mutating func roundTrip(_ sample: UInt64) {
@@ -83,8 +99,18 @@ public struct LinkLiveness: Sendable {
     /// A quick copy went out (after `sent`).
     public mutating func sentQuickCopy() { quickCopiesLeft = max(0, quickCopiesLeft - 1) }
 
+    /// Nothing heard for `timeoutMicroseconds`; for a peer that counts silence only while it sends, nothing heard
+    /// for that long *while it sent* (its sending not paused longer than `sendingPauseMicroseconds` since then).
     public func isLost(atMicroseconds now: UInt64) -> Bool {
-        now >= lastHeardMicroseconds &+ Self.timeoutMicroseconds
+        guard countsSilenceOnlyWhileSending else { return now >= lastHeardMicroseconds &+ Self.timeoutMicroseconds }
+        return now <= lastSentMicroseconds &+ Self.sendingPauseMicroseconds && now >= lossCheckMicroseconds
+    }
+
+    /// When the link counts as lost if nothing is heard (and, for a peer that counts silence only while it sends, it
+    /// goes on sending).
+    public var lossCheckMicroseconds: UInt64 {
+        (countsSilenceOnlyWhileSending ? max(lastHeardMicroseconds, sendingSinceMicroseconds) : lastHeardMicroseconds)
+            &+ Self.timeoutMicroseconds
     }
 
     public func isKeepaliveDue(atMicroseconds now: UInt64) -> Bool {
@@ -106,7 +132,7 @@ public struct LinkLiveness: Sendable {
     /// When the loop must wake next: for a keepalive, for the link-lost check, and (while something is
     /// unacknowledged) to send it again.
     public func nextWakeMicroseconds(hasUnacknowledged: Bool) -> UInt64 {
-        var wake = min(nextKeepaliveMicroseconds, lastHeardMicroseconds &+ Self.timeoutMicroseconds)
+        var wake = min(nextKeepaliveMicroseconds, lossCheckMicroseconds)
         if hasUnacknowledged {
             let resend = quickCopiesLeft > 0 ? Self.quickCopyIntervalMicroseconds : retransmitIntervalMicroseconds
             wake = min(wake, lastSentMicroseconds &+ resend)
