@@ -85,6 +85,71 @@ import Testing
         #expect(text.contains(Self.writeVariable), "docs/protocol.md does not say how to regenerate the vectors")
     }
 
+    /// The `client-frames` inputs in the file are all it takes: read back field by field (each one required, so a
+    /// field left out of the inputs fails here, as the ping's round trip once was), they encode to the vector's
+    /// plaintext.
+    @Test func theClientFramesInputsInTheFileMakeItsPlaintext() throws {
+        let text = try String(contentsOf: Self.vectorsFile, encoding: .utf8)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let vector = try #require((document["vectors"] as? [[String: Any]])?.first { $0["name"] as? String == "client-frames" })
+        let inputs = try #require(vector["inputs"] as? [String: Any])
+        let fields = try #require(inputs["message"] as? [String: Any])
+        func field<Value>(_ object: [String: Any], _ name: String, as type: Value.Type = Value.self) throws -> Value {
+            try #require(object[name] as? Value, "client-frames inputs: no \(name)")
+        }
+        func integer(_ object: [String: Any], _ name: String) throws -> Int64 { try field(object, name, as: NSNumber.self).int64Value }
+        var message = LinkClientMessage()
+        let table = try field(fields, "padTable", as: [String: Any].self)
+        message.padTable = (UInt32(try integer(table, "version")), try field(table, "pads", as: [[String: Any]].self).map { pad in
+            let virtual = try field(pad, "virtualKind", as: String.self)
+            return LinkPadDescription(
+                slot: UInt8(try integer(pad, "slot")), fingerprint: Fingerprint(rawValue: try field(pad, "id")),
+                kind: try field(pad, "kind"), requestedVirtualKind: virtual == "any" ? nil : VirtualPadKind(rawValue: virtual),
+                attached: try field(pad, "attached"), name: try field(pad, "name"),
+                continuesNumbering: try field(pad, "continuesNumbering"))
+        })
+        let ping = try field(fields, "ping", as: [String: Any].self)
+        message.ping = LinkPing(
+            clockMicroseconds: UInt64(try integer(ping, "clockMicroseconds")), hostSent: UInt32(try integer(ping, "hostSent")),
+            receivedWhenHostCounted: UInt32(try integer(ping, "receivedWhenHostCounted")),
+            roundTripMicroseconds: UInt32(try integer(ping, "roundTripMicroseconds")))
+        message.wantsAcknowledgement = try field(fields, "wantsAcknowledgement")
+        message.feedbackAcknowledgements = try field(fields, "feedbackAcknowledgements", as: [[String: Any]].self).map { item in
+            (slot: UInt8(try integer(item, "slot")), version: UInt32(try integer(item, "version")))
+        }
+        message.inputs = try field(fields, "blocks", as: [[String: Any]].self).map { block in
+            LinkInputBlock(
+                slot: UInt8(try integer(block, "slot")), base: UInt32(try integer(block, "base")),
+                continues: try field(block, "continues"),
+                frames: try field(block, "frames", as: [[String: Any]].self).map { frame in
+                    // Each snapshot as the file gives its bytes (its fields are checked by the vector itself).
+                    let bytes = try #require(HexBytes.decode(try field(frame, "encoded", as: String.self)))
+                    return LinkFrame(sequence: UInt32(try integer(frame, "sequence")), snapshot: try LinkSnapshotCodec.decode(bytes))
+                })
+        }
+        let outputs = try field(vector, "outputs", as: [String: Any].self)
+        #expect(HexBytes.encode(message.encoded) == (try field(outputs, "plaintext", as: String.self)))
+        #expect(try LinkClientMessage(decoding: message.encoded).ping == message.ping)
+        #expect(message.ping?.roundTripMicroseconds != 0, "the vector's round trip is 0: a reader cannot see where it lies")
+    }
+
+    /// Section 8.1 names the kind words `ControllerKind` has, and its table of refusals is in the code's words.
+    @Test func theSpecificationsKindWordsAndRefusalsAreTheCodes() throws {
+        let text = try String(contentsOf: Self.specificationFile, encoding: .utf8)
+        let words = ControllerKind.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", ")
+        #expect(text.contains("**case counts**: \(words) (`ControllerKind`)"), "section 8.1 should list \(words)")
+        let refusals: [(id: String, kind: String, nameBytes: Int)] = [
+            ("aa:bb:cc", "xbox360", 3), ("ab12", "x-box", 3), ("ab12", "DUALSENSE", 3), ("ab12", "xbox360", 60),
+        ]
+        for refusal in refusals {
+            var bytes: [UInt8] = [LinkClientMessage.version, 1, 1, 0, 0, 0, 1, 0]
+            for word in [refusal.id, refusal.kind] { bytes += [UInt8(word.utf8.count)] + Array(word.utf8) }
+            bytes += [0, 1, UInt8(refusal.nameBytes)] + [UInt8](repeating: 0x6E, count: refusal.nameBytes) + [0, 0]
+            let reason = try #require(try LinkClientMessage(decoding: bytes).padTable?.pads.first?.refusal)
+            #expect(text.contains("| `\(reason)` |"), "section 8.1's table of refusals lacks `\(reason)`")
+        }
+    }
+
     /// The lines of the vector `name` in a rendered document: from its name to its closing brace.
     static func lines(ofVector name: String, in lines: [String]) -> Range<Int>? {
         guard let start = lines.firstIndex(of: "      \"name\": \"\(name)\",") else { return nil }
@@ -150,8 +215,10 @@ enum ProtocolVectors {
     static let clientCounter: UInt64 = 258
     static let hostCounter: UInt64 = 97
     static let pingMicroseconds: UInt64 = 5_000_123
-    /// The ping's counts: the host's last pong said it had sent 96 datagrams, and 95 of them had come.
-    static let ping = LinkPing(clockMicroseconds: pingMicroseconds, hostSent: 96, receivedWhenHostCounted: 95)
+    /// The ping's counts: the host's last pong said it had sent 96 datagrams, and 95 of them had come; the client's
+    /// smoothed round trip is 1,850 µs.
+    static let ping = LinkPing(
+        clockMicroseconds: pingMicroseconds, hostSent: 96, receivedWhenHostCounted: 95, roundTripMicroseconds: 1_850)
 
     struct Vector {
         var name: String
@@ -494,7 +561,7 @@ enum ProtocolVectors {
             ("description", .string(
                 "A client's transport datagram in the session of `link-handshake`, sealed with the client-to-host "
                     + "key: a pad table of two pads (a second pad was plugged in: version 2), a ping (with the host's "
-                    + "sent count from its last pong, 96, of which 95 came), a feedback "
+                    + "sent count from its last pong, 96, of which 95 came, and the client's round trip, 1,850 µs), a feedback "
                     + "acknowledgement and both pads' frames (slot 0: an unacknowledged press and the newest frame; "
                     + "slot 1: its newest frame).")),
             ("inputs", .object([
@@ -506,6 +573,7 @@ enum ProtocolVectors {
                         ("clockMicroseconds", .integer(Int64(ping.clockMicroseconds))),
                         ("hostSent", .integer(Int64(ping.hostSent))),
                         ("receivedWhenHostCounted", .integer(Int64(ping.receivedWhenHostCounted))),
+                        ("roundTripMicroseconds", .integer(Int64(ping.roundTripMicroseconds))),
                     ])),
                     ("wantsAcknowledgement", .bool(message.wantsAcknowledgement)),
                     ("feedbackAcknowledgements", .array(message.feedbackAcknowledgements.map { item in
