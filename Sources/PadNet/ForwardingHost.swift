@@ -167,6 +167,24 @@ public final class ForwardingHost {
         func makeIterator() -> IndexingIterator<[(slot: UInt8, pad: HostedPad)]> { entries.makeIterator() }
     }
 
+    /// What one client may make the host do in a while: apply a new pad table (each may make, release and
+    /// destroy virtual devices), and have a virtual pad made. A person plugging pads in and out stays far inside
+    /// both; a client that sends table after table of new pads gets at most `tableBurst` tables and `creationBurst`
+    /// virtual pads at once, then `tablesPerSecond` and `creationsPerSecond`: its other tables wait (unacknowledged,
+    /// so they keep coming) and its other pads are not forwarded until a token comes, with the reason said.
+    struct ChurnBudget {
+        static let tableBurst = 10.0
+        static let tablesPerSecond = 2.0
+        static let creationBurst = 8.0
+        static let creationsPerSecond = 0.5
+        var tables: TokenBucket
+        var creations: TokenBucket
+        init(atMicroseconds now: UInt64) {
+            tables = TokenBucket(capacity: Self.tableBurst, perSecond: Self.tablesPerSecond, atMicroseconds: now)
+            creations = TokenBucket(capacity: Self.creationBurst, perSecond: Self.creationsPerSecond, atMicroseconds: now)
+        }
+    }
+
     private final class HostedClient {
         let key: LinkPublicKey
         var name: String
@@ -207,6 +225,8 @@ public final class ForwardingHost {
         var acknowledgementOwedSinceMicroseconds: UInt64?
         /// The newest frame of each slot of the table this host does not forward, acknowledged as received.
         var unforwardedAcknowledgements: [UInt8: UInt32] = [:]
+        /// When a pad refused for the creation limit may be tried again (nil: none waits for it).
+        var creationRetryMicroseconds: UInt64?
         init(key: LinkPublicKey, name: String, path: DatagramPath, now: UInt64) {
             self.key = key
             self.name = name
@@ -237,6 +257,10 @@ public final class ForwardingHost {
     private var timer: (any LinkWakeTimer)?
     /// What an initiation must pass before the host does any public-key work for it.
     private var initiationGate: LinkInitiationGate
+    /// Per paired client (by key, so a new `connect` starts from what the last one left): how fast its new pad
+    /// tables are applied, and how fast it can have new virtual pads made. Kept for paired keys only
+    /// (`reloadPairedClients` prunes them), so as many as paired-clients has lines.
+    private var churnBudgets: [LinkPublicKey: ChurnBudget] = [:]
     private var refusals = RateLimitedCount(intervalMicroseconds: 1_000_000)
     private var cookieReplies = RateLimitedCount(intervalMicroseconds: 10_000_000)
     private var handshakeRefusals = RateLimitedCount(intervalMicroseconds: 10_000_000)
@@ -360,6 +384,7 @@ public final class ForwardingHost {
             onEvent(.revoked(client: client.name))
         }
         for client in clients.values { if let name = paired[client.key] { client.name = name } }
+        churnBudgets = churnBudgets.filter { paired[$0.key] != nil }
         armTimer()
     }
 
@@ -413,7 +438,8 @@ public final class ForwardingHost {
                 pads.append(HostPadStatus(
                     id: description.fingerprint.rawValue, name: description.name, kind: description.kind, state: .notForwarded,
                     slot: Int(slot), virtualKind: nil, eventNodes: [], hidraw: nil,
-                    problem: client.notForwardedReasons[description.fingerprint] ?? "not given a virtual pad yet"))
+                    problem: description.refusal ?? client.notForwardedReasons[description.fingerprint]
+                        ?? "not given a virtual pad yet"))
             }
             let heard = client.liveness.lastHeardMicroseconds
             var lossToHostPercent: Double?
@@ -659,9 +685,16 @@ public final class ForwardingHost {
             mustReply = true
         }
         if let table = message.padTable {
-            if client.padTableVersion != table.version { apply(table.pads, for: client) }
-            client.padTableVersion = table.version
-            mustReply = true
+            if client.padTableVersion == table.version {
+                mustReply = true  // (its acknowledgement was lost)
+            } else if takeChurnToken(\.tables, for: client) {
+                apply(table.pads, for: client)
+                client.padTableVersion = table.version
+                mustReply = true
+            }
+            // A table over the limit is neither applied nor answered: the client sends it in its next datagram (a
+            // frame, a keepalive) until a token has come back. Answered, it would be sent again at once, a round
+            // trip's ping-pong for as long as the limit holds.
         }
         var framesCame = false
         message.forEachBlock { slot, base, continues, frames in
@@ -731,7 +764,7 @@ public final class ForwardingHost {
         }
         if !client.unforwarded.isEmpty {
             for (slot, description) in client.unforwarded {
-                if let reason = client.notForwardedReasonsForClient[description.fingerprint] {
+                if let reason = description.refusal ?? client.notForwardedReasonsForClient[description.fingerprint] {
                     replyEncoder.reportNotForwarded(slot: slot, reason: reason)
                 }
             }
@@ -757,6 +790,11 @@ public final class ForwardingHost {
         client.slots.removeAll()
         client.unforwarded = [:]
         client.unforwardedAcknowledgements = [:]
+        // Why a pad got no virtual pad is kept only for the pads of this table: a client that names ever-new pads
+        // grows nothing here.
+        client.notForwardedSaid.formIntersection(listed)
+        client.notForwardedReasons = client.notForwardedReasons.filter { listed.contains($0.key) }
+        client.notForwardedReasonsForClient = client.notForwardedReasonsForClient.filter { listed.contains($0.key) }
         for description in table {
             guard client.slots[description.slot] == nil else { continue }  // a slot twice: the first stands
             if let pad = client.pads[description.fingerprint] {
@@ -770,6 +808,10 @@ public final class ForwardingHost {
                 pad.attached = description.attached
                 pad.lingerEndsMicroseconds = nil
                 client.slots[description.slot] = pad
+            } else if let refusal = description.refusal {
+                // Texts that break the rules (section 8.1): no virtual pad, and the client is told why.
+                client.unforwarded[description.slot] = description
+                onEvent(.padNotForwarded(client: client.name, pad: description, reason: refusal))
             } else if !description.attached || !create(description, for: client) {
                 client.unforwarded[description.slot] = description
             }
@@ -779,6 +821,21 @@ public final class ForwardingHost {
     /// Makes the virtual pad for `description`; false when there is no room (and no lingering pad to make room)
     /// or it could not be made.
     private func create(_ description: LinkPadDescription, for client: HostedClient) -> Bool {
+        // The creation limit first (a lingering pad is never evicted for a pad that could not be made anyway); its
+        // token is taken only once the pad fits.
+        let tokenDue = churnBudgets[client.key]?.creations.nextTokenMicroseconds(atMicroseconds: now) ?? now
+        guard tokenDue <= now else {
+            let wait = tokenDue - now
+            client.creationRetryMicroseconds = now + wait
+            let seconds = max(1, (wait + 999_999) / 1_000_000)
+            let reason = "too many new pads from this client lately; it gets a virtual pad in \(seconds) s"
+            client.notForwardedReasons[description.fingerprint] = reason
+            client.notForwardedReasonsForClient[description.fingerprint] = "too many new pads lately: the host makes this one in a few seconds"
+            if client.notForwardedSaid.insert(description.fingerprint).inserted {
+                onEvent(.padNotForwarded(client: client.name, pad: description, reason: reason))
+            }
+            return false
+        }
         if clients.values.reduce(0, { $0 + $1.pads.count }) >= options.maximumPads && !evictALingeringPad() {
             let reason = "--max-pads \(options.maximumPads) reached; it gets a virtual pad when one goes"
             client.notForwardedReasons[description.fingerprint] = reason
@@ -789,6 +846,7 @@ public final class ForwardingHost {
             }
             return false
         }
+        _ = takeChurnToken(\.creations, for: client)
         client.notForwardedSaid.remove(description.fingerprint)
         client.notForwardedReasons[description.fingerprint] = nil
         client.notForwardedReasonsForClient[description.fingerprint] = nil
@@ -799,19 +857,26 @@ public final class ForwardingHost {
         let seed = "padbridge-forward-\(client.key.hex.prefix(16))-\(description.fingerprint)"
         var created: HostedPad?
         var readyEarly: VirtualPadNodes?
-        // unowned(unsafe) client (a weak reference would slow every retain of it): sound because its pads are
-        // closed (remove, destroy) while it lives, and while this host is destroyed `owner` is nil first.
-        let announce = { [owner, unowned(unsafe) client] (nodes: VirtualPadNodes) in
+        // The closures hold the client's key, never the client: a pad outlives its client for a moment when the
+        // client is revoked (`retiring`: its released state shown before it goes), and a game may write feedback to
+        // it then. The client is looked up by key, and must still own this very pad (a client paired again under
+        // the same key has pads of its own); `owner` is nil while this host is destroyed. (Feedback is rare next to
+        // frames: one dictionary look-up per game write.)
+        let key = client.key
+        let announce = { [owner] (nodes: VirtualPadNodes) in
             guard let self = owner.target, let pad = created else { return }
             pad.virtualKind = kind
             pad.nodes = nodes
+            guard let client = self.owningClient(of: pad, key: key) else { return }
             self.onEvent(.padAttached(client: client.name, pad: pad.description, kind: kind, nodes: nodes, mac: pad.virtual.mac))
         }
         do {
             let virtual = try makePad(
                 kind, seed,
-                { [owner, unowned(unsafe) client] event in
-                    guard let self = owner.target, let pad = created else { return }
+                { [owner] event in
+                    guard let self = owner.target, let pad = created,
+                        let client = self.owningClient(of: pad, key: key)
+                    else { return }
                     pad.feedback.update(event)
                     if !self.livePadsChangeSignalled { self.noteLivePadsChanged() }
                     if !client.lost && pad.isForwarded { self.send(to: client) }
@@ -843,6 +908,25 @@ public final class ForwardingHost {
             }
         }
         return "the host cannot make a virtual \(kind.rawValue) pad: \(error)"
+    }
+
+    /// Takes a token of `client`'s budget (`ChurnBudget`); false when there is none now.
+    private func takeChurnToken(_ kind: WritableKeyPath<ChurnBudget, TokenBucket>, for client: HostedClient) -> Bool {
+        let time = now
+        var budget = churnBudgets[client.key] ?? ChurnBudget(atMicroseconds: time)
+        defer { churnBudgets[client.key] = budget }
+        return budget[keyPath: kind].take(atMicroseconds: time)
+    }
+
+    /// How many not-forwarded reasons the host keeps, over every client (for the tests of its bounds).
+    var notForwardedReasonsKept: Int {
+        clients.values.reduce(0) { $0 + $1.notForwardedReasons.count + $1.notForwardedReasonsForClient.count + $1.notForwardedSaid.count }
+    }
+
+    /// The client that owns `pad` now: nil once the client is gone (revoked, removed) or no longer has this pad.
+    private func owningClient(of pad: HostedPad, key: LinkPublicKey) -> HostedClient? {
+        guard let client = clients[key], client.pads[pad.fingerprint] === pad else { return nil }
+        return client
     }
 
     /// Destroys the lingering pad nearest its end to make room; false when none lingers.
@@ -934,6 +1018,12 @@ public final class ForwardingHost {
                 send(to: client)
             }
         }
+        for client in clients.values {
+            if let retry = client.creationRetryMicroseconds, time >= retry {
+                client.creationRetryMicroseconds = nil
+                roomMayHaveChanged = true
+            }
+        }
         for client in gone {
             remove(client)
             if client.current != nil { onEvent(.clientGone(client: client.name)) }
@@ -946,7 +1036,8 @@ public final class ForwardingHost {
     private func forwardWaitingPads() {
         roomMayHaveChanged = false
         for client in clients.values where !client.lost {
-            for (slot, description) in client.unforwarded.sorted(by: { $0.key < $1.key }) where description.attached {
+            for (slot, description) in client.unforwarded.sorted(by: { $0.key < $1.key })
+            where description.attached && description.refusal == nil {
                 if create(description, for: client) { client.unforwarded[slot] = nil } else { return }
             }
         }
@@ -963,6 +1054,7 @@ public final class ForwardingHost {
         var wake: UInt64? = retiring.map(\.destroyAtMicroseconds).min()
         for client in clients.values {
             for pad in client.pads.values { if let ends = pad.lingerEndsMicroseconds { wake = min(wake ?? ends, ends) } }
+            if let retry = client.creationRetryMicroseconds { wake = min(wake ?? retry, retry) }
             if let pending = client.pending {
                 let ends = pending.startedMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds * 2
                 wake = min(wake ?? ends, ends)

@@ -30,6 +30,13 @@ struct TokenBucket: Sendable {
         return true
     }
 
+    /// When the next token comes (now when one is there).
+    func nextTokenMicroseconds(atMicroseconds now: UInt64) -> UInt64 {
+        let available = tokens + Double(now > updatedMicroseconds ? now - updatedMicroseconds : 0) * perSecond / 1_000_000
+        guard available < 1 else { return now }
+        return now + UInt64(((1 - available) * 1_000_000 / perSecond).rounded(.up))
+    }
+
     /// Whether it is full again (nothing to remember it for).
     func isFull(atMicroseconds now: UInt64) -> Bool {
         tokens + Double(now > updatedMicroseconds ? now - updatedMicroseconds : 0) * perSecond / 1_000_000 >= capacity

@@ -1,6 +1,6 @@
 import PadCore
 import PadLinux
-import PadNet
+@testable import PadNet
 import PadTestSupport
 import Testing
 
@@ -286,6 +286,96 @@ import Testing
         #expect(link.clients[0].events.filter { Self.isEvent($0, "connected") }.count == 1, "nor a new session")
         #expect(link.clients[0].events.contains { Self.isEvent($0, "revoked") }, "the client is told: \(link.clients[0].events)")
         #expect(!link.clients[0].events.contains { Self.isEvent($0, "linkLost") || Self.isEvent($0, "reconnecting") })
+    }
+
+    /// Issue 42, item 1: a game's feedback to a revoked client's pad in the moment it is still shown released
+    /// (`releaseShownMicroseconds`) reached a client object already freed (a use after free that crashed serve).
+    /// Now it reaches nobody: nothing is sealed or sent for it, and the host goes on serving.
+    @Test func feedbackToARevokedClientsReleasedPadReachesNobody() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa", kind: .dualSense)])
+        link.run(forMilliseconds: 50)
+        let pad = try #require(link.virtualPads.first)
+        pad.feedback(.rumble(Rumble(strong: 1, weak: 0)))
+        link.run(forMilliseconds: 5)
+
+        link.writePairedClients("# revoked everyone\n")
+        link.host.reloadPairedClients()
+        // Nothing more from the client: whatever the host sends from now on, the feedback made it send.
+        link.cutClientToHost = true
+        link.run(forMicroseconds: 1)
+        let afterNotice = link.now
+        #expect(pad.isOpen, "the revoked client's pad is still shown released")
+        for step in 0..<20 {
+            pad.feedback(.rumble(Rumble(strong: step % 2 == 0 ? 1 : 0.25, weak: 0.5)))
+            pad.feedback(.lightbar(LightbarColor(red: UInt8(step), green: 0, blue: 0)))
+        }
+        link.run(forMicroseconds: ForwardingHost.releaseShownMicroseconds)
+        #expect(!pad.isOpen)
+        #expect(link.datagrams(from: .host, since: afterNotice).isEmpty, "the host sent something for a revoked client's pad")
+
+        // The host still serves: a client paired again connects and is forwarded.
+        link.cutClientToHost = false
+        let other = try link.pairAnotherClient(name: "desk")
+        try link.connect([.simulated("bbbbbbbbbbbb")], alongside: true, key: other)
+        link.run(forMilliseconds: 100)
+        #expect(link.virtualPads.count == 2 && link.virtualPads[1].isOpen)
+    }
+
+    /// Issue 42, item 4: one paired client sending table after table of new pads (each a new `connect` with 12 new
+    /// IDs) made thousands of virtual pads, destroyed as many lingering ones, and grew the host's memory. Now it
+    /// gets `ChurnBudget.creationBurst` virtual pads at once and `creationsPerSecond` after, and what the host keeps
+    /// of the pads it did not forward is bounded by the current table.
+    @Test func aClientNamingEverNewPadsMakesFewVirtualPadsAndGrowsNothing() throws {
+        let link = try LinkSimulation()
+        let connects = 150, padsEach = 12, everyMilliseconds: UInt64 = 40
+        var reasonsKept: [Int] = []
+        for round in 0..<connects {
+            let pads = (0..<padsEach).map { index in
+                Controller.simulated("r\(round)p\(index)")
+            }
+            try link.connect(pads)
+            link.run(forMilliseconds: everyMilliseconds)
+            reasonsKept.append(link.host.notForwardedReasonsKept)
+        }
+        let seconds = Double(UInt64(connects) * everyMilliseconds) / 1_000
+        let allowed = Int(ForwardingHost.ChurnBudget.creationBurst + ForwardingHost.ChurnBudget.creationsPerSecond * seconds) + 1
+        #expect(link.virtualPads.count <= allowed, "\(link.virtualPads.count) virtual pads made for \(connects * padsEach) asked in \(seconds) s")
+        #expect(link.virtualPads.count >= Int(ForwardingHost.ChurnBudget.creationBurst), "the first pads are made at once")
+        #expect(reasonsKept.max()! <= 3 * padsEach, "reasons kept for pads no table names any more: \(reasonsKept.max()!)")
+        let notForwardedSaid = link.hostEvents.filter { if case .padNotForwarded = $0 { true } else { false } }.count
+        #expect(notForwardedSaid <= connects * padsEach)
+        // The host still forwards a person's pad once the flood stops and a token has come back.
+        try link.connect([.simulated("eeeeeeeeeeee")])
+        link.run(forMilliseconds: 3_000)
+        let last = try #require(link.virtualPads.last)
+        #expect(last.isOpen)
+        #expect(link.sources[Fingerprint(rawValue: "eeeeeeeeeeee")] != nil)
+    }
+
+    /// Issue 42, item 4: new table versions (a pad unplugged and plugged in again, over and over) are applied at
+    /// most `ChurnBudget.tablesPerSecond` after a burst; the last one still arrives, and the pad ends attached.
+    @Test func tablesFasterThanTheLimitWaitAndTheLastStillArrives() throws {
+        let link = try LinkSimulation()
+        try link.connect([.simulated("aaaaaaaaaaaa")])
+        link.run(forMilliseconds: 50)
+        let source = try #require(link.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
+        let detachedBefore = link.hostEvents.filter { if case .padDetached = $0 { true } else { false } }.count
+        for _ in 0..<1_000 {
+            source.unplug()
+            link.run(forMicroseconds: 500)
+            source.replug()
+            link.run(forMicroseconds: 500)
+        }
+        let detached = link.hostEvents.filter { if case .padDetached = $0 { true } else { false } }.count - detachedBefore
+        let allowed = Int(ForwardingHost.ChurnBudget.tableBurst + ForwardingHost.ChurnBudget.tablesPerSecond * 1.0) + 1
+        #expect(detached <= allowed, "\(detached) tables applied in a second")
+        #expect(detached >= 2)
+        link.run(forMilliseconds: 2_000)
+        let pad = try #require(link.virtualPads.first)
+        source.send(.holding(.a))
+        link.run(forMilliseconds: 50)
+        #expect(pad.shown == .holding(.a), "the last table (attached) was applied")
     }
 
     /// A revoked client whose notice was lost is told again at its next datagram of that session, and stops: no
