@@ -95,10 +95,17 @@ public struct TrustStore: Sendable {
     @discardableResult
     public func revoke(_ nameOrFingerprint: String) throws(TrustStoreError) -> PairedClient {
         let clients = try pairedClients()
-        let wanted = nameOrFingerprint.lowercased()
-        let matches = clients.filter { client in
-            client.name == nameOrFingerprint || client.key.fingerprint.lowercased() == wanted
-                || (wanted.count >= 4 && Self.fingerprintDigits(client.key.fingerprint).hasPrefix(Self.fingerprintDigits(wanted)))
+        // A name names exactly; otherwise only something spelled as a fingerprint (hex digits, `-` or `:`, an
+        // optional `SHA256:`) is a key's prefix: `revoke zzzz` or a mistyped name must match nobody, not whatever
+        // key begins with the hex digits hidden in it.
+        let named = clients.filter { $0.name == nameOrFingerprint }
+        let matches: [PairedClient]
+        if !named.isEmpty {
+            matches = named
+        } else if let digits = Self.fingerprintPrefix(nameOrFingerprint) {
+            matches = clients.filter { Self.fingerprintDigits($0.key.fingerprint).hasPrefix(digits) }
+        } else {
+            matches = []
         }
         guard let client = matches.first else {
             let known = clients.map { "\"\($0.name)\" (\($0.key.fingerprint))" }.joined(separator: ", ")
@@ -114,6 +121,16 @@ public struct TrustStore: Sendable {
         try write(pairedClientsPath, header("clients this host accepts (padbridge serve --pair); delete a line to revoke one")
             + clients.filter { $0.key != client.key }.map { TrustFileFormat.line($0) + "\n" }.joined())
         return client
+    }
+
+    /// The hex digits of `text` when it is spelled as (the start of) a key's fingerprint: an optional `SHA256:`,
+    /// then hex digits with `-` or `:` between them, at least 4 digits; nil for anything else.
+    static func fingerprintPrefix(_ text: String) -> String? {
+        let lowered = text.lowercased()
+        let body = lowered.hasPrefix("sha256:") ? lowered.dropFirst(7) : Substring(lowered)
+        guard body.allSatisfy({ $0.isHexDigit || $0 == "-" || $0 == ":" }) else { return nil }
+        let digits = String(body.filter(\.isHexDigit))
+        return digits.count >= 4 ? digits : nil
     }
 
     /// A fingerprint's hex digits, lower case ("SHA256:6668-7aad..." -> "66687aad...").

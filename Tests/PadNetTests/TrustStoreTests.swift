@@ -100,6 +100,38 @@ struct TrustStoreTests {
         #expect(try store.pairedClients().isEmpty)
     }
 
+    /// Issue 42, item 8: letters that are not hex digits were stripped before the prefix match, so `revoke zzzz`
+    /// matched every client and `revoke laptop` (no such name) a key beginning with `a`.
+    @Test func onlyAFingerprintsSpellingMatchesAKeyPrefix() throws {
+        let store = TrustStore(directory: Self.temporaryDirectory())
+        let candidates = (0...255).map { LinkPublicKey(bytes: [UInt8](repeating: UInt8($0), count: 32))! }
+        // A key whose fingerprint begins with `a` (what `laptop` matched), and 15 others.
+        let startingWithA = try #require(candidates.first { TrustStoreDigits.of($0).hasPrefix("a") })
+        let keys = Array(candidates.filter { $0 != startingWithA }.prefix(15)) + [startingWithA]
+        for (index, key) in keys.enumerated() { try store.accept(PairedClient(key: key, name: "pad \(index)")) }
+        for wrong in ["zzzz", "laptop", "lap-top", "SHA256:zzzz", "a", "ab:c", "sha256:", "pad"] {
+            #expect(throws: TrustStoreError.self, "\(wrong)") { try store.revoke(wrong) }
+        }
+        #expect(try store.pairedClients().count == 16, "nothing was revoked by a word that is neither a name nor a key")
+        let digits = TrustStoreDigits.of(startingWithA)
+        let spelled = "SHA256:" + digits.prefix(4) + "-" + digits.dropFirst(4).prefix(4)
+        #expect(try store.revoke(spelled).key == startingWithA)
+        #expect(try store.revoke("pad 3").key == keys[3])
+        #expect(try store.pairedClients().count == 14)
+    }
+
+    /// Issue 42, item 9: client names lose C1 controls (CSI, U+009B) and bidirectional overrides, as pad names do.
+    @Test func clientNamesKeepNoTerminalOrBidirectionalControls() throws {
+        let store = TrustStore(directory: Self.temporaryDirectory())
+        let key = LinkPublicKey(bytes: [UInt8](repeating: 7, count: 32))!
+        try store.accept(PairedClient(key: key, name: "lap\u{9B}31mtop\u{202E}gpj.exe\u{2066}x\u{1B}[2J"))
+        let name = try #require(try store.pairedClients().first?.name)
+        #expect(name.unicodeScalars.allSatisfy { !LinkText.isControl($0) }, "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+        #expect(name == "lap 31mtop gpj.exe x [2J")
+        let text = try #require(FileManagerless.read(store.pairedClientsPath))
+        #expect(!text.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) })
+    }
+
     @Test func aKeyFingerprintIsStableAndReadable() {
         let key = LinkPublicKey(bytes: [UInt8](repeating: 0, count: 32))!
         // SHA-256 of 32 zero bytes is 66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925.
@@ -125,5 +157,12 @@ enum FileManagerless {
             bytes.append(UInt8(byte))
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A key's fingerprint digits, as `revoke` compares them.
+enum TrustStoreDigits {
+    static func of(_ key: LinkPublicKey) -> String {
+        String(key.fingerprint.dropFirst("SHA256:".count).lowercased().filter(\.isHexDigit))
     }
 }

@@ -171,10 +171,11 @@ public enum TrustFileFormat {
         return "\(client.key.hex)\(paired) \(sanitized(client.name))"
     }
 
-    /// A name as one line of printable text (names come from the other machine).
+    /// A name as one line of printable text (names come from the other machine): its control characters (C0, DEL,
+    /// C1 and the bidirectional controls, `LinkText.isControl`) become spaces, then it is trimmed and cut to 64
+    /// characters.
     public static func sanitized(_ name: String) -> String {
-        let kept = name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) }
-        let text = String(kept).trimmingWhitespace
+        let text = LinkText.printable(name).trimmingWhitespace
         return text.isEmpty ? "unnamed" : String(text.prefix(64))
     }
 
