@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
 import evdev
 from evdev import ecodes
 
-from conftest import DEADLINE, expect_events, padbridge_binary, read_until_gone, start_xbox
+from conftest import DEADLINE, expect_events, padbridge_binary, read_until_gone, rumble_effect, start_xbox
 from test_forward import PORT, attached, connect, paired_host
 from test_pairing import pair, pairing_code
 from test_remap import assert_released_before_gone
@@ -39,7 +41,7 @@ def control_socket_path(serve) -> str:
 def test_status_shows_a_clients_two_pads_and_revoke_ends_its_session_before_it_answers(padbridge, tmp_path):
     serve, client = paired_host(padbridge, tmp_path)
     path = control_socket_path(serve)
-    assert oct(os.stat(path).st_mode & 0o777) == "0o660", oct(os.stat(path).st_mode)
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600", oct(os.stat(path).st_mode)
     first, _, first_node = start_xbox(padbridge, "--name", "control first pad")
     second, _, second_node = start_xbox(padbridge, "--name", "control second pad")
     connection = connect(padbridge, client, first_node.path, second_node.path)
@@ -82,6 +84,81 @@ def test_status_shows_a_clients_two_pads_and_revoke_ends_its_session_before_it_a
     assert clients.returncode == 0 and json.loads(clients.stdout) == [], clients
     connection.wait_stderr(lambda line: "revoked" in line and "padbridge pair" in line, what="the client told it was revoked")
     assert connection.wait_exit() == 1, connection.describe()
+
+
+def test_revoking_a_client_while_a_game_rumbles_its_pad_leaves_serve_running(padbridge, tmp_path):
+    """Issue 42, item 1: the revoked client's pad stays open 100 ms (its release shown), and a game's rumble written
+    to it then reached the freed client object (SIGSEGV). A game here writes rumble without pause from before the
+    revoke until the node is gone."""
+    serve, client = paired_host(padbridge, tmp_path)
+    _, _, node = start_xbox(padbridge, "--name", "rumbled while revoked")
+    connection = connect(padbridge, client, node.path)
+    _, ready = attached(serve)
+    virtual = evdev.InputDevice(ready["eventNodes"][0])
+    writes = {"before": 0, "after": 0, "error": None}
+    revoked = threading.Event()
+
+    def game():
+        try:
+            while True:
+                effect = virtual.upload_effect(rumble_effect(0x8000 if writes["before"] % 2 else 0x2000, 0x4000))
+                virtual.write(ecodes.EV_FF, effect, 1)
+                virtual.erase_effect(effect)
+                writes["after" if revoked.is_set() else "before"] += 1
+        except OSError as error:  # the node went
+            writes["error"] = error
+
+    rumbling = threading.Thread(target=game, daemon=True)
+    rumbling.start()
+    while writes["before"] < 20 and rumbling.is_alive():
+        time.sleep(0.01)  # (a count of writes, not a time: the game has been rumbling)
+    name = status(tmp_path / "host")["clients"][0]["name"]
+    result = run_padbridge("revoke", name, "--config-dir", str(tmp_path / "host"))
+    revoked.set()
+    assert result.returncode == 0, result.stderr
+    rumbling.join(DEADLINE)
+    assert not rumbling.is_alive(), "the revoked client's pad never went"
+    print(f"rumble writes: {writes['before']} before the revoke answered, {writes['after']} after; ended by {writes['error']}")
+    assert serve.proc.poll() is None, serve.describe()
+    shown = status(tmp_path / "host")
+    assert shown["clients"] == [], shown
+    connection.wait_stderr(lambda line: "revoked" in line, what="the client told it was revoked")
+
+
+def test_a_process_in_serves_group_may_not_use_the_control_socket(padbridge, tmp_path):
+    """Issue 42, item 2: the socket admitted a peer by its effective group, which anyone in the group can switch to
+    (`sg`): now root and serve's own user only. serve runs as root here: another user with group 0 is refused."""
+    host = tmp_path / "host"
+    # The socket in a directory the other user can reach (the default one is private): its mode and serve's check
+    # are what is tested.
+    directory = tempfile.mkdtemp(prefix="padbridge-group-")
+    os.chmod(directory, 0o755)
+    path = os.path.join(directory, "control.socket")
+    serve = padbridge("--listen", f"127.0.0.1:{PORT}", "--config-dir", str(host), "--socket", path, command="serve")
+    assert control_socket_path(serve) == path
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600", oct(os.stat(path).st_mode)
+    as_other_user_in_serves_group = ["setpriv", "--reuid=65534", "--regid=0", "--clear-groups"]
+    result = subprocess.run(
+        [*as_other_user_in_serves_group, padbridge_binary(), "pairing-window", "--socket", path],
+        capture_output=True, text=True, timeout=DEADLINE)
+    assert result.returncode != 0, result.stderr
+    assert "may not connect" in result.stderr, result.stderr
+    # Where the file's mode would let it connect, serve itself refuses it.
+    os.chmod(path, 0o666)
+    probe = ("import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+             "s.sendall(b'{\"id\":1,\"request\":\"open-pairing\"}\\n'); print(s.makefile().readline(), end='')")
+    answer = subprocess.run([*as_other_user_in_serves_group, "/usr/bin/python3", "-c", probe, path],
+                            capture_output=True, text=True, timeout=DEADLINE)
+    assert answer.returncode == 0, answer.stderr
+    assert json.loads(answer.stdout) == {"ok": False, "error": "not allowed: run this as the user that runs serve, or root"}, \
+        answer.stdout
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as control:
+        control.connect(path)
+        control.sendall(b'{"id":2,"request":"status"}\n')
+        shown = json.loads(control.makefile().readline())
+    assert shown["ok"] is True and shown["status"]["pairing"] == {"open": False}, shown
+    serve.stop()
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def test_a_window_opened_through_the_socket_pairs_a_new_client_and_junk_is_refused(padbridge, tmp_path):
