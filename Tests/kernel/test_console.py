@@ -56,11 +56,18 @@ def browser(tmp_path):
     takes over a minute (most of it reading the browser over 9p), longer than chromedriver waits for a browser it
     starts itself."""
     profile = tmp_path / "chromium"
+    # A home of its own: the guest's /root is the host's, read-only here, and chromium's crash handler wants to
+    # write under ~/.config ("chrome_crashpad_handler: --database is required", then no DevTools line, on a
+    # machine whose /root/.config/chromium did not exist yet).
+    home = tmp_path / "home"
+    home.mkdir()
+    environment = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+                   "XDG_CACHE_HOME": str(home / ".cache")}
     chromium = subprocess.Popen(
         ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--window-size=1200,1000", "--no-first-run", f"--user-data-dir={profile}", "--remote-debugging-port=0",
          "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace", env=environment)
     try:
         # Once ready, chromium says on standard error where its DevTools listen: that line is waited for (its other
         # lines, D-Bus complaints in the VM, are kept for the failure message).
