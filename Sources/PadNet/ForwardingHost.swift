@@ -763,7 +763,9 @@ public final class ForwardingHost {
             }
         }
         if !client.unforwarded.isEmpty {
-            for (slot, description) in client.unforwarded {
+            // Only pads plugged in are listed (protocol.md 8.3): an unplugged pad whose virtual pad once could not be
+            // made is not news until it is back. A refused description is listed whatever it says of itself.
+            for (slot, description) in client.unforwarded where description.attached || description.refusal != nil {
                 if let reason = description.refusal ?? client.notForwardedReasonsForClient[description.fingerprint] {
                     replyEncoder.reportNotForwarded(slot: slot, reason: reason)
                 }

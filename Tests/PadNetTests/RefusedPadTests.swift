@@ -143,7 +143,13 @@ import Testing
             simulation.run(forMilliseconds: 1_000)  // within the host's budget of tables
         }
         let reasons = told()
-        #expect(zip(reasons, reasons.dropFirst()).allSatisfy { $0 != $1 }, "a reason told twice in a row: \(reasons)")
+        // At most once per time the pad is plugged in (the host lists only pads plugged in, so a pad back with the
+        // same reason, the host's creation limit among them, is news again), never again while it stays listed.
+        // (Two a plugging at most: the pad's own reason, then the host's creation limit once its burst is spent.)
+        #expect(reasons.count <= 2 * 30, "\(reasons.count) reasons told for 30 pluggings: \(reasons)")
+        for number in 1...30 {
+            #expect(reasons.filter { $0.hasSuffix("no uinput \(number)") }.count <= 1, "\(reasons)")
+        }
         #expect(reasons.filter { $0.contains("no uinput") }.count >= 10, "\(reasons.count) reasons told: \(reasons)")
         // Given a virtual pad, the pad leaves the host's list, and nothing more is told.
         simulation.virtualPadError = nil
