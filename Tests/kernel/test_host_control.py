@@ -97,6 +97,7 @@ def test_revoking_a_client_while_a_game_rumbles_its_pad_leaves_serve_running(pad
     virtual = evdev.InputDevice(ready["eventNodes"][0])
     writes = {"before": 0, "after": 0, "error": None}
     revoked = threading.Event()
+    rumbled = threading.Event()  # the game has written 20 rumbles: it is rumbling when the revoke goes
 
     def game():
         try:
@@ -105,13 +106,16 @@ def test_revoking_a_client_while_a_game_rumbles_its_pad_leaves_serve_running(pad
                 virtual.write(ecodes.EV_FF, effect, 1)
                 virtual.erase_effect(effect)
                 writes["after" if revoked.is_set() else "before"] += 1
+                if writes["before"] >= 20:
+                    rumbled.set()
         except OSError as error:  # the node went
             writes["error"] = error
+        rumbled.set()
 
     rumbling = threading.Thread(target=game, daemon=True)
     rumbling.start()
-    while writes["before"] < 20 and rumbling.is_alive():
-        time.sleep(0.01)  # (a count of writes, not a time: the game has been rumbling)
+    assert rumbled.wait(DEADLINE), "the game could not rumble the virtual pad"
+    assert writes["error"] is None, f"the pad went before the revoke: {writes['error']}"
     name = status(tmp_path / "host")["clients"][0]["name"]
     result = run_padbridge("revoke", name, "--config-dir", str(tmp_path / "host"))
     revoked.set()
