@@ -1,6 +1,8 @@
 public import Crypto
 import Glibc
 public import PadCore
+import PadLinux
+import SystemPackage
 
 /// What is wrong with padbridge's key and trust files, with what to do about it (ssh's manner).
 public struct TrustStoreError: Error, Sendable, CustomStringConvertible {
@@ -150,8 +152,9 @@ public struct TrustStore: Sendable {
 
     /// The code a `pairing-window` command left, if any; the request is deleted (it is used once).
     public func takePairingRequest() -> PairingCode? {
-        guard let text = try? read(pairingRequestPath, secret: true) else { return nil }
-        unlink(pairingRequestPath)
+        // A request that cannot be deleted is not taken: it would open the window again at every look.
+        guard let text = try? read(pairingRequestPath, secret: true), (try? TextFile.remove(atPath: pairingRequestPath)) != nil
+        else { return nil }
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard fields.count == 2, fields[0] == Self.pairingRequestTag else { return nil }
         return PairingCode(typed: fields[1])
@@ -160,82 +163,40 @@ public struct TrustStore: Sendable {
     private func header(_ text: String) -> String { "# \(text)\n" }
 
     /// The file's text, nil when it does not exist. `secret`: refused unless only its owner can read it, and the
-    /// owner is whoever runs padbridge (ssh's rule for private keys).
+    /// owner is whoever runs padbridge (ssh's rule for private keys). Never read through a symbolic link.
     private func read(_ path: String, secret: Bool) throws(TrustStoreError) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else {
-            let error = errno
-            if error == ENOENT { return nil }
-            throw TrustStoreError("cannot read \(path): \(String(cString: strerror(error)))")
-        }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            throw TrustStoreError("cannot read \(path): \(String(cString: strerror(errno)))")
+        let contents: TextFile.Contents
+        do throws(FileError) {
+            contents = try TextFile.read(atPath: path, maximumBytes: 1 << 20, followingSymlink: false)
+        } catch {
+            if error.isMissingFile { return nil }
+            throw TrustStoreError("\(error)")
         }
         if secret {
-            let mode = status.st_mode & 0o777
+            let mode = contents.permissions.rawValue & 0o777
             if mode & 0o077 != 0 {
                 throw TrustStoreError(
                     "permissions \(String(mode, radix: 8)) for \(path) are too open: a private key must be readable by "
                         + "its owner alone, and this one is ignored. Run: chmod 600 \(path)")
             }
-            if status.st_uid != geteuid() {
+            if contents.ownerID != geteuid() {
                 throw TrustStoreError(
-                    "\(path) belongs to user \(status.st_uid), not to the user running padbridge (\(geteuid())): run "
+                    "\(path) belongs to user \(contents.ownerID), not to the user running padbridge (\(geteuid())): run "
                         + "padbridge as its owner, or give --config-dir a directory of your own")
             }
         }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-            if bytes.count > 1 << 20 { throw TrustStoreError("\(path) is over 1 MiB: that is not a padbridge file") }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        if contents.isOverLimit { throw TrustStoreError("\(path) is over 1 MiB: that is not a padbridge file") }
+        return contents.text
     }
 
-    /// Writes `text` to `path` through a temporary file renamed over it, mode 0600; makes the directory (0700).
+    /// Replaces `path` whole with `text` (`TextFile.replace`: a new file, mode 0600, synced and renamed over the old
+    /// one); makes the directory (0700) first.
     private func write(_ path: String, _ text: String) throws(TrustStoreError) {
-        try makeDirectory()
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            throw TrustStoreError("cannot write \(temporary): \(String(cString: strerror(errno)))")
-        }
-        let bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                let error = errno
-                close(fd)
-                unlink(temporary)
-                throw TrustStoreError("cannot write \(temporary): \(String(cString: strerror(error)))")
-            }
-            written += count
-        }
-        fchmod(fd, 0o600)
-        fsync(fd)
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let error = errno
-            unlink(temporary)
-            throw TrustStoreError("cannot replace \(path): \(String(cString: strerror(error)))")
-        }
-    }
-
-    private func makeDirectory() throws(TrustStoreError) {
-        var path = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            path += "/" + component
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                throw TrustStoreError("cannot make \(path): \(String(cString: strerror(errno)))")
-            }
+        do throws(FileError) {
+            try TextFile.makeDirectories(directory, permissions: .ownerReadWriteExecute)
+            try TextFile.replace(atPath: path, with: text, permissions: .ownerReadWrite)
+        } catch {
+            throw TrustStoreError("\(error)")
         }
     }
 }

@@ -47,7 +47,7 @@ struct HideServiceCommand: ParsableCommand {
         } else {
             createdSocket = true
             if let slash = socket.lastIndex(of: "/"), slash != socket.startIndex {
-                mkdir(String(socket[..<slash]), 0o755)
+                try TextFile.makeDirectories(String(socket[..<slash]), permissions: [.ownerReadWriteExecute, .groupReadExecute, .otherReadExecute])
             }
             listener = try UnixStreamSocket.listening(at: socket, mode: 0o666)
         }

@@ -81,7 +81,14 @@ public final class NodeHidingService {
         self.stateDirectory = stateDirectory
         self.rulesDirectory = rulesDirectory
         udevRefresh = UdevRefreshQueue(loop: loop, logger: logger)
-        for directory in [stateDirectory, rulesDirectory] { Self.makeDirectory(directory) }
+        for directory in [stateDirectory, rulesDirectory] {
+            do throws(FileError) {
+                try TextFile.makeDirectories(directory, permissions: [.ownerReadWriteExecute, .groupReadExecute, .otherReadExecute])
+            } catch {
+                throw DeviceAccessError(
+                    code: DeviceAccessError.code(for: error.cause), path: directory, operation: "mkdir", cause: error.cause)
+            }
+        }
         giveBackLeftovers()
         let descriptor = listener.descriptor
         self.listener = consume listener
@@ -282,18 +289,22 @@ public final class NodeHidingService {
             node: node, devpath: devpath, device: identity.device, inode: identity.inode,
             mode: UInt32(opened.st_mode), uid: opened.st_uid, gid: opened.st_gid,
             accessACL: Self.accessACL(of: descriptor), seatManaged: Self.udevGivesSeatAccess(to: identity))
-        guard TextFile.write(record.line, to: statePath(record)) else {
-            return .failure(Refusal("cannot write \(statePath(record)): \(String(cString: strerror(errno)))"))
+        do throws(FileError) {
+            try TextFile.write(record.line, to: statePath(record))
+        } catch {
+            return .failure(Refusal("\(error)"))
         }
-        guard TextFile.write(HiddenNodeRule.text(for: node, devpath: devpath), to: rulePath(record)) else {
-            unlink(statePath(record))
-            return .failure(Refusal("cannot write \(rulePath(record)): \(String(cString: strerror(errno)))"))
+        do throws(FileError) {
+            try TextFile.write(HiddenNodeRule.text(for: node, devpath: devpath), to: rulePath(record))
+        } catch {
+            removeFile(statePath(record))
+            return .failure(Refusal("\(error)"))
         }
         // Owner first: once root owns it, changing its ACL and mode needs no capability beyond CAP_CHOWN.
         let owned = fchown(descriptor.rawValue, 0, 0) == 0
         let removed = owned ? CPadLinux_removeAccessACLOf(descriptor.rawValue) : -EPERM
         guard owned, removed == 0 || removed == -ENODATA, fchmod(descriptor.rawValue, 0) == 0 else {
-            let reason = String(cString: strerror(removed < 0 && removed != -ENODATA ? -removed : errno))
+            let reason = Errno(rawValue: removed < 0 && removed != -ENODATA ? -removed : errno)
             let entry = HiddenNode(record: record, descriptor: descriptor, holder: connection.id)
             giveBack([entry])
             return .failure(Refusal("cannot change its permissions: \(reason)"))
@@ -324,8 +335,8 @@ public final class NodeHidingService {
         guard !nodes.isEmpty else { return }
         let udevd = UdevRefreshQueue.udevdRuns
         for node in nodes {
-            unlink(rulePath(node.record))
-            unlink(statePath(node.record))
+            removeFile(rulePath(node.record))
+            removeFile(statePath(node.record))
             restore(node.record, through: node.descriptor.rawValue, acl: !(udevd && node.record.seatManaged))
         }
         guard udevd else {
@@ -385,10 +396,10 @@ public final class NodeHidingService {
                 records.append(record)
                 logger.notice("giving back \(record.node.path), left hidden by an earlier run")
             }
-            unlink(path)
+            removeFile(path)
         }
         for name in SysfsInputDevices.directoryEntries(rulesDirectory) where name.hasPrefix(HiddenNodeRule.fileNamePrefix) {
-            unlink("\(rulesDirectory)/\(name)")
+            removeFile("\(rulesDirectory)/\(name)")
         }
         var nodes: [HiddenNode] = []
         for record in records {
@@ -494,11 +505,13 @@ public final class NodeHidingService {
         return length > 0 ? Array(buffer.prefix(Int(length))) : nil
     }
 
-    static func makeDirectory(_ path: String) {
-        var built = ""
-        for component in path.split(separator: "/") {
-            built += "/\(component)"
-            mkdir(built, 0o755)
+    /// Removes a record or rule file; a failure is logged (a rule left behind keeps hiding its node whenever udev
+    /// processes it again, so the log says which file to delete).
+    private func removeFile(_ path: String) {
+        do throws(FileError) {
+            try TextFile.remove(atPath: path)
+        } catch {
+            logger.warning("\(error): delete it by hand")
         }
     }
 }

@@ -122,7 +122,16 @@ final class UdevRefreshQueue {
             return true
         }
         guard run(["control", "--reload", "--timeout=20"]) else { return Outcome(reloaded: false, problems: problems) }
-        for devpath in devpaths { _ = TextFile.write("change", to: "/sys\(devpath)/uevent") }
+        for devpath in devpaths {
+            do throws(FileError) {
+                try TextFile.write("change", to: "/sys\(devpath)/uevent")
+            } catch {
+                // A node gone meanwhile has nothing to refresh.
+                if !error.isMissingFile && error.cause != .noDevice {
+                    problems.append("\(error): udev processes that node again at its next event")
+                }
+            }
+        }
         _ = run(["settle", "--timeout=10"])
         return Outcome(reloaded: true, problems: problems)
     }
