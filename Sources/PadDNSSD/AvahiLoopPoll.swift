@@ -195,13 +195,12 @@ final class AvahiLoopPoll {
         _ time: UnsafePointer<timeval>?, _ callback: AvahiTimeoutCallback, _ userdata: UnsafeMutableRawPointer?
     ) -> OpaquePointer? {
         let timeout = Timeout(callback: callback, userdata: userdata)
-        guard let timer = try? loop.makeTimer({ [weak timeout] in
+        timeout.timer = loop.makeTimer { [weak timeout] in
             guard let timeout else { return }
             withExtendedLifetime(timeout) {
                 timeout.callback(OpaquePointer(Unmanaged.passUnretained(timeout).toOpaque()), timeout.userdata)
             }
-        }) else { return nil }
-        timeout.timer = timer
+        }
         Self.schedule(timeout, at: time)
         return OpaquePointer(Unmanaged.passRetained(timeout).toOpaque())
     }
@@ -219,6 +218,6 @@ final class AvahiLoopPoll {
             + (Int64(time.pointee.tv_usec) - Int64(now.tv_usec))
         let deadline = MonotonicInstant(
             nanoseconds: MonotonicInstant.now().nanoseconds + UInt64(max(0, microseconds)) * 1000)
-        try? timeout.timer?.schedule(at: deadline)
+        timeout.timer?.schedule(at: deadline)
     }
 }

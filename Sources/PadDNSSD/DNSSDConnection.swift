@@ -58,7 +58,7 @@ final class DNSSDConnection {
         guard waitForDaemon, !closed else { return }
         retryDelayMilliseconds = min(max(2_000, retryDelayMilliseconds * 2), 30_000)
         logger.debug("no connection to avahi-daemon; trying again in \(retryDelayMilliseconds) ms")
-        retry = try? loop.deadline(afterMilliseconds: retryDelayMilliseconds) { [weak self] in
+        retry = loop.deadline(afterMilliseconds: retryDelayMilliseconds) { [weak self] in
             guard let self, !self.closed, case .failed = self.state else { return }
             self.retry = nil
             if let old = self.client { self.library.functions.avahi_client_free(old) }

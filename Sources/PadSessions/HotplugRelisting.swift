@@ -51,7 +51,7 @@ public final class HotplugRelisting {
             switch result {
             case .success(let present):
                 if let milliseconds = onListing(present) {
-                    listLater = try? loop.deadline(afterMilliseconds: milliseconds) { [weak self] in self?.relist() }
+                    listLater = loop.deadline(afterMilliseconds: milliseconds) { [weak self] in self?.relist() }
                 }
             case .failure(let error): logger.warning("listing pads after a hotplug event failed: \(error)")
             }

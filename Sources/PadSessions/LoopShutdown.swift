@@ -29,11 +29,7 @@ public final class ReleaseThenStop {
         guard !requested else { return }
         requested = true
         guard release() else { return loop.stop() }
-        do {
-            grace = try loop.deadline(afterMilliseconds: graceMilliseconds) { [loop] in loop.stop() }
-        } catch {
-            loop.stop()
-        }
+        grace = loop.deadline(afterMilliseconds: graceMilliseconds) { [loop] in loop.stop() }
     }
 }
 
@@ -49,12 +45,12 @@ public final class HotplugSettle {
 
     public init(loop: DeviceEventLoop, milliseconds: UInt64 = defaultMilliseconds, action: @escaping () -> Void) throws(DeviceAccessError) {
         self.milliseconds = milliseconds
-        timer = try loop.makeTimer { action() }
+        timer = loop.makeTimer { action() }
     }
 
     /// An event came: act `milliseconds` after the last one.
     public func noteEvent() {
-        try? timer?.schedule(at: MonotonicInstant.now().adding(milliseconds: milliseconds))
+        timer?.schedule(at: MonotonicInstant.now().adding(milliseconds: milliseconds))
     }
 
     public func cancel() {

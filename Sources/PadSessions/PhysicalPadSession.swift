@@ -54,7 +54,7 @@ public final class PhysicalPadSession {
         self.loop = loop
         self.logger = logger
         self.output = output
-        pipelineWake = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in
+        pipelineWake = loop.makeTimer { [weak self] () throws(DeviceAccessError) in
             guard let self else { return }
             self.show(self.source)
         }
@@ -162,11 +162,7 @@ public final class PhysicalPadSession {
         output(pipeline.apply(snapshot, atMicroseconds: now))
         if pipeline.drivesDesktop { onDesktopFrame?(pipeline.desktop) }
         if let wake = pipeline.nextWakeMicroseconds {
-            do {
-                try pipelineWake?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
-            } catch {
-                logger.warning("could not arm the profile's timer: \(error)")
-            }
+            pipelineWake?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
         } else if pipeline.usesTime {
             pipelineWake?.cancel()
         }

@@ -39,9 +39,8 @@ enum HostArgument {
             return .failure(error)
         }
         defer { browser.close() }
-        guard !browser.isSettled, let deadline = try? loop.deadline(afterMilliseconds: milliseconds, { loop.stop() }) else {
-            return .success(browser.table.hosts)
-        }
+        guard !browser.isSettled else { return .success(browser.table.hosts) }
+        let deadline = loop.deadline(afterMilliseconds: milliseconds) { loop.stop() }
         do {
             try loop.run()
         } catch {

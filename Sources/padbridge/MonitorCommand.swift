@@ -82,7 +82,7 @@ struct MonitorCommand: ParsableCommand {
         }
         var statisticsTimer: LoopDeadline?
         if stats {
-            statisticsTimer = try loop.repeating(everyMilliseconds: 1000) { [session] in
+            statisticsTimer = loop.repeating(everyMilliseconds: 1000) { [session] in
                 session.printStatistics(overMicroseconds: 1_000_000)
             }
         }

@@ -36,14 +36,14 @@ enum MonitorView {
             state.desktop = DesktopActivity(pipeline: try RemapPipeline(profile: profile, target: .everything))
             state.context.desktopLine = state.desktop?.line
         }
-        let frame = try loop.makeTimer {
+        let frame = loop.makeTimer {
             state.draw()
         }
         func changed() {
             guard !state.frameDue else { return }
             state.frameDue = true
             let earliest = state.lastDrawn.adding(milliseconds: frameMilliseconds)
-            try? frame.schedule(at: max(earliest, MonotonicInstant.now()))
+            frame.schedule(at: max(earliest, MonotonicInstant.now()))
         }
         session.onSnapshot = { snapshot in
             state.snapshot = snapshot
@@ -70,7 +70,7 @@ enum MonitorView {
         let keys = try loop.watch(FileDescriptor.standardInput, path: "standard input") { _ in readKeys() }
         defer { loop.removeWatch(keys) }
         // Twice a second: the report rate, and a window resize that came without a key (SIGWINCH).
-        let rate = try loop.repeating(everyMilliseconds: rateMilliseconds) {
+        let rate = loop.repeating(everyMilliseconds: rateMilliseconds) {
             state.context.reportRate = session.takeStatistics(overMicroseconds: Int64(rateMilliseconds) * 1000)
             readKeys()
             changed()

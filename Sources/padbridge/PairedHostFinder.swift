@@ -53,7 +53,7 @@ final class PairedHostFinder {
         endpoints = [client.hostAddress: first]
         self.first = (client.hostAddress, first)
         sightings = PairedHostSightings(fingerprint: paired.key.keyFingerprint, pairedName: paired.name)
-        timer = try loop.makeTimer { [weak self] in self?.trialOver() }
+        timer = loop.makeTimer { [weak self] in self?.trialOver() }
         startSearching()
     }
 
@@ -173,7 +173,7 @@ final class PairedHostFinder {
         var wake = trials.deadlineMicroseconds
         if !reportedUnavailable, firstTrialEnds > now { wake = min(wake ?? firstTrialEnds, firstTrialEnds) }
         if let wake {
-            try? timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
+            timer?.schedule(at: MonotonicInstant(microseconds: max(wake, now + 1)))
         } else {
             timer?.cancel()
         }

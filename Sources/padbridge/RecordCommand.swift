@@ -124,7 +124,7 @@ struct RecordCommand: ParsableCommand {
         for destination in destinations { try destination.commit() }
         var deadline: LoopDeadline?
         if let duration {
-            deadline = try loop.deadline(afterMilliseconds: UInt64(duration * 1000)) { loop.stop() }
+            deadline = loop.deadline(afterMilliseconds: UInt64(duration * 1000)) { loop.stop() }
         }
         let started = MonotonicInstant.now()
         LineOutput.standardError.write(
@@ -237,7 +237,7 @@ struct ReplayCommand: ParsableCommand {
                 // The last state stays for the grace a bridge gives its release: a reader that has not read the
                 // last events yet would lose them with the node.
                 if !hold {
-                    lastStateShown = try? loop.deadline(afterMilliseconds: ReleaseThenStop.defaultGraceMilliseconds) {
+                    lastStateShown = loop.deadline(afterMilliseconds: ReleaseThenStop.defaultGraceMilliseconds) {
                         loop.stop()
                     }
                     if lastStateShown == nil { loop.stop() }

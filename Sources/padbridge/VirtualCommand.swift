@@ -147,7 +147,7 @@ struct VirtualCommand: ParsableCommand {
                 let seconds: UInt64 = 20
                 logger.info("end of input before the kernel made the pad's nodes; waiting up to \(seconds) s for it")
                 do {
-                    readinessDeadline = try loop.deadline(afterMilliseconds: seconds * 1000) {
+                    readinessDeadline = loop.deadline(afterMilliseconds: seconds * 1000) {
                         LineOutput.standardError.write(
                             "padbridge: the kernel did not make the pad's device nodes within \(seconds) s"
                                 + (type == .dualSense

@@ -7,11 +7,11 @@ public final class LoopWatchdog {
     private var timer: LoopTimer?
 
     public init(_ loop: DeviceEventLoop, seconds: UInt64 = 5) throws {
-        timer = try loop.makeTimer { [weak self] in
+        timer = loop.makeTimer { [weak self] in
             self?.fired = true
             loop.stop()
         }
-        try timer?.schedule(at: MonotonicInstant.now().adding(milliseconds: seconds * 1000))
+        timer?.schedule(at: MonotonicInstant.now().adding(milliseconds: seconds * 1000))
     }
 
     deinit { timer?.close() }

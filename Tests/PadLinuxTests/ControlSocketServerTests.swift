@@ -19,7 +19,7 @@ struct ControlSocketServerTests {
         let loop = try DeviceEventLoop()
         let server = try makeServer(loop)
         let done = Done()
-        let stopper = try loop.repeating(everyMilliseconds: 5) { if done.value { loop.stop() } }
+        let stopper = loop.repeating(everyMilliseconds: 5) { if done.value { loop.stop() } }
         Thread {
             clients()
             done.value = true

@@ -37,15 +37,15 @@ struct DeviceEventLoopTests {
         var ticks = 0
         let start = MonotonicInstant.now()
         var firedAt: MonotonicInstant?
-        let repeating = try loop.makeTimer {
+        let repeating = loop.makeTimer {
             ticks += 1
         }
-        let deadline = try loop.makeTimer {
+        let deadline = loop.makeTimer {
             firedAt = .now()
             loop.stop()
         }
-        try repeating.scheduleRepeating(everyMilliseconds: 5)
-        try deadline.schedule(at: start.adding(milliseconds: 60))
+        repeating.scheduleRepeating(everyMilliseconds: 5)
+        deadline.schedule(at: start.adding(milliseconds: 60))
         try loop.run()
         let elapsed = try #require(firedAt).nanoseconds - start.nanoseconds
         #expect(elapsed >= 60_000_000)
@@ -57,11 +57,11 @@ struct DeviceEventLoopTests {
     @Test func cancelledTimerDoesNotFire() throws {
         let loop = try DeviceEventLoop()
         var fired = false
-        let timer = try loop.makeTimer { fired = true }
-        try timer.schedule(at: MonotonicInstant.now().adding(milliseconds: 10))
+        let timer = loop.makeTimer { fired = true }
+        timer.schedule(at: MonotonicInstant.now().adding(milliseconds: 10))
         timer.cancel()
-        let stopper = try loop.makeTimer { loop.stop() }
-        try stopper.schedule(at: MonotonicInstant.now().adding(milliseconds: 40))
+        let stopper = loop.makeTimer { loop.stop() }
+        stopper.schedule(at: MonotonicInstant.now().adding(milliseconds: 40))
         try loop.run()
         #expect(!fired)
     }
@@ -75,23 +75,23 @@ struct DeviceEventLoopTests {
         var fired: [String] = []
         let start = MonotonicInstant.now()
         let slotsBefore = loop.timerTable.count  // the watchdog's
-        let closed = try loop.makeTimer { fired.append("closed") }
-        try closed.schedule(at: start)
+        let closed = loop.makeTimer { fired.append("closed") }
+        closed.schedule(at: start)
         closed.close()
-        try closed.schedule(at: start)  // a closed timer cannot be armed again
-        var dropped: LoopTimer? = try loop.makeTimer { fired.append("dropped") }
-        try dropped?.schedule(at: start)
+        closed.schedule(at: start)  // a closed timer cannot be armed again
+        var dropped: LoopTimer? = loop.makeTimer { fired.append("dropped") }
+        dropped?.schedule(at: start)
         #expect(loop.timerTable.count == slotsBefore + 1, "the closed timer's slot went to the next timer")
         dropped = nil
         var timers: [LoopTimer] = []
         for (name, offset) in [("third", 3), ("first", 1), ("second", 2)] {
-            let timer = try loop.makeTimer { fired.append(name) }
-            try timer.schedule(at: start.adding(milliseconds: UInt64(offset)))
+            let timer = loop.makeTimer { fired.append(name) }
+            timer.schedule(at: start.adding(milliseconds: UInt64(offset)))
             timers.append(timer)
         }
         #expect(loop.timerTable.count == slotsBefore + 3, "the dropped timer's slot went to the first of these")
-        let stopper = try loop.makeTimer { loop.stop() }
-        try stopper.schedule(at: start.adding(milliseconds: 20))
+        let stopper = loop.makeTimer { loop.stop() }
+        stopper.schedule(at: start.adding(milliseconds: 20))
         try loop.run()
         #expect(fired == ["first", "second", "third"])
         for timer in timers { timer.close() }
@@ -100,10 +100,10 @@ struct DeviceEventLoopTests {
 
     @Test func handlerErrorsEndRun() throws {
         let loop = try DeviceEventLoop()
-        let failing = try loop.makeTimer { () throws(DeviceAccessError) in
+        let failing = loop.makeTimer { () throws(DeviceAccessError) in
             throw DeviceAccessError(code: .gone, path: "/dev/test", operation: "read")
         }
-        try failing.schedule(at: .now())
+        failing.schedule(at: .now())
         let error = #expect(throws: DeviceAccessError.self) { try loop.run() }
         #expect(error?.code == .gone)
     }
@@ -193,11 +193,11 @@ struct DeviceEventLoopTests {
         try Self.withStandardInput(Array("one\ntw".utf8), closeWriter: false) {
             let loop = try DeviceEventLoop()
             try loop.watchStandardInputLines({ lines.append($0) }, onEndOfFile: {})
-            let timer = try loop.makeTimer {
+            let timer = loop.makeTimer {
                 timerFired = true
                 loop.stop()
             }
-            try timer.schedule(at: MonotonicInstant.now().adding(milliseconds: 50))
+            timer.schedule(at: MonotonicInstant.now().adding(milliseconds: 50))
             try loop.run()
         }
         #expect(lines == ["one"])
@@ -229,8 +229,8 @@ struct DeviceEventLoopTests {
                 close(fds[1])
             }, onEndOfFile: { ended = true })
         _ = Array("one\n".utf8).withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
-        let stopper = try loop.makeTimer { loop.stop() }
-        try stopper.schedule(at: MonotonicInstant.now().adding(milliseconds: 100))
+        let stopper = loop.makeTimer { loop.stop() }
+        stopper.schedule(at: MonotonicInstant.now().adding(milliseconds: 100))
         try loop.run()
         #expect(!watchdog.fired)
         #expect(lines == ["one"])

@@ -51,7 +51,7 @@ struct FeedbackRunnerTests {
         let started = MonotonicInstant.now()
         runner.submit(Feedback(rumble: Rumble(strong: 0.5, weak: 0.25)), rumbleDurationMilliseconds: 40)
         #expect(!runner.isIdle)
-        let guardDeadline = try loop.deadline(afterMilliseconds: 5000) { loop.stop() }
+        let guardDeadline = loop.deadline(afterMilliseconds: 5000) { loop.stop() }
         try loop.run()
         guardDeadline.cancel()
         let elapsed = MonotonicInstant.now().nanoseconds - started.nanoseconds

@@ -127,9 +127,9 @@ struct EvdevReader: ~Copyable {
 extension DeviceEventLoop {
     /// Runs for `milliseconds`, servicing devices.
     func run(milliseconds: UInt64) throws {
-        let deadline = try makeTimer { self.stop() }
+        let deadline = makeTimer { self.stop() }
         defer { deadline.close() }
-        try deadline.schedule(at: MonotonicInstant.now().adding(milliseconds: milliseconds))
+        deadline.schedule(at: MonotonicInstant.now().adding(milliseconds: milliseconds))
         try run()
     }
 }

@@ -111,7 +111,7 @@ struct UDPSocketTests {
         for index in 0..<backlog { #expect(client.send([UInt8(index & 0xFF)], to: host.localAddress)) }
         var received = 0
         var receivedWhenTheTimerFired: Int?
-        let timer = try loop.makeTimer {
+        let timer = loop.makeTimer {
             receivedWhenTheTimerFired = received
             if received == backlog { loop.stop() }
         }

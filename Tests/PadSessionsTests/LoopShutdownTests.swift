@@ -72,14 +72,14 @@ struct LoopShutdownTests {
         var lastEvent = MonotonicInstant.now()
         // Five events 20 ms apart: each comes before the quiet time ends.
         var sent = 0
-        let burst = try loop.makeTimer {
+        let burst = loop.makeTimer {
             settle.noteEvent()
             lastEvent = .now()
             sent += 1
         }
-        try burst.scheduleRepeating(everyMilliseconds: 20)
-        let stopBurst = try loop.makeTimer { burst.cancel() }
-        try stopBurst.schedule(at: MonotonicInstant.now().adding(milliseconds: 90))
+        burst.scheduleRepeating(everyMilliseconds: 20)
+        let stopBurst = loop.makeTimer { burst.cancel() }
+        stopBurst.schedule(at: MonotonicInstant.now().adding(milliseconds: 90))
         try loop.run()
         burst.close()
         stopBurst.close()
@@ -94,8 +94,8 @@ struct LoopShutdownTests {
         let loop = try DeviceEventLoop()
         var acted = false
         let settle = try HotplugSettle(loop: loop, milliseconds: 10) { acted = true }
-        let end = try loop.makeTimer { loop.stop() }
-        try end.schedule(at: MonotonicInstant.now().adding(milliseconds: 60))
+        let end = loop.makeTimer { loop.stop() }
+        end.schedule(at: MonotonicInstant.now().adding(milliseconds: 60))
         try loop.run()
         end.close()
         settle.cancel()

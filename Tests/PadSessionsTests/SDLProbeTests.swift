@@ -106,7 +106,7 @@ struct SDLProbeOnTheLoopTests {
         let loop = try DeviceEventLoop()
         let watchdog = try LoopWatchdog(loop)
         var ticks = 0
-        let ticker = try loop.repeating(everyMilliseconds: 20) { ticks += 1 }
+        let ticker = loop.repeating(everyMilliseconds: 20) { ticks += 1 }
         var ticksWhenDone: Int?
         var listed: Result<[Controller], any Error>?
         let reply = #"{"controllers":[]}"#

@@ -8,6 +8,12 @@ public import SystemPackage
 ///
 /// Confined to the thread that calls `run()` (the CLI's main thread, never the Swift cooperative pool): create it,
 /// create pads on it and call `run()` from that one thread; handlers run there too. Not `Sendable` on purpose.
+///
+/// The thread rule, checked in debug builds at the top of every API (as NIO's `preconditionInEventLoop`; `assert`,
+/// so nothing is checked or paid for in release): until `run()` is first called the loop belongs to the thread that
+/// made it (set-up: watches, timers, pads); from then on to the thread that last called `run()`, including after
+/// `run()` returns (tear-down on that thread). Only `LoopMailbox.post` and the work of `LoopOffThreadWork` may run
+/// on other threads.
 public final class DeviceEventLoop {
     /// What a registered descriptor's handler is told: the epoll event bits (EPOLLIN, EPOLLHUP, ...).
     public struct Readiness: Sendable {
@@ -54,7 +60,7 @@ public final class DeviceEventLoop {
     private var stopRequested = false
     private var signalSubscriptions: [SignalSubscription] = []
     /// Every timer not closed, armed or not: its deadline as a plain number, scanned at every turn.
-    let timerTable = LoopTimerTable()
+    let timerTable: LoopTimerTable
     /// When the loop last woke (`CLOCK_MONOTONIC`, read once per wake, before any handler of the batch runs): the
     /// "now" of everything handled in that batch, so a handler reads no clock of its own (in an emulated guest,
     /// where the vDSO falls back to a system call, the link read the clock 9 times per forwarded frame). Timers
@@ -65,8 +71,11 @@ public final class DeviceEventLoop {
     public let wakeClock = LoopWakeClock()
     private var standardInputReader: StandardInputLineReader?
     private var standardInputWatch: WatchToken?
+    /// The thread the loop belongs to (see the type's thread rule); shared with its timers.
+    let confinement = LoopThreadConfinement()
 
     public init() throws(DeviceAccessError) {
+        timerTable = LoopTimerTable(confinement: confinement)
         epoll = try EpollInstance()
         wake = try EventCounter()
         if case let .failure(failure) = epoll.add(wake.descriptor, events: CPadLinux_EPOLLIN, token: wakeToken.rawValue) {
@@ -79,6 +88,7 @@ public final class DeviceEventLoop {
     ///
     /// Calling `stop()` before `run()` makes `run()` return at once.
     public func run() throws(DeviceAccessError) {
+        confinement.takeOwnership()
         defer { stopRequested = false }
         let capacity = 32
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: capacity)
@@ -114,6 +124,7 @@ public final class DeviceEventLoop {
 
     /// Makes `run()` return after the handler that called this finishes.
     public func stop() {
+        confinement.preconditionOnLoopThread("stop()")
         stopRequested = true
         wake.signal()
     }
@@ -134,6 +145,7 @@ public final class DeviceEventLoop {
         _ onLine: @escaping (String) -> Void, onBatchEnd: @escaping () -> Void = {},
         onOverlongLine: @escaping () -> Void = {}, onEndOfFile: @escaping () -> Void
     ) throws(DeviceAccessError) {
+        confinement.preconditionOnLoopThread("watchStandardInputLines")
         precondition(standardInputReader == nil, "watchStandardInputLines called twice")
         let reader = StandardInputLineReader(
             onLine: onLine, onBatchEnd: onBatchEnd, onOverlongLine: onOverlongLine, onEndOfFile: onEndOfFile)
@@ -170,6 +182,7 @@ public final class DeviceEventLoop {
     /// Stops reading fd 0: nothing more is delivered, not even its end (a command that is shutting down must not
     /// act on input that comes after). Safe to call when it is not read.
     public func stopReadingStandardInput() {
+        confinement.preconditionOnLoopThread("stopReadingStandardInput()")
         standardInputReader?.stop()
         standardInputReader = nil
         if let standardInputWatch { removeWatch(standardInputWatch) }
@@ -182,6 +195,7 @@ public final class DeviceEventLoop {
     /// call this before any other thread starts (first thing in the CLI); a thread started earlier would still
     /// receive these signals with their default action.
     public func watchSignals(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws(DeviceAccessError) {
+        confinement.preconditionOnLoopThread("watchSignals")
         let subscription = SignalSubscription(descriptor: try SignalDescriptor(blocking: signals))
         signalSubscriptions.append(subscription)
         _ = try watch(subscription.descriptorForPolling, path: "signalfd") { _ throws(DeviceAccessError) in
@@ -193,11 +207,12 @@ public final class DeviceEventLoop {
 
     /// Calls `handler` on the loop thread whenever `descriptor` is readable (level-triggered). For the type that
     /// owns the descriptor (an evdev device, a socket), which removes the watch with `removeWatch` before it closes
-    /// the descriptor; never hand a descriptor you do not own.
+    /// the descriptor; never hand a descriptor you do not own. (`makeWatch` returns a watch that removes itself.)
     public func watch(
         _ descriptor: FileDescriptor, path: String, _ handler: @escaping ReadinessHandler
     ) throws(DeviceAccessError) -> WatchToken {
-        try watch(descriptor, path: path, events: .readable, handler)
+        confinement.preconditionOnLoopThread("watch")
+        return try watch(descriptor, path: path, events: .readable, handler)
     }
 
     /// Like `watch(_:path:_:)`, for `events`: a library's connection that at times waits to write as well as read
@@ -206,6 +221,7 @@ public final class DeviceEventLoop {
     public func watch(
         _ descriptor: FileDescriptor, path: String, events: WatchedEvents, _ handler: @escaping ReadinessHandler
     ) throws(DeviceAccessError) -> WatchToken {
+        confinement.preconditionOnLoopThread("watch")
         let token = WatchToken(rawValue: watches.reserveToken())
         if case let .failure(failure) = epoll.add(descriptor, events: events.epollBits, token: token.rawValue) {
             watches.remove(token.rawValue)
@@ -215,22 +231,42 @@ public final class DeviceEventLoop {
         return token
     }
 
+    /// Calls `handler` on the loop thread whenever `descriptor` is ready for `events` (level-triggered), until the
+    /// returned watch is dropped or removed. For the type that owns the descriptor, which keeps the watch and removes
+    /// it before it closes the descriptor (see `LoopWatch`).
+    public func makeWatch(
+        _ descriptor: FileDescriptor, path: String, events: WatchedEvents = .readable,
+        _ handler: @escaping ReadinessHandler
+    ) throws(DeviceAccessError) -> LoopWatch {
+        LoopWatch(loop: self, token: try watch(descriptor, path: path, events: events, handler))
+    }
+
+    /// Whether `token`'s watch is registered.
+    func isWatching(_ token: WatchToken) -> Bool {
+        confinement.preconditionOnLoopThread("isWatching")
+        return watches.value(for: token.rawValue) != nil
+    }
+
     /// Changes what a watch from `watch(_:path:events:_:)` waits for.
     public func updateWatch(_ token: WatchToken, events: WatchedEvents) throws(DeviceAccessError) {
+        confinement.preconditionOnLoopThread("updateWatch")
         guard let watch = watches.value(for: token.rawValue) else { return }
         if case let .failure(failure) = epoll.modify(watch.descriptor, events: events.epollBits, token: token.rawValue) {
             throw .controlling("watched descriptor \(watch.descriptor.rawValue)", operation: "epoll_ctl(MOD)", failure)
         }
     }
 
-    /// Stops watching; safe to call with a token already removed.
+    /// Stops watching; safe to call with a token already removed. (A `LoopWatch` from `makeWatch` calls this itself
+    /// when dropped: prefer it.)
     public func removeWatch(_ token: WatchToken) {
+        confinement.preconditionOnLoopThread("removeWatch")
         guard let watch = watches.remove(token.rawValue) else { return }
         epoll.remove(watch.descriptor)
     }
 
     /// Runs `work` on the loop thread after the current batch of events (or as soon as `run()` starts).
     public func deferWork(_ work: @escaping () throws(DeviceAccessError) -> Void) {
+        confinement.preconditionOnLoopThread("deferWork")
         deferredWork.append(work)
         if deferredWork.count == 1 { wake.signal() }
     }
@@ -239,9 +275,10 @@ public final class DeviceEventLoop {
     /// waits on the kernel (a probe that never comes). Returns a handle; dropping it cancels the deadline.
     public func deadline(
         afterMilliseconds milliseconds: UInt64, _ handler: @escaping () -> Void
-    ) throws(DeviceAccessError) -> LoopDeadline {
-        let timer = try makeTimer { handler() }
-        try timer.schedule(at: MonotonicInstant.now().adding(milliseconds: milliseconds))
+    ) -> LoopDeadline {
+        confinement.preconditionOnLoopThread("deadline")
+        let timer = makeTimer { handler() }
+        timer.schedule(at: MonotonicInstant.now().adding(milliseconds: milliseconds))
         return LoopDeadline(timer: timer)
     }
 
@@ -249,16 +286,19 @@ public final class DeviceEventLoop {
     /// For output a user asked to see periodically (`monitor --stats`); nothing in padbridge polls on a timer.
     public func repeating(
         everyMilliseconds milliseconds: UInt64, _ handler: @escaping () -> Void
-    ) throws(DeviceAccessError) -> LoopDeadline {
-        let timer = try makeTimer { handler() }
-        try timer.scheduleRepeating(everyMilliseconds: milliseconds)
+    ) -> LoopDeadline {
+        confinement.preconditionOnLoopThread("repeating")
+        let timer = makeTimer { handler() }
+        timer.scheduleRepeating(everyMilliseconds: milliseconds)
         return LoopDeadline(timer: timer)
     }
 
     /// A timer whose `handler` runs on the loop thread, armed and re-armed as often as needed, at no system call
     /// (for a deadline that moves with every frame, such as a turbo button's next edge or the link's next wake).
-    public func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) throws(DeviceAccessError) -> LoopTimer {
-        LoopTimer(loop: self, handler: handler)
+    /// Cannot fail: a timer is a slot in the loop's own table, no descriptor.
+    public func makeTimer(_ handler: @escaping () throws(DeviceAccessError) -> Void) -> LoopTimer {
+        confinement.preconditionOnLoopThread("makeTimer")
+        return LoopTimer(loop: self, handler: handler)
     }
 
     private var nextTimerDeadlineNanoseconds: UInt64? {
@@ -320,15 +360,17 @@ public final class LoopTimer {
     }
 
     /// Fires once at `deadline` (at the loop's next turn if it has passed), replacing any earlier schedule.
-    public func schedule(at deadline: MonotonicInstant) throws(DeviceAccessError) {
+    public func schedule(at deadline: MonotonicInstant) {
         guard let table else { return }
+        table.confinement.preconditionOnLoopThread("LoopTimer.schedule(at:)")
         periodNanoseconds = nil
         table.deadlines[slot] = min(deadline.nanoseconds, LoopTimerTable.disarmed - 1)
     }
 
     /// Fires every `milliseconds`, first after one period, replacing any earlier schedule.
-    public func scheduleRepeating(everyMilliseconds milliseconds: UInt64) throws(DeviceAccessError) {
+    public func scheduleRepeating(everyMilliseconds milliseconds: UInt64) {
         guard let table else { return }
+        table.confinement.preconditionOnLoopThread("LoopTimer.scheduleRepeating")
         let period = max(milliseconds * 1_000_000, 1)
         periodNanoseconds = period
         table.deadlines[slot] = MonotonicInstant.now().nanoseconds + period
@@ -336,6 +378,7 @@ public final class LoopTimer {
 
     /// Disarms the timer (it stays the loop's and can be scheduled again).
     public func cancel() {
+        table?.confinement.preconditionOnLoopThread("LoopTimer.cancel()")
         table?.deadlines[slot] = LoopTimerTable.disarmed
         periodNanoseconds = nil
     }
@@ -368,6 +411,7 @@ public final class LoopTimer {
 /// Not Sendable: the loop's thread only, as the loop and its timers.
 final class LoopTimerTable {
     static let disarmed = UInt64.max
+    let confinement: LoopThreadConfinement
     struct WeakTimer {
         weak var timer: LoopTimer?
     }
@@ -376,6 +420,8 @@ final class LoopTimerTable {
     fileprivate var deadlines: [UInt64] = []
     fileprivate var owners: [WeakTimer] = []
     private var freeSlots: [Int] = []
+
+    init(confinement: LoopThreadConfinement) { self.confinement = confinement }
 
     /// Slots in use or free (an upper bound on the timers).
     var count: Int { deadlines.count }

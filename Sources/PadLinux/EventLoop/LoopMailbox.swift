@@ -6,12 +6,13 @@ import SystemPackage
 /// order posted. What a loop on a thread of its own (`LoopThread`) and the loop that made it tell each other.
 public final class LoopMailbox<Message: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `pending` is behind its lock; `counter` is only signalled (any thread) and drained (the
-    // receiving loop's thread) through system calls that are safe from any thread; `loop`, `watch` and `handler` are
-    // set and read only on the receiving loop's thread (`receive`, `stopReceiving`, the watch's handler).
+    // receiving loop's thread) through system calls that are safe from any thread; `watch` and `handler` are set and
+    // read only on the receiving loop's thread (`receive`, `stopReceiving`, the watch's handler, and the last release,
+    // which is there too: whatever holds the mailbox on the receiving side lives on that loop).
+    // The eventfd is declared before the watch on it, and `deinit` removes the watch before either goes.
     private let pending = Mutex<[Message]>([])
     private let counter: EventCounter
-    private var loop: DeviceEventLoop?
-    private var watch: DeviceEventLoop.WatchToken?
+    private var watch: LoopWatch?
     private var handler: ((Message) -> Void)?
 
     /// Any thread; messages posted before `receive` wait for it.
@@ -25,17 +26,15 @@ public final class LoopMailbox<Message: Sendable>: @unchecked Sendable {
 
     /// On `loop`'s thread, once: from now on each message goes to `handler` there.
     public func receive(on loop: DeviceEventLoop, _ handler: @escaping (Message) -> Void) throws(DeviceAccessError) {
-        self.loop = loop
         self.handler = handler
-        watch = try loop.watch(counter.descriptor, path: "mailbox") { [weak self] _ in self?.deliver() }
+        watch = try loop.makeWatch(counter.descriptor, path: "mailbox") { [weak self] _ in self?.deliver() }
     }
 
     /// On the receiving loop's thread: no more messages are handed over. Idempotent.
     public func stopReceiving() {
-        if let watch { loop?.removeWatch(watch) }
+        watch?.cancel()
         watch = nil
         handler = nil
-        loop = nil
     }
 
     private func deliver() {
@@ -51,7 +50,7 @@ public final class LoopMailbox<Message: Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        if let watch { loop?.removeWatch(watch) }
+        watch?.cancel()
     }
 }
 

@@ -12,9 +12,8 @@ import SystemPackage
 ///
 /// Loop-confined except for the work closure, which runs on the new thread and must touch nothing else.
 public final class LoopOffThreadWork {
-    private let loop: DeviceEventLoop
     private let handoff: Handoff
-    private var watch: DeviceEventLoop.WatchToken?
+    private var watch: LoopWatch?
     /// Takes the result if the worker left it: then returns the call of `completion` with it.
     private var takeResult: (() -> (() -> Void)?)?
 
@@ -33,7 +32,6 @@ public final class LoopOffThreadWork {
         on loop: DeviceEventLoop, work: @escaping @Sendable () -> Value,
         completion: @escaping (Value) -> Void
     ) throws(DeviceAccessError) {
-        self.loop = loop
         let handoff = try Handoff()
         self.handoff = handoff
         let box = ResultBox<Value>()
@@ -41,7 +39,7 @@ public final class LoopOffThreadWork {
             guard let value = box.take() else { return nil }
             return { completion(value) }
         }
-        watch = try loop.watch(handoff.counter.descriptor, path: "off-thread work") { [weak self] _ in
+        watch = try loop.makeWatch(handoff.counter.descriptor, path: "off-thread work") { [weak self] _ in
             self?.finish()
         }
         let body: @Sendable () -> Void = {
@@ -51,7 +49,7 @@ public final class LoopOffThreadWork {
         }
         let started = OffThread.start(body)
         guard started == 0 else {
-            if let watch { loop.removeWatch(watch) }
+            watch?.cancel()
             watch = nil
             throw .creating("a thread for off-loop work", Errno(rawValue: started))
         }
@@ -59,7 +57,7 @@ public final class LoopOffThreadWork {
 
     /// The result is not wanted any more: `completion` will not be called. The thread still runs to its end.
     public func cancel() {
-        if let watch { loop.removeWatch(watch) }
+        watch?.cancel()
         watch = nil
         takeResult = nil
     }
@@ -69,14 +67,15 @@ public final class LoopOffThreadWork {
     private func finish() {
         handoff.counter.drain()
         guard let deliver = takeResult?() else { return }
-        if let watch { loop.removeWatch(watch) }
+        watch?.cancel()
         watch = nil
         takeResult = nil
         deliver()
     }
 
     deinit {
-        if let watch { loop.removeWatch(watch) }
+        // Before `handoff` (the eventfd) can go.
+        watch?.cancel()
     }
 
     /// The worker's result, written once by the worker and taken once by the loop.

@@ -45,7 +45,7 @@ public final class FeedbackDrainRunner {
         writeErrorPolicy = onWriteError
         drain = FeedbackDrain(
             supported: sink.supported, pacingIntervalNanoseconds: pacingIntervalNanoseconds, restoring: initial)
-        timer = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in self?.pump() }
+        timer = loop.makeTimer { [weak self] () throws(DeviceAccessError) in self?.pump() }
     }
 
     /// True once the pad went away or a write failed.
@@ -94,12 +94,8 @@ public final class FeedbackDrainRunner {
         }
         logDropped()
         if let deadline = drain.nextDeadline {
-            do {
-                // Never arm at or before now (an absolute timerfd value of 0 would disarm it).
-                try timer?.schedule(at: MonotonicInstant(nanoseconds: max(deadline, now &+ 1)))
-            } catch {
-                end(error)
-            }
+            // Never arm at or before now (the drain's deadlines move forward as it writes).
+            timer?.schedule(at: MonotonicInstant(nanoseconds: max(deadline, now &+ 1)))
         } else {
             timer?.cancel()
             onIdle?()

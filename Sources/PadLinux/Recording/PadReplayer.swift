@@ -97,7 +97,7 @@ public final class PadReplayer {
             + String(decoding: recording.identity.id.utf8.filter { (0x21..<0x7F).contains($0) }.prefix(40), as: UTF8.self)
         let hidraw = recording.hidrawNodes.first { $0.side == .physical && !$0.reportDescriptor.isEmpty }
         route = hidraw == nil ? .uinput : .uhid
-        playTimer = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in try self?.playDue() }
+        playTimer = loop.makeTimer { [weak self] () throws(DeviceAccessError) in try self?.playDue() }
         if let hidraw {
             hidrawIndex = hidraw.index
             try createHID(hidraw)
@@ -139,13 +139,13 @@ public final class PadReplayer {
         uhid = consume device
         relay.replayer = self
         // A HID device no driver takes (no hid-playstation, say) is still played after 5 s, with a note.
-        readinessDeadline = try loop.makeTimer { [weak self] in
+        readinessDeadline = loop.makeTimer { [weak self] in
             guard let self, !self.playing else { return }
             self.logger.warning(
                 "no driver bound the replayed pad within 5 s (for a PlayStation pad: `sudo modprobe hid-playstation`); playing anyway")
             self.startPlaying(nodes: VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: ""))
         }
-        try readinessDeadline?.schedule(at: MonotonicInstant.now().adding(milliseconds: 5000))
+        readinessDeadline?.schedule(at: MonotonicInstant.now().adding(milliseconds: 5000))
     }
 
     private final class Relay {
@@ -316,7 +316,7 @@ public final class PadReplayer {
             try uinputDevices[node]?.device?.write(events)
         }
         if nextEntry < recording.entries.count {
-            try playTimer?.schedule(at: dueInstant(recording.entries[nextEntry].microseconds))
+            playTimer?.schedule(at: dueInstant(recording.entries[nextEntry].microseconds))
         } else {
             onHappening(.finished)
         }

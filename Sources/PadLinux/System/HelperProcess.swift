@@ -126,7 +126,7 @@ public final class LoopHelperProcess {
         let milliseconds = UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
         do throws(DeviceAccessError) {
             watch = try loop.watch(output, path: "helper \(executable)") { [weak self] _ in self?.readOutput() }
-            deadline = try loop.deadline(afterMilliseconds: milliseconds) { [weak self] in self?.expire() }
+            deadline = loop.deadline(afterMilliseconds: milliseconds) { [weak self] in self?.expire() }
         } catch {
             kill(pid, SIGKILL)
             finish(.failure(error.cause ?? .ioError))
@@ -172,7 +172,7 @@ public final class LoopHelperProcess {
         var status: Int32 = 0
         let reaped = waitpid(pid, &status, WNOHANG)
         if reaped == 0 {
-            reapRetry = try? loop.deadline(afterMilliseconds: 5) { [weak self] in self?.reap() }
+            reapRetry = loop.deadline(afterMilliseconds: 5) { [weak self] in self?.reap() }
             if reapRetry == nil {
                 kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)

@@ -130,29 +130,6 @@ public final class UdevMonitor {
     }
 }
 
-/// A registration with a `DeviceEventLoop` that ends when cancelled or dropped. Keeps what it watches alive (and so
-/// its descriptor open) until then.
-public final class LoopWatch {
-    private let loop: DeviceEventLoop
-    private var token: DeviceEventLoop.WatchToken?
-    private var watched: AnyObject?
-
-    init(loop: DeviceEventLoop, token: DeviceEventLoop.WatchToken, watched: AnyObject) {
-        self.loop = loop
-        self.token = token
-        self.watched = watched
-    }
-
-    /// Stops watching. Idempotent.
-    public func cancel() {
-        if let token { loop.removeWatch(token) }
-        token = nil
-        watched = nil
-    }
-
-    deinit { cancel() }
-}
-
 extension DeviceEventLoop {
     /// Calls `onChange` on the loop thread for each device change `monitor` receives, until the returned watch is
     /// cancelled or dropped.

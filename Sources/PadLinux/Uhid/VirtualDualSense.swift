@@ -134,10 +134,10 @@ public final class VirtualDualSense: VirtualPad {
             if drained.overflowed { self.missedAnnouncements = true }
             if self.calibrationServed { self.checkReadiness() }
         }
-        heartbeat = try loop.makeTimer { [weak self] () throws(DeviceAccessError) in
+        heartbeat = loop.makeTimer { [weak self] () throws(DeviceAccessError) in
             try self?.heartbeatFired()
         }
-        probeWatchdog = try loop.makeTimer { [weak self] in
+        probeWatchdog = loop.makeTimer { [weak self] in
             guard let self, !self.calibrationServed else { return }
             self.logger.info(
                 "no driver has probed the virtual DualSense: is hid-playstation loaded? Run `sudo modprobe hid-playstation`",
@@ -222,7 +222,7 @@ public final class VirtualDualSense: VirtualPad {
             logger.debug("uhid start", metadata: ["flags": "\(flags)"])
             isStarted = true
             if !calibrationServed {
-                try probeWatchdog?.schedule(at: MonotonicInstant.now().adding(milliseconds: 5000))
+                probeWatchdog?.schedule(at: MonotonicInstant.now().adding(milliseconds: 5000))
             }
         case .stop:
             isStarted = false
@@ -230,7 +230,7 @@ public final class VirtualDualSense: VirtualPad {
             heartbeat?.cancel()
         case .open:
             isOpen = true
-            try heartbeat?.scheduleRepeating(everyMilliseconds: Self.heartbeatMilliseconds)
+            heartbeat?.scheduleRepeating(everyMilliseconds: Self.heartbeatMilliseconds)
             if isStarted { try sendCurrentState() }
         case .close:
             isOpen = false

@@ -25,7 +25,7 @@ final class UinputForceFeedback {
         self.logger = logger
         self.onRumble = onRumble
         // unowned: close() ends the timer before the player goes.
-        timer = try loop.makeTimer { [unowned self] in self.update() }
+        timer = loop.makeTimer { [unowned self] in self.update() }
     }
 
     /// Whether any motor runs now.
@@ -63,14 +63,10 @@ final class UinputForceFeedback {
             lastOutput = output
             onRumble(Rumble(strong: Double(output.strong) / 65535, weak: Double(output.weak) / 65535))
         }
-        do {
-            if let deadline = mixer.nextDeadline(after: now) {
-                try timer?.schedule(at: deadline)
-            } else {
-                timer?.cancel()
-            }
-        } catch {
-            logger.warning("force-feedback timer: \(error); effects may not end on time")
+        if let deadline = mixer.nextDeadline(after: now) {
+            timer?.schedule(at: deadline)
+        } else {
+            timer?.cancel()
         }
     }
 
