@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import PadNet
 import Synchronization
 
 /// How many connections the console keeps and how long it waits for a request.
@@ -109,9 +110,8 @@ public final class ConsoleHTTPServer: Sendable {
         return lowered
     }
 
-    static func isLoopback(_ address: String) -> Bool {
-        address.hasPrefix("127.") || address == "::1" || address == "localhost"
-    }
+    /// padbridge's one loopback rule (PadNet's `SocketAddress.isLoopback`).
+    static func isLoopback(_ address: String) -> Bool { PadNet.SocketAddress.isLoopback(host: address) }
 
     /// Looks the peer's socket up (on `lookups`) and starts reading from `channel` when its owner is let in, or closes it.
     private static func admitIfLetIn(
@@ -138,7 +138,7 @@ public final class ConsoleHTTPServer: Sendable {
             }
     }
 
-    static func endpoint(_ address: SocketAddress?) -> ConsolePeer.Endpoint? {
+    static func endpoint(_ address: NIOCore.SocketAddress?) -> ConsolePeer.Endpoint? {
         switch address {
         case let .v4(address)?:
             let socketAddress = address.address

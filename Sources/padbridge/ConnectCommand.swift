@@ -61,10 +61,7 @@ struct ConnectCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Record the pad and the feedback the host relays for it to this file (one PAD).", valueName: "file"))
     var record: String?
 
-    @Option(
-        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
-        completion: .directory)
-    var configDirectory: String?
+    @OptionGroup var configDirectory: ConfigDirectoryOptions
 
     @OptionGroup var global: GlobalOptions
 
@@ -88,7 +85,7 @@ struct ConnectCommand: ParsableCommand {
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in if let shutdown { shutdown() } else { loop.stop() } }
 
         // Nothing is opened before the pairing is known: an unpaired host is an error with the fix in it.
-        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
+        let store = try configDirectory.store()
         let target = try ConnectTarget.resolve(hostArgument, store: store, loop: loop, logger: logger)
         let paired = target.paired
         let identity = try store.identity()

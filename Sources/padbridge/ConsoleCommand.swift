@@ -72,7 +72,7 @@ struct ConsoleCommand: ParsableCommand {
             throw CommandFailure("the console cannot listen on \(address):\(port): \(error)"
                 + (port == 48101 ? "; is another console running? Give another --listen port" : ""))
         }
-        let isLoopback = address.hasPrefix("127.") || address == "::1"
+        let isLoopback = SocketAddress.isLoopback(host: address)
         let shownAddress = Self.shown(address)
         let actualPort = server.port ?? Int(port)
         if !isLoopback {

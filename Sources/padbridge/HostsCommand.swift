@@ -32,10 +32,7 @@ struct HostsCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Wait at most this long for the hosts to answer (default 5).", valueName: "seconds"))
     var timeout: Double = 5
 
-    @Option(
-        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
-        completion: .directory)
-    var configDirectory: String?
+    @OptionGroup var configDirectory: ConfigDirectoryOptions
 
     @OptionGroup var global: GlobalOptions
 
@@ -50,7 +47,7 @@ struct HostsCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
-        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
+        let store = try configDirectory.store()
         let paired = try store.pairedHosts()
         let output = LineOutput.standardOutput
         var listed = false
@@ -118,7 +115,7 @@ struct HostsCommand: ParsableCommand {
         }
         defer { browser?.close() }
         // Hosts that answer late are not waited for beyond --timeout: the list is printed as it stands then.
-        let deadline = try loop.deadline(afterMilliseconds: UInt64(timeout * 1000)) { list() }
+        let deadline = loop.deadline(afterMilliseconds: UInt64(timeout * 1000)) { list() }
         try loop.run()
         deadline.cancel()
         if let failure { throw CommandFailure("cannot look for hosts on the LAN: \(failure)") }
