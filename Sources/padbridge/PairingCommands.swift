@@ -39,18 +39,9 @@ struct PairCommand: ParsableCommand {
     @Option(name: .long, help: "The name the host will know this machine by (default: its host name).")
     var name: String?
 
-    @Option(
-        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
-        completion: .directory)
-    var configDirectory: String?
+    @OptionGroup var configDirectory: ConfigDirectoryOptions
 
     @OptionGroup var global: GlobalOptions
-
-    static let answerTimeoutMilliseconds: UInt64 = 10_000
-    /// How long pairing keeps trying once a host answered but pairing did not complete (a host under a flood reads
-    /// few of the datagrams that reach it: each step may take many tries).
-    static let answeredTimeoutMilliseconds: UInt64 = 30_000
-    static let resendMilliseconds: UInt64 = 300
 
     func validate() throws {
         if PairingCode(typed: code) == nil {
@@ -63,7 +54,7 @@ struct PairCommand: ParsableCommand {
         let logger = global.makeLogger(label: "padbridge.pair")
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
-        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
+        let store = try configDirectory.store()
         let identity = try store.identity()
         var announced: AnnouncedHost?
         let address: LinkHostAddress
@@ -98,59 +89,20 @@ struct PairCommand: ParsableCommand {
                 "\(error)" + (announced == nil && !HostArgument.isPlainAddress(host)
                     ? " (nor is a host of that name announced on the LAN: `padbridge hosts` lists those that are)" : ""))
         }
-        let anyLocal = try SocketAddress.resolve(target.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
-        let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
-        defer { socket.close() }
-
-        var attempt = PairingAttempt(initiator: try PairingInitiator(
+        let attempt = PairingAttempt(initiator: try PairingInitiator(
             code: PairingCode(typed: code)!, identity: identity, clientName: name ?? LinkEndpointDefaults.machineName()))
-        var result: Result<(LinkPublicKey, String), CommandFailure>?
-        func finish(_ outcome: PairingInitiator.Outcome?) {
-            switch outcome {
-            case let .send(next)?:
-                socket.send(next, to: target)
-            case let .paired(key, hostName)?:
-                result = .success((key, hostName))
-                loop.stop()
-            case let .refused(reason)?:
-                result = .failure(CommandFailure("\(address): \(reason)"))
-                loop.stop()
-            case .ignored?, nil:
-                break
+        let policy = PairingRetryPolicy()
+        let pairing = try PairingClient(attempt: attempt, target: target, loop: loop, policy: policy) { event in
+            switch event {
+            case .answeredButNotDoneYet:
+                LineOutput.standardError.write(
+                    "padbridge: \(address) answered but pairing is not done yet (the host is busy, or under a flood of "
+                        + "datagrams); still trying, up to \(policy.answeredTimeoutMilliseconds / 1000) s in all")
             }
         }
-        // A refusal is not authenticated: it ends pairing once nothing contradicted it for a moment.
-        let verdict = try loop.makeTimer { finish(attempt.verdict(atMicroseconds: MonotonicInstant.now().microseconds)) }
-        socket.onDatagram = { bytes, from in
-            guard from.remote == target, let datagram = PairingDatagram(bytes) else { return }
-            finish(attempt.receive(datagram, atMicroseconds: MonotonicInstant.now().microseconds))
-            if let due = attempt.verdictDueMicroseconds { try? verdict.schedule(at: MonotonicInstant(microseconds: due)) }
-        }
-        socket.send(try attempt.start(atMicroseconds: MonotonicInstant.now().microseconds), to: target)
-        let resend = try loop.repeating(everyMilliseconds: Self.resendMilliseconds) {
-            for datagram in attempt.datagramsToRepeat { socket.send(datagram, to: target) }
-        }
-        var keptTrying: LoopDeadline?
-        let giveUp = try loop.deadline(afterMilliseconds: Self.answerTimeoutMilliseconds) {
-            guard attempt.heardFromAHost, keptTrying == nil else { return loop.stop() }
-            LineOutput.standardError.write(
-                "padbridge: \(address) answered but pairing is not done yet (the host is busy, or under a flood of "
-                    + "datagrams); still trying, up to \(Self.answeredTimeoutMilliseconds / 1000) s in all")
-            keptTrying = try? loop.deadline(
-                afterMilliseconds: Self.answeredTimeoutMilliseconds - Self.answerTimeoutMilliseconds) { loop.stop() }
-            if keptTrying == nil { loop.stop() }
-        }
         logger.info("pairing with \(address) (\(target))")
-        try loop.run()
-        resend.cancel()
-        giveUp.cancel()
-        keptTrying?.cancel()
-        verdict.close()
-        if result == nil, case let .refused(reason)? = attempt.verdict(atMicroseconds: .max) {
-            result = .failure(CommandFailure("\(address): \(reason)"))
-        }
-        switch result {
-        case let .success((key, hostName)):
+        switch try pairing.run() {
+        case let .paired(key, hostName):
             let hosts = try store.pairedHosts()
             let known = hosts.first { $0.address == address.canonical }
             // The same host paired again from a new address: its line moves there.
@@ -167,16 +119,16 @@ struct PairCommand: ParsableCommand {
             }
             LineOutput.standardError.write(
                 "padbridge: paired with \(address.canonical) (\(hostName)), host key \(key.fingerprint)")
-        case let .failure(error):
-            throw error
-        case nil where attempt.heardFromAHost:
+        case let .refused(reason):
+            throw CommandFailure("\(address): \(reason)")
+        case .answeredButNotDone:
             throw CommandFailure(
                 "\(address) (\(target)) answered, but pairing did not complete within "
-                    + "\(Self.answeredTimeoutMilliseconds / 1000) s: the host is busy or under a flood of datagrams "
+                    + "\(policy.answeredTimeoutMilliseconds / 1000) s: the host is busy or under a flood of datagrams "
                     + "(its log says \"under load\"); try again")
-        case nil:
+        case .noAnswer:
             throw CommandFailure(
-                "no answer from \(address) (\(target)) within \(Self.answerTimeoutMilliseconds / 1000) s: is "
+                "no answer from \(address) (\(target)) within \(policy.answerTimeoutMilliseconds / 1000) s: is "
                     + "`padbridge serve --pair` running there, and UDP port \(target.port) open in its firewall? Both "
                     + "machines also need versions of padbridge that pair the same way (`padbridge --version` on each)")
         }
@@ -230,10 +182,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds a lost client's virtual pads stay (neutral) before they go.")
     var linger: UInt64 = 60
 
-    @Option(
-        name: .customLong("config-dir"), help: ArgumentHelp("Where keys and pairings live (default: $XDG_CONFIG_HOME/padbridge).", valueName: "dir"),
-        completion: .directory)
-    var configDirectory: String?
+    @OptionGroup var configDirectory: ConfigDirectoryOptions
 
     @OptionGroup var global: GlobalOptions
 
@@ -241,257 +190,53 @@ struct ServeCommand: ParsableCommand {
         let logger = global.makeLogger(label: "padbridge.serve")
         signal(SIGPIPE, SIG_IGN)
         let loop = try DeviceEventLoop()
-        var shutdown: (() -> Void)?
+        var service: HostService?
         try loop.watchSignals([SIGINT, SIGTERM]) { signal in
             logger.info("received signal \(signal): releasing inputs and destroying the virtual pads")
-            if let shutdown { shutdown() } else { loop.stop() }
+            if let service { service.requestShutdown() } else { loop.stop() }
         }
-        let store = TrustStore(directory: try TrustStore.resolveDirectory(configDirectory))
-        let identity = try store.identity()
-        let hostKey = LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!
-        let socket = try Self.listeningSocket(listen, loop: loop)
-        defer { socket.close() }
-        let hostName = name ?? LinkEndpointDefaults.machineName()
-        var pairing = PairingResponder(identity: identity, hostName: hostName)
+        let configuration = HostService.Configuration(
+            listen: listen, controlSocketPath: socket,
+            runtimeDirectory: getenv("XDG_RUNTIME_DIR").map { String(cString: $0) },
+            hostName: name ?? LinkEndpointDefaults.machineName(), announce: !noAnnounce, openPairingAtStart: pair,
+            forwarding: .init(virtualKind: virtualKind, maximumPads: maximumPads, lingerMilliseconds: linger * 1000))
         let output = LineOutput.standardError
-        let started = MonotonicInstant.now()
-        output.write(
-            "padbridge: listening on \(socket.localAddress) (UDP port \(socket.localAddress.port)), host key \(hostKey.fingerprint)")
-        // What clients' pads need: said now, not when the first one fails.
-        let inspection = SetupInspection(facts: LiveSystemFacts())
-        for finding in inspection.virtualDeviceNodes() where finding.severity != .ok {
-            output.write(
-                "padbridge: warning: \(finding.subject) \(finding.finding); clients' pads that need it get no virtual pad"
-                    + (finding.fix.map { " (fix: \($0))" } ?? ""))
-        }
-        var announcement = noAnnounce ? "not announced (--no-announce)" : "not announced yet"
-        var control: ServeControl?
-        if pair {
-            let code = LinkEndpointDefaults.newPairingCode()
-            pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
-            output.write("padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes")
-            output.write("padbridge: pairing code \(code)")
-        }
-
-        // The announcement on the LAN (DNS-SD through avahi-daemon), its TXT records following the pairing window.
-        var announcer: HostAnnouncementThread?
-        defer { announcer?.close() }
-        func announcedRecord() -> HostAnnouncementRecord {
-            let open = pairing.window?.admits(atMicroseconds: MonotonicInstant.now().microseconds) == .open
-            return HostAnnouncementRecord(fingerprint: hostKey.keyFingerprint, pairingOpen: open)
-        }
-        // The window closes by itself when it expires: the records are updated then.
-        let windowEnds = try loop.makeTimer { announcer?.update(announcedRecord()) }
-        defer { windowEnds.close() }
-        func pairingChanged() {
-            announcer?.update(announcedRecord())
-            if let window = pairing.window, window.admits(atMicroseconds: MonotonicInstant.now().microseconds) == .open {
-                try? windowEnds.schedule(at: MonotonicInstant(microseconds: window.expiresAtMicroseconds))
-            }
-        }
-        if let reason = Self.notAnnouncedReason(noAnnounce: noAnnounce, listen: socket.localAddress) {
-            announcement = "not announced: \(reason)"
-            output.write("padbridge: not announced on the LAN: \(reason)")
-        } else {
-            var lastProblem: DNSSDUnavailable?
-            do {
-                announcer = try HostAnnouncementThread(
-                    name: hostName, port: socket.localAddress.port, record: announcedRecord(), loop: loop, logger: logger
-                ) { event in
-                    switch event {
-                    case let .announced(name):
-                        lastProblem = nil
-                        announcement = "announced on the LAN as \"\(name)\""
-                        control?.statusChanged()
-                        output.write(
-                            "padbridge: announced on the LAN as \"\(name)\" (DNS-SD \(HostAnnouncementRecord.serviceType), "
-                                + "port \(socket.localAddress.port)): `padbridge hosts` lists it")
-                    case let .renamed(from, to):
-                        announcement = "announced on the LAN as \"\(to)\" (\"\(from)\" was taken)"
-                        control?.statusChanged()
-                        output.write("padbridge: another host on the LAN is announced as \"\(from)\"; this one is announced as \"\(to)\"")
-                    case let .notAnnounced(problem):
-                        guard problem != lastProblem else { return }  // said once
-                        lastProblem = problem
-                        announcement = "not announced: \(problem)"
-                        control?.statusChanged()
-                        output.write(
-                            "padbridge: not announced on the LAN: \(problem); serving all the same (clients reach this "
-                                + "host by its address)")
-                    }
-                }
-            } catch {
-                announcement = "not announced: \(error)"
-                output.write(
-                    "padbridge: not announced on the LAN: \(error); serving all the same (clients reach this host by its address)")
-            }
-            pairingChanged()
-        }
-        // `padbridge pairing-window` (another process, same config directory) opens a window without a restart.
-        let pairingRequests = try FileChangeWatch(path: store.pairingRequestPath, loop: loop) {
-            guard let code = store.takePairingRequest() else { return }
-            pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
-            pairingChanged()
-            control?.statusChanged()
-            output.write(
-                "padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes "
-                    + "(asked for by padbridge pairing-window)")
-        }
-        defer { pairingRequests.cancel() }
-        let host = try ForwardingHost(
-            socket: socket, identity: identity, store: store,
-            options: .init(virtualKind: virtualKind, maximumPads: maximumPads, lingerMilliseconds: linger * 1000),
-            loop: loop, logger: logger
-        ) { event in
-            output.write("padbridge: " + ServeStatus.line(event))
-            control?.statusChanged()
-        }
-        defer { host.close() }
-
-        func pairingStatus() -> PairingWindowStatus {
-            let now = MonotonicInstant.now().microseconds
-            guard let window = pairing.window, window.admits(atMicroseconds: now) == .open else { return PairingWindowStatus(open: false) }
-            return PairingWindowStatus(
-                open: true, code: "\(window.code)",
-                secondsLeft: Int((window.expiresAtMicroseconds - min(now, window.expiresAtMicroseconds)) / 1_000_000))
-        }
-        let controlPath =
-            self.socket
-            ?? HostControlSocketPath.path(
-                configDirectory: store.directory, runtimeDirectory: getenv("XDG_RUNTIME_DIR").map { String(cString: $0) })
         do {
-            control = try ServeControl(
-                path: controlPath,
-                serve: ServeControl.Serve(
-                    status: {
-                        HostStatus(
-                            name: hostName, key: hostKey.fingerprint, listening: "\(socket.localAddress)",
-                            port: Int(socket.localAddress.port), announcement: announcement,
-                            uptimeSeconds: (MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1_000_000_000,
-                            pairing: pairingStatus(),
-                            devices: inspection.virtualDeviceNodes().map {
-                                DeviceAccessStatus(path: $0.subject, usable: $0.severity == .ok, finding: $0.finding, fix: $0.fix)
-                            },
-                            clients: host.clientStatuses())
-                    },
-                    clients: { host.clientStatuses() },
-                    live: { HostLiveState(pads: host.livePads(), clients: host.clientStatuses()) },
-                    revoke: { client in
-                        let revoked = try store.revoke(client)
-                        host.reloadPairedClients()  // at once, not when the file watch fires
-                        return (revoked.name, revoked.key.fingerprint)
-                    },
-                    openPairing: {
-                        let code = LinkEndpointDefaults.newPairingCode()
-                        pairing.open(code, atMicroseconds: MonotonicInstant.now().microseconds)
-                        pairingChanged()
-                        output.write(
-                            "padbridge: pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes "
-                                + "(asked for on the control socket)")
-                        return pairingStatus()
-                    },
-                    closePairing: {
-                        pairing.close()
-                        pairingChanged()
-                        output.write("padbridge: pairing window closed (asked for on the control socket)")
-                        return pairingStatus()
-                    }),
-                loop: loop, logger: logger)
-            output.write("padbridge: control socket \(controlPath) (padbridge status, clients, revoke, pairing-window)")
-        } catch {
+            service = try HostService(
+                configuration: configuration, store: try configDirectory.store(), loop: loop, logger: logger,
+                makeAnnouncer: { name, port, record, onChange in
+                    ThreadAnnouncer(
+                        try HostAnnouncementThread(name: name, port: port, record: record, loop: loop, logger: logger) { event in
+                            switch event {
+                            case let .announced(name): onChange(.announced(name: name))
+                            case let .renamed(from, to): onChange(.renamed(from: from, to: to))
+                            case let .notAnnounced(problem): onChange(.notAnnounced(problem: "\(problem)"))
+                            }
+                        })
+                }
+            ) { event in
+                output.write("padbridge: " + ServeStatus.line(event))
+                if case let .pairingWindowOpened(code, by: .start) = event { output.write("padbridge: pairing code \(code)") }
+            }
+        } catch let error as HostControlSocketUnavailable {
             // Not a warning: a serve without its socket leaves the path to whoever holds it, and `status`, `revoke`
             // and `pairing-window` would believe that program (a --socket in a shared directory can be squatted).
             throw CommandFailure(
-                "cannot listen on the control socket \(controlPath): \(error). If another program holds that path, "
+                "cannot listen on the control socket \(error.path): \(error.cause). If another program holds that path, "
                     + "remove it or name a --socket in a directory only you can write (the default, under "
                     + "$XDG_RUNTIME_DIR, is)")
         }
-        defer { control?.close() }
-        host.onLivePadsChanged = { [weak control] in control?.livePadsChanged() }
-        // Deleting a client's line in paired-clients revokes it at once (its session ends).
-        let pairedClients = try FileChangeWatch(path: store.pairedClientsPath, loop: loop) { host.reloadPairedClients() }
-        defer { pairedClients.cancel() }
-        let ending = ReleaseThenStop(loop: loop) {
-            host.releaseAll()
-            return true
-        }
-        shutdown = ending.request
-        var unanswered = RateLimitedCount(intervalMicroseconds: 1_000_000)
-        var askedForCookies = RateLimitedCount(intervalMicroseconds: 10_000_000)
-        host.onOtherDatagram = { bytes, path in
-            let now = MonotonicInstant.now().microseconds
-            let from = path.remote
-            guard let datagram = PairingDatagram(bytes) else { return }
-            let (reply, event) = pairing.handle(datagram, from: from, atMicroseconds: now) { client in
-                try store.accept(client)
-            }
-            if event != nil {  // paired, or wrong codes closing it
-                pairingChanged()
-                control?.statusChanged()
-            }
-            if let reply {
-                socket.send(reply, along: path)
-            } else if event == nil, let count = unanswered.note(atMicroseconds: now) {
-                output.write(
-                    "padbridge: dropped \(count) pairing datagram(s) unanswered (answers are never answered; a first "
-                        + "message must be padded; junk is noise)")
-            }
-            switch event {
-            case let .notStored(problem)?:
-                output.write("padbridge: could not store the client pairing from \(from) (it was told): \(problem)")
-            case let .paired(client)?:
-                output.write("padbridge: paired with client \"\(client.name)\" (\(client.key.fingerprint)) at \(from)")
-            case let .wrongCode(left)?:
-                output.write(
-                    "padbridge: wrong pairing code from \(from); "
-                        + (left > 0
-                            ? "\(left) tries left"
-                            : (pairing.window?.wrongTries ?? 0) >= PairingWindow.wrongTriesAllowed
-                                ? "pairing window closed (\(PairingWindow.wrongTriesAllowed) wrong codes in all)"
-                                : "pairing window closed to this address (\(PairingWindow.wrongTriesPerSource) wrong codes "
-                                    + "from it); still open to other machines"))
-            case .askedForCookie?:
-                if let count = askedForCookies.note(atMicroseconds: now) {
-                    output.write(
-                        "padbridge: pairing under load: \(count) first message(s) asked to prove their address with a "
-                            + "cookie before any public-key work (a flood of first messages? a person's `pair` does so "
-                            + "by itself)")
-                }
-            case .refused?, nil:
-                break
-            }
-        }
+        defer { service?.close() }
         try loop.run()
     }
 }
 
-extension ServeCommand {
-    /// Why `serve` does not announce itself, before asking Avahi: asked not to, or listening on loopback only.
-    static func notAnnouncedReason(noAnnounce: Bool, listen: SocketAddress) -> String? {
-        if noAnnounce { return "--no-announce" }
-        let text = listen.description
-        if text.hasPrefix("127.") || text.hasPrefix("[::1]") {
-            return "listening on \(text), a loopback address, which only this machine reaches"
-        }
-        return nil
-    }
-
-    /// The socket `serve` listens on: `listen`, else every address (IPv6 and IPv4), else, on a kernel without IPv6
-    /// (booted with ipv6.disable=1), every IPv4 address.
-    static func listeningSocket(_ listen: String?, loop: DeviceEventLoop) throws -> UDPSocket {
-        func bound(_ text: String) throws(LinkSocketError) -> UDPSocket {
-            try UDPSocket(
-                bindingTo: try SocketAddress.resolve(text, defaultPort: LinkCommandDefaults.port, passive: true)[0],
-                loop: loop)
-        }
-        if let listen { return try bound(listen) }
-        do {
-            return try bound("[::]")
-        } catch .ipv6Unavailable {
-            LineOutput.standardError.write("padbridge: IPv6 is disabled on this machine; listening on IPv4 only")
-        }
-        return try bound("0.0.0.0")
-    }
+/// PadDNSSD's announcement thread as `HostService`'s announcer.
+private final class ThreadAnnouncer: HostAnnouncing {
+    let thread: HostAnnouncementThread
+    init(_ thread: HostAnnouncementThread) { self.thread = thread }
+    func update(_ record: HostAnnouncementRecord) { thread.update(record) }
+    func close() { thread.close() }
 }
 
 struct PairingWindowCommand: ParsableCommand {
@@ -540,6 +285,54 @@ struct PairingWindowCommand: ParsableCommand {
 
 /// `serve`'s status lines, one per event (after "padbridge: ").
 enum ServeStatus {
+    static func line(_ event: HostService.Event) -> String {
+        switch event {
+        case .ipv6Unavailable: "IPv6 is disabled on this machine; listening on IPv4 only"
+        case let .listening(address, hostKey): "listening on \(address) (UDP port \(address.port)), host key \(hostKey.fingerprint)"
+        case let .virtualDeviceUnusable(finding):
+            "warning: \(finding.subject) \(finding.finding); clients' pads that need it get no virtual pad"
+                + (finding.fix.map { " (fix: \($0))" } ?? "")
+        case .pairingWindowOpened(_, by: .start):
+            "pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes"
+        case .pairingWindowOpened(_, by: .pairingWindowCommand):
+            "pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes (asked for by padbridge pairing-window)"
+        case .pairingWindowOpened(_, by: .controlSocket):
+            "pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes (asked for on the control socket)"
+        case .pairingWindowClosed: "pairing window closed (asked for on the control socket)"
+        case let .notAnnouncedBecause(reason): "not announced on the LAN: \(reason)"
+        case let .announced(name, port):
+            "announced on the LAN as \"\(name)\" (DNS-SD \(HostAnnouncementRecord.serviceType), port \(port)): "
+                + "`padbridge hosts` lists it"
+        case let .announcedRenamed(from, to): "another host on the LAN is announced as \"\(from)\"; this one is announced as \"\(to)\""
+        case let .notAnnounced(problem):
+            "not announced on the LAN: \(problem); serving all the same (clients reach this host by its address)"
+        case let .controlSocketListening(path): "control socket \(path) (padbridge status, clients, revoke, pairing-window)"
+        case let .forwarding(event): line(event)
+        case let .pairing(event): line(event)
+        }
+    }
+
+    static func line(_ event: HostPairing.Event) -> String {
+        switch event {
+        case let .unanswered(count):
+            "dropped \(count) pairing datagram(s) unanswered (answers are never answered; a first message must be padded; "
+                + "junk is noise)"
+        case let .notStored(from, problem): "could not store the client pairing from \(from) (it was told): \(problem)"
+        case let .paired(client, from): "paired with client \"\(client.name)\" (\(client.key.fingerprint)) at \(from)"
+        case let .wrongCode(from, left, closedToEveryone):
+            "wrong pairing code from \(from); "
+                + (left > 0
+                    ? "\(left) tries left"
+                    : closedToEveryone
+                        ? "pairing window closed (\(PairingWindow.wrongTriesAllowed) wrong codes in all)"
+                        : "pairing window closed to this address (\(PairingWindow.wrongTriesPerSource) wrong codes "
+                            + "from it); still open to other machines")
+        case let .underLoad(count):
+            "pairing under load: \(count) first message(s) asked to prove their address with a cookie before any "
+                + "public-key work (a flood of first messages? a person's `pair` does so by itself)"
+        }
+    }
+
     static func line(_ event: ForwardingHost.Event) -> String {
         switch event {
         case let .clientConnected(name, address): "client \"\(name)\" connected from \(address)"

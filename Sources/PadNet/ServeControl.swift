@@ -2,7 +2,6 @@ import Glibc
 import Logging
 import PadCore
 import PadLinux
-import PadNet
 
 /// `serve`'s control socket (`HostControlRequest`): answers from serve's own loop, and tells subscribers when what
 /// `status` shows changed (at most once per `eventIntervalMilliseconds`), and `live` subscribers when a pad changed
@@ -67,7 +66,7 @@ final class ServeControl {
     /// Something `status` shows changed: subscribers hear it once the interval since the last event has passed.
     func statusChanged() {
         guard eventDue == nil, server.openConnections.contains(where: { !$0.subscriptions.isEmpty }) else { return }
-        eventDue = try? loop.deadline(afterMilliseconds: Self.eventIntervalMilliseconds) { [weak self] in
+        eventDue = loop.deadline(afterMilliseconds: Self.eventIntervalMilliseconds) { [weak self] in
             guard let self else { return }
             self.eventDue = nil
             let line = HostControlReply.event("status", self.serve.status())
@@ -87,7 +86,7 @@ final class ServeControl {
         guard liveDue == nil, !liveSubscribers.isEmpty else { return }
         let sinceLast = (MonotonicInstant.now().nanoseconds &- lastLiveSent.nanoseconds) / 1_000_000
         let wait = sinceLast >= Self.liveIntervalMilliseconds ? 0 : Self.liveIntervalMilliseconds - sinceLast
-        liveDue = try? loop.deadline(afterMilliseconds: wait) { [weak self] in
+        liveDue = loop.deadline(afterMilliseconds: wait) { [weak self] in
             guard let self else { return }
             self.liveDue = nil
             self.sendLive()
@@ -141,7 +140,7 @@ final class ServeControl {
             if events.contains(.live) {
                 connection.send(HostControlReply.event(HostControlEvent.live.rawValue, serve.live()))
                 if liveHeartbeat == nil {
-                    liveHeartbeat = try? loop.repeating(everyMilliseconds: Self.liveHeartbeatMilliseconds) { [weak self] in
+                    liveHeartbeat = loop.repeating(everyMilliseconds: Self.liveHeartbeatMilliseconds) { [weak self] in
                         self?.sendLive()
                     }
                 }
