@@ -44,6 +44,27 @@ public final class ForwardingClient {
         /// time the host lists it, when the reason differs from the one told, and again after the host stopped
         /// listing it (it got a virtual pad, or was unplugged) and lists it once more.
         case padNotForwarded(Fingerprint, reason: String)
+
+        /// Which event, without what it carries (what tests and structured output match on, never its text).
+        public enum Kind: String, Sendable, CaseIterable {
+            case connected, linkLost, reconnecting, padDetached, padBack, padAdded, tooManyPads, noAnswer, takenOver, revoked, padNotForwarded
+        }
+
+        public var kind: Kind {
+            switch self {
+            case .connected: .connected
+            case .linkLost: .linkLost
+            case .reconnecting: .reconnecting
+            case .padDetached: .padDetached
+            case .padBack: .padBack
+            case .padAdded: .padAdded
+            case .tooManyPads: .tooManyPads
+            case .noAnswer: .noAnswer
+            case .takenOver: .takenOver
+            case .revoked: .revoked
+            case .padNotForwarded: .padNotForwarded
+            }
+        }
     }
 
     public static let noAnswerWarningMicroseconds: UInt64 = 5_000_000
@@ -94,7 +115,9 @@ public final class ForwardingClient {
     private enum State {
         case waiting
         case handshaking(LinkClientHandshake)
-        case established
+        /// A session is established: its `current` carries everything sent, its `previous` (the one a renewal
+        /// replaced) still opens the host's datagrams sent before the host switched.
+        case established(LinkSessionSet)
         /// Another connect took the link over, or the host revoked this client: nothing more is sent.
         case stopped
     }
@@ -114,22 +137,8 @@ public final class ForwardingClient {
     /// they go to the pad.
     public var onFeedbackReceived: ((Fingerprint, Feedback) -> Void)?
     private var state = State.waiting
-    /// A session's keys and when it started. A class: the session is looked at on every frame's path, and a copy of a
-    /// struct (or tuple) holding the keys retained each of their references.
-    private final class ClientSession {
-        var keys: LinkSessionKeys
-        let startedMicroseconds: UInt64
-        init(keys: LinkSessionKeys, startedMicroseconds: UInt64) {
-            self.keys = keys
-            self.startedMicroseconds = startedMicroseconds
-        }
-    }
-
-    /// The session in use while established.
-    private var session: ClientSession?
-    /// The session before it (renewed): it still opens the host's datagrams sent before the host switched.
-    private var previousSession: LinkSessionKeys?
-    /// A renewal under way: its handshake, and when its initiation was last sent.
+    /// A renewal of the established session under way: its handshake, and when its initiation was last sent. Only
+    /// while established (every way out of it forgets the renewal).
     private var renewal: (handshake: LinkClientHandshake, sentMicroseconds: UInt64)?
     /// The clock of the last initiation sent: never sent smaller, whatever the wall clock does meanwhile.
     private var lastInitiationClock: UInt64 = 0
@@ -180,7 +189,7 @@ public final class ForwardingClient {
         logger: Logger, onEvent: @escaping (Event) -> Void
     ) throws {
         var tick: (() -> Void)?
-        let timer = try LoopWakeTimer(loop: loop, logger: logger) { tick?() }
+        let timer = LoopWakeTimer(loop: loop) { tick?() }
         try self.init(
             controllers: controllers, host: host, hostKey: hostKey, identity: identity, sender: socket, timer: timer,
             clocks: .following(loop), options: options, logger: logger, onEvent: onEvent,
@@ -409,7 +418,7 @@ public final class ForwardingClient {
     /// One send: the pad table while unacknowledged, a ping, feedback acknowledgements, and `pad`'s frames (every
     /// pad's when nil), written, sealed and sent in place (no allocation once the pad table is acknowledged).
     private func send(only pad: ForwardedPad?, ping: LinkPing? = nil, resending: Bool = false) {
-        guard case .established = state, session != nil else { return }
+        guard case let .established(sessions) = state, sessions.current != nil else { return }
         var ping = ping
         // A stream never lets a keepalive fall due: its datagrams carry a ping now and then instead.
         if ping == nil, let lastPing, now >= lastPing.microseconds + LinkLiveness.streamPingIntervalMicroseconds {
@@ -448,7 +457,9 @@ public final class ForwardingClient {
 
     /// Seals one message with the session in use and sends it.
     private func transmit(_ message: [UInt8]) {
-        guard (try? session?.keys.seal(message, into: &sealed)) != nil else { return }
+        guard case let .established(sessions) = state, let session = sessions.current,
+            (try? session.keys.seal(message, into: &sealed)) != nil
+        else { return }
         sender.send(sealed, along: hostPath)
         statistics.datagramsSent &+= 1
         statistics.sessionSent &+= 1
@@ -458,11 +469,11 @@ public final class ForwardingClient {
     public func receive(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
         guard path.remote == host else { return }
         if LinkDatagram.transportHeader(of: bytes) != nil {
-            guard case .established = state else { return }
+            guard case let .established(sessions) = state else { return }
             var fromCurrentSession = true
-            var opened = session?.keys.open(datagram: bytes, into: &plaintext) ?? false
-            if !opened, previousSession != nil {
-                opened = previousSession!.open(datagram: bytes, into: &plaintext)
+            var opened = sessions.current?.keys.open(datagram: bytes, into: &plaintext) ?? false
+            if !opened, let previous = sessions.previous {
+                opened = previous.keys.open(datagram: bytes, into: &plaintext)
                 fromCurrentSession = false
             }
             guard opened, let message = try? LinkHostMessageView(plaintext) else { return }
@@ -475,7 +486,7 @@ public final class ForwardingClient {
                 return
             }
             handle(message, fromCurrentSession: fromCurrentSession)
-        } else if bytes.first == 0x04, let datagram = LinkDatagram(bytes) {
+        } else if bytes.first == LinkDatagram.MessageType.cookieReply.rawValue, let datagram = LinkDatagram(bytes) {
             // A host under load asks the initiation in flight to prove this client's address (its cookie).
             switch state {
             case .handshaking(var handshake):
@@ -487,7 +498,7 @@ public final class ForwardingClient {
                 return
             }
             return
-        } else if bytes.first == 0x02, let datagram = LinkDatagram(bytes) {
+        } else if bytes.first == LinkDatagram.MessageType.response.rawValue, let datagram = LinkDatagram(bytes) {
             switch state {
             case .handshaking(var handshake):
                 guard let keys = handshake.complete(with: datagram) else { return }
@@ -495,13 +506,13 @@ public final class ForwardingClient {
                 statistics.datagramsReceived &+= 1
                 onEvent(.connected)
                 sendNow(ping: true)
-            case .established:
+            case var .established(sessions):
                 guard var renewing = renewal?.handshake, let keys = renewing.complete(with: datagram) else { return }
                 // The renewed session carries everything from now on (its first datagram, just below, makes it the
                 // host's); the old one still opens what the host sent before it switched.
                 renewal = nil
-                previousSession = session?.keys
-                session = ClientSession(keys: keys, startedMicroseconds: now)
+                sessions.initiated(LinkSession(keys: keys, startedMicroseconds: now, path: hostPath))
+                state = .established(sessions)
                 padTableAcknowledged = 0
                 numberPadsOn()
                 statistics.datagramsReceived &+= 1
@@ -526,9 +537,9 @@ public final class ForwardingClient {
 
     private func established(_ keys: LinkSessionKeys) {
         numberPadsOn()
-        state = .established
-        session = ClientSession(keys: keys, startedMicroseconds: now)
-        previousSession = nil
+        var sessions = LinkSessionSet()
+        sessions.initiated(LinkSession(keys: keys, startedMicroseconds: now, path: hostPath))
+        state = .established(sessions)
         renewal = nil
         statistics.sessionSent = 0
         statistics.sessionReceived = 0
@@ -546,8 +557,6 @@ public final class ForwardingClient {
     /// nothing more is sent.
     private func stop(because reason: Event) {
         state = .stopped
-        session = nil
-        previousSession = nil
         renewal = nil
         for pad in pads { if let stop = pad.feedback.linkLost() { pad.source?.submit(stop) } }
         timer?.cancel()
@@ -604,13 +613,11 @@ public final class ForwardingClient {
     public func tick() {
         let time = now
         switch state {
-        case .established:
+        case let .established(sessions):
             if liveness.isLost(atMicroseconds: time) {
                 onEvent(.linkLost)
                 for pad in pads { if let stop = pad.feedback.linkLost() { pad.source?.submit(stop) } }
                 state = .waiting
-                session = nil
-                previousSession = nil
                 renewal = nil
                 tryingSinceMicroseconds = time
                 let delay = backoff.nextDelayMicroseconds(jitter: Double.random(in: 0...1, using: &generator))
@@ -618,7 +625,8 @@ public final class ForwardingClient {
                 onEvent(.reconnecting(afterMilliseconds: delay / 1000))
             } else {
                 // (`renewal?.sentMicroseconds`, not `renewal.map`: that copied the whole handshake, at every tick.)
-                if let session, time >= session.startedMicroseconds + LinkSessionLifetime.rekeyAfterMicroseconds,
+                if let session = sessions.current,
+                    time >= session.startedMicroseconds + LinkSessionLifetime.rekeyAfterMicroseconds,
                     (renewal?.sentMicroseconds).map({ time >= $0 + LinkSessionLifetime.rekeyTimeoutMicroseconds }) ?? true
                 {
                     renewSession(at: time)
@@ -658,9 +666,9 @@ public final class ForwardingClient {
     private func armTimer(afterTick: Bool = false) {
         var wake: UInt64
         switch state {
-        case .established:
+        case let .established(sessions):
             wake = liveness.nextWakeMicroseconds(hasUnacknowledged: hasUnacknowledgedInput)
-            if let session {
+            if let session = sessions.current {
                 let renew = (renewal?.sentMicroseconds).map { $0 + LinkSessionLifetime.rekeyTimeoutMicroseconds }
                     ?? session.startedMicroseconds + LinkSessionLifetime.rekeyAfterMicroseconds
                 wake = min(wake, renew)

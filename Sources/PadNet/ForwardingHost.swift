@@ -48,192 +48,30 @@ public final class ForwardingHost {
         /// More handshakes than usual came (a flood?): `cookieReplies` of them were asked to prove their address
         /// before any public-key work (paired clients do so by themselves).
         case underLoad(cookieReplies: Int)
-    }
 
-    private final class HostedPad {
-        let fingerprint: Fingerprint
-        var description: LinkPadDescription
-        /// Its slot in the client's current pad table; nil once the table no longer has it (it lingers).
-        var slot: UInt8?
-        let virtual: any HostedVirtualPad
-        var receiver = InputRedundancyReceiver()
-        var feedback = FeedbackStateSender()
-        var attached = true
-        /// While lingering: when the pad is destroyed unless its source comes back.
-        var lingerEndsMicroseconds: UInt64?
-        /// The last snapshot applied from the client (shown again when a lost client is heard again).
-        var lastApplied: PadSnapshot?
-        /// What was made for it, once the kernel made its nodes (for the control socket's status).
-        var virtualKind: VirtualPadKind?
-        var nodes: VirtualPadNodes?
-        init(description: LinkPadDescription, virtual: any HostedVirtualPad) {
-            fingerprint = description.fingerprint
-            self.description = description
-            slot = description.slot
-            self.virtual = virtual
+        /// Which event, without what it carries (what tests and structured output match on, never its text).
+        public enum Kind: String, Sendable, CaseIterable {
+            case clientConnected, padAttached, padDetached, padNotForwarded, linkLost, resumed, clientGone, padDestroyed, revoked, takenOver, handshakeRefused, pairedClientsUnreadable, dropped, underLoad
         }
-        var isForwarded: Bool { slot != nil && attached }
-    }
 
-    /// A class, not a struct: read for every datagram (`client.current`), a struct copy retained each of its keys'
-    /// and path's references (~330 instructions a reply).
-    private final class HostSession {
-        var keys: LinkSessionKeys
-        let initiationClock: UInt64
-        let startedMicroseconds: UInt64
-        let path: DatagramPath
-        /// Its datagrams from the client that authenticated, and the highest counter among them: the client seals
-        /// with counters 0, 1, 2, ..., so the gaps below the highest are what was lost on the way here (or is late).
-        var receivedDatagrams: UInt64 = 0
-        var highestCounter: UInt64?
-        init(keys: LinkSessionKeys, initiationClock: UInt64, startedMicroseconds: UInt64, path: DatagramPath) {
-            self.keys = keys
-            self.initiationClock = initiationClock
-            self.startedMicroseconds = startedMicroseconds
-            self.path = path
-        }
-    }
-
-    /// The clients by key, and in the order they came: `armTimer` walks them after every datagram, an array
-    /// rather than a dictionary's values (whose iteration retained its storage and each client).
-    private struct HostedClients {
-        private var byKey: [LinkPublicKey: HostedClient] = [:]
-        private(set) var values: [HostedClient] = []
-
-        subscript(key: LinkPublicKey) -> HostedClient? {
-            get { byKey[key] }
-            set {
-                if let old = byKey[key] { values.removeAll { $0 === old } }
-                byKey[key] = newValue
-                if let newValue { values.append(newValue) }
+        public var kind: Kind {
+            switch self {
+            case .clientConnected: .clientConnected
+            case .padAttached: .padAttached
+            case .padDetached: .padDetached
+            case .padNotForwarded: .padNotForwarded
+            case .linkLost: .linkLost
+            case .resumed: .resumed
+            case .clientGone: .clientGone
+            case .padDestroyed: .padDestroyed
+            case .revoked: .revoked
+            case .takenOver: .takenOver
+            case .handshakeRefused: .handshakeRefused
+            case .pairedClientsUnreadable: .pairedClientsUnreadable
+            case .dropped: .dropped
+            case .underLoad: .underLoad
             }
         }
-
-        mutating func removeAll() {
-            byKey.removeAll()
-            values.removeAll()
-        }
-    }
-
-    /// Sessions by their index, each pointing at its client: at most three a client, found by a linear search over
-    /// the indexes (the index is random, and a dictionary hashed it for every datagram: ~110 instructions).
-    private struct SessionsByIndex {
-        private var indexes: [UInt32] = []
-        private var clients: [HostedClient] = []
-
-        subscript(index: UInt32) -> HostedClient? {
-            get { indexes.firstIndex(of: index).map { clients[$0] } }
-            set {
-                if let position = indexes.firstIndex(of: index) {
-                    if let newValue {
-                        clients[position] = newValue
-                    } else {
-                        indexes.remove(at: position)
-                        clients.remove(at: position)
-                    }
-                } else if let newValue {
-                    indexes.append(index)
-                    clients.append(newValue)
-                }
-            }
-        }
-
-        mutating func removeAll() {
-            indexes.removeAll()
-            clients.removeAll()
-        }
-    }
-
-    /// A client's forwarded pads by slot: a handful, in slot order, found by a linear search. Every frame looks its
-    /// pad up and every reply walks them; a dictionary hashed each slot and retained each pad it iterated.
-    private struct PadSlots: Sequence {
-        private var entries: [(slot: UInt8, pad: HostedPad)] = []
-
-        subscript(slot: UInt8) -> HostedPad? {
-            get {
-                for entry in entries where entry.slot == slot { return entry.pad }
-                return nil
-            }
-            set {
-                if let index = entries.firstIndex(where: { $0.slot == slot }) {
-                    if let newValue { entries[index].pad = newValue } else { entries.remove(at: index) }
-                } else if let newValue {
-                    entries.insert((slot, newValue), at: entries.firstIndex { $0.slot > slot } ?? entries.count)
-                }
-            }
-        }
-
-        mutating func removeAll() { entries.removeAll() }
-        func makeIterator() -> IndexingIterator<[(slot: UInt8, pad: HostedPad)]> { entries.makeIterator() }
-    }
-
-    /// What one client may make the host do in a while: apply a new pad table (each may make, release and
-    /// destroy virtual devices), and have a virtual pad made. A person plugging pads in and out stays far inside
-    /// both; a client that sends table after table of new pads gets at most `tableBurst` tables and `creationBurst`
-    /// virtual pads at once, then `tablesPerSecond` and `creationsPerSecond`: its other tables wait (unacknowledged,
-    /// so they keep coming) and its other pads are not forwarded until a token comes, with the reason said.
-    struct ChurnBudget {
-        static let tableBurst = 10.0
-        static let tablesPerSecond = 2.0
-        static let creationBurst = 8.0
-        static let creationsPerSecond = 0.5
-        var tables: TokenBucket
-        var creations: TokenBucket
-        init(atMicroseconds now: UInt64) {
-            tables = TokenBucket(capacity: Self.tableBurst, perSecond: Self.tablesPerSecond, atMicroseconds: now)
-            creations = TokenBucket(capacity: Self.creationBurst, perSecond: Self.creationsPerSecond, atMicroseconds: now)
-        }
-    }
-
-    private final class HostedClient {
-        let key: LinkPublicKey
-        var name: String
-        var path: DatagramPath
-        /// The session in use (nil until the first one is confirmed by a datagram).
-        var current: HostSession?
-        /// The session before it: it still opens datagrams sent before the client switched.
-        var previous: HostSession?
-        /// Answered, not yet confirmed by a datagram.
-        var pending: HostSession?
-        var liveness: LinkLiveness
-        var pads: [Fingerprint: HostedPad] = [:]
-        /// The client's current pad table: its forwarded pads by slot.
-        var slots = PadSlots()
-        /// Pads of the current table with no virtual pad (no room, or it could not be made): tried again later.
-        var unforwarded: [UInt8: LinkPadDescription] = [:]
-        /// Pads said to get no virtual pad (said once, until they get one), with why: in the host's words (status,
-        /// logs), and in the client's (every message to it carries them, `LinkHostMessage.notForwarded`).
-        var notForwardedSaid: Set<Fingerprint> = []
-        var notForwardedReasons: [Fingerprint: String] = [:]
-        var notForwardedReasonsForClient: [Fingerprint: String] = [:]
-        var padTableVersion: UInt32?
-        var receivedDatagrams: UInt32 = 0
-        var sentDatagrams: UInt32 = 0
-        /// The share of this host's datagrams that did not reach the client, as its last ping told (of a session's
-        /// datagrams up to the pong before it); nil until a ping told one.
-        var lossToClientPercent: Double?
-        /// The client's round trip, as its last ping with one said (the host sends no pings of its own).
-        var reportedRoundTripMicroseconds: UInt64?
-        var lost = false
-        /// When input received without a request to acknowledge it gets its (delayed) acknowledgement.
-        var acknowledgementDueMicroseconds: UInt64?
-        /// Whether the acknowledgement due is one that goes at the end of the wake (asked for, or an isolated change):
-        /// then frames that did not ask do not put it off.
-        var acknowledgementRequested = false
-        /// When the first frame the acknowledgement due covers came: frames that keep coming put it off, but never
-        /// past `LinkLiveness.longestAcknowledgementDelayMicroseconds` from here.
-        var acknowledgementOwedSinceMicroseconds: UInt64?
-        /// The newest frame of each slot of the table this host does not forward, acknowledged as received.
-        var unforwardedAcknowledgements: [UInt8: UInt32] = [:]
-        /// When a pad refused for the creation limit may be tried again (nil: none waits for it).
-        var creationRetryMicroseconds: UInt64?
-        init(key: LinkPublicKey, name: String, path: DatagramPath, now: UInt64) {
-            self.key = key
-            self.name = name
-            self.path = path
-            liveness = LinkLiveness(startingAtMicroseconds: now)
-        }
-        var hasPendingFeedback: Bool { slots.contains { $0.pad.feedback.hasPending } }
     }
 
     private let sender: any LinkDatagramSender
@@ -309,7 +147,7 @@ public final class ForwardingHost {
         loop: DeviceEventLoop, logger: Logger, onEvent: @escaping (Event) -> Void
     ) throws(DeviceAccessError) {
         var tick: (() -> Void)?
-        let timer = try LoopWakeTimer(loop: loop, logger: logger) { tick?() }
+        let timer = LoopWakeTimer(loop: loop) { tick?() }
         self.init(
             sender: socket, timer: timer, clocks: .following(loop), identity: identity, store: store, options: options,
             logger: logger, onEvent: onEvent,
@@ -375,10 +213,9 @@ public final class ForwardingHost {
         for client in Array(clients.values) where paired[client.key] == nil {
             // The session ends now, and its client is told so (or it would try to reconnect for ever, unanswered);
             // its pads show the released state now and go shortly after.
-            if let session = client.current { tellRevoked(client, session: session) }
-            let pads = Array(client.pads.values)
+            if let session = client.sessions.current { tellRevoked(client, session: session) }
+            let pads = client.pads.removeAll()
             for pad in pads { pad.virtual.goNeutral() }
-            client.pads.removeAll()
             if !pads.isEmpty { retiring.append((pads, now + Self.releaseShownMicroseconds)) }
             remove(client)
             onEvent(.revoked(client: client.name))
@@ -391,7 +228,7 @@ public final class ForwardingHost {
     /// Tells a revoked client so, with its session in use, and keeps that session's keys for
     /// `revokedSessionAnsweredMicroseconds` to tell it again for each of its datagrams that authenticates (the
     /// first notice may be lost).
-    private func tellRevoked(_ client: HostedClient, session: HostSession) {
+    private func tellRevoked(_ client: HostedClient, session: LinkSession) {
         var notice = LinkHostMessage()
         notice.revoked = true
         if (try? session.keys.seal(notice.encoded, into: &sealed)) != nil { sender.send(sealed, along: client.path) }
@@ -418,57 +255,14 @@ public final class ForwardingHost {
     /// Every paired client (as paired-clients last read) with what the host knows of it now: connected or not,
     /// its link's figures, its pads. In paired-clients' order.
     public func clientStatuses() -> [HostClientStatus] {
-        let now = self.now
-        return pairedLines.compactMap { entry -> HostClientStatus? in
-            let key = entry.key
-            guard let name = paired[key] else { return nil }
-            guard let client = clients[key] else {
-                return HostClientStatus(
-                    name: name, key: key.fingerprint, connected: false, address: nil, lastHeardMillisecondsAgo: nil,
-                    roundTripMicroseconds: nil, receivedDatagrams: 0, sentDatagrams: 0, pads: [],
-                    pairedSinceEpochSeconds: entry.pairedSinceEpochSeconds)
-            }
-            var pads = client.pads.values.sorted { ($0.slot ?? .max, $0.fingerprint) < ($1.slot ?? .max, $1.fingerprint) }.map { pad in
-                HostPadStatus(
-                    id: pad.fingerprint.rawValue, name: pad.description.name, kind: pad.description.kind,
-                    state: pad.isForwarded && !client.lost ? .live : .lingering, slot: pad.slot.map(Int.init),
-                    virtualKind: pad.virtualKind?.rawValue, eventNodes: pad.nodes?.eventNodes ?? [], hidraw: pad.nodes?.hidrawNode)
-            }
-            for (slot, description) in client.unforwarded.sorted(by: { $0.key < $1.key }) {
-                pads.append(HostPadStatus(
-                    id: description.fingerprint.rawValue, name: description.name, kind: description.kind, state: .notForwarded,
-                    slot: Int(slot), virtualKind: nil, eventNodes: [], hidraw: nil,
-                    problem: description.refusal ?? client.notForwardedReasons[description.fingerprint]
-                        ?? "not given a virtual pad yet"))
-            }
-            let heard = client.liveness.lastHeardMicroseconds
-            var lossToHostPercent: Double?
-            if let session = client.current, let highest = session.highestCounter {
-                let expected = Double(highest) + 1
-                lossToHostPercent = 100 * max(0, expected - Double(session.receivedDatagrams)) / expected
-            }
-            return HostClientStatus(
-                name: client.name, key: key.fingerprint, connected: client.current != nil && !client.lost,
-                address: "\(client.path.remote)", lastHeardMillisecondsAgo: now >= heard ? (now - heard) / 1000 : 0,
-                roundTripMicroseconds: client.reportedRoundTripMicroseconds,
-                receivedDatagrams: client.receivedDatagrams, sentDatagrams: client.sentDatagrams, pads: pads,
-                pairedSinceEpochSeconds: entry.pairedSinceEpochSeconds, lossToHostPercent: lossToHostPercent,
-                lossToClientPercent: client.lossToClientPercent)
-        }
+        HostStatusView(pairedLines: pairedLines, paired: paired, clients: clients).clientStatuses(atMicroseconds: now)
     }
 
     /// Each pad with a virtual pad now, as its virtual pad shows it (the control socket's `live` event): the last
     /// snapshot applied, and the feedback games set.
     public func livePads() -> [HostLivePad] {
         livePadsChangeSignalled = false
-        return clients.values.sorted { $0.name < $1.name }.flatMap { client in
-            client.pads.values.sorted { ($0.slot ?? .max, $0.fingerprint) < ($1.slot ?? .max, $1.fingerprint) }.map { pad in
-                HostLivePad(
-                    client: client.name, id: pad.fingerprint.rawValue, name: pad.description.name, kind: pad.description.kind,
-                    snapshot: pad.isForwarded && !client.lost ? (pad.lastApplied ?? .neutral) : .neutral,
-                    feedback: pad.feedback.state, lingering: !(pad.isForwarded && !client.lost))
-            }
-        }
+        return HostStatusView(pairedLines: pairedLines, paired: paired, clients: clients).livePads()
     }
 
     private func noteLivePadsChanged() {
@@ -479,7 +273,7 @@ public final class ForwardingHost {
 
     /// Every virtual pad shows the released state (the first step of a clean exit).
     public func releaseAll() {
-        for client in clients.values { for pad in client.pads.values { pad.virtual.goNeutral() } }
+        for client in clients.values { for pad in client.pads.all { pad.virtual.goNeutral() } }
     }
 
     /// Destroys every virtual pad. Idempotent.
@@ -488,7 +282,7 @@ public final class ForwardingHost {
         timer = nil
         connectedSockets?.close()
         connectedSockets = nil
-        for client in clients.values { for pad in client.pads.values { pad.virtual.close() } }
+        for client in clients.values { for pad in client.pads.all { pad.virtual.close() } }
         for entry in retiring { for pad in entry.pads { pad.virtual.close() } }
         retiring.removeAll()
         revokedSessions.removeAll()
@@ -504,14 +298,23 @@ public final class ForwardingHost {
 
     /// One datagram that arrived along `path`.
     public func receive(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
-        if let (index, counter) = LinkDatagram.transportHeader(of: bytes) {
-            transport(bytes, index: index, counter: counter, along: path)
-        } else if let first = bytes.first, first == 0x01 {
+        switch bytes.first.flatMap(LinkDatagram.MessageType.init(rawValue:)) {
+        case .transport:
+            if let (index, counter) = LinkDatagram.transportHeader(of: bytes) {
+                transport(bytes, index: index, counter: counter, along: path)
+            } else {
+                drop("not padbridge's")
+            }
+        case .initiation:
             initiation(bytes, along: path)
-        } else if let first = bytes.first, PairingDatagram.firstByte.contains(first), let other = onOtherDatagram {
-            other(bytes, path)
-        } else {
-            drop(bytes.first == 0x02 || bytes.first == 0x04 ? "an answer sent to the host" : "not padbridge's")
+        case .response, .cookieReply:
+            drop("an answer sent to the host")
+        case nil:
+            if let first = bytes.first, PairingDatagram.firstByte.contains(first), let other = onOtherDatagram {
+                other(bytes, path)
+            } else {
+                drop("not padbridge's")
+            }
         }
         armTimer()
     }
@@ -542,35 +345,31 @@ public final class ForwardingHost {
             if answerRevoked(datagram, index: index) { return }
             return drop("unauthenticated, replayed or for no session")
         }
-        let opened: Bool
+        let session: LinkSession
         let confirming: Bool
-        if client.current?.keys.localIndex == index {
-            guard time < client.current!.startedMicroseconds + LinkSessionLifetime.rejectAfterMicroseconds else {
-                return drop("for a session too old (its client did not renew it)")
-            }
-            opened = client.current!.keys.open(datagram: datagram, into: &plaintext)
+        switch client.sessions.lookUp(index: index, atMicroseconds: time) {
+        case let .current(found), let .previous(found):
+            session = found
             confirming = false
-        } else if client.pending?.keys.localIndex == index {
-            opened = client.pending!.keys.open(datagram: datagram, into: &plaintext)
+        case let .next(found):
+            session = found
             confirming = true
-        } else if client.previous?.keys.localIndex == index,
-            time < client.previous!.startedMicroseconds + LinkSessionLifetime.rejectAfterMicroseconds
-        {
-            opened = client.previous!.keys.open(datagram: datagram, into: &plaintext)
-            confirming = false
-        } else {
+        case .currentTooOld:
+            return drop("for a session too old (its client did not renew it)")
+        case .ended:
             return drop("for a session that ended")
         }
-        guard opened else { return drop("unauthenticated, replayed or for no session") }
-        guard let message = try? LinkClientMessageView(plaintext) else { return drop("malformed") }
-        if confirming { confirmPendingSession(of: client, at: time) }
-        if let session = client.current, session.keys.localIndex == index {
-            session.receivedDatagrams &+= 1
-            session.highestCounter = max(session.highestCounter ?? counter, counter)
+        guard session.keys.open(datagram: datagram, into: &plaintext) else {
+            return drop("unauthenticated, replayed or for no session")
         }
-        if client.current?.keys.localIndex == index, client.path != path {
-            client.path = path
-            clientPathsMayHaveChanged()
+        guard let message = try? LinkClientMessageView(plaintext) else { return drop("malformed") }
+        if confirming { confirmNextSession(of: client, at: time) }
+        if session === client.sessions.current {
+            session.noteReceived(counter: counter)
+            if client.path != path {
+                client.path = path
+                clientPathsMayHaveChanged()
+            }
         }
         client.receivedDatagrams &+= 1
         client.liveness.heard(atMicroseconds: time)
@@ -589,7 +388,7 @@ public final class ForwardingHost {
                 // Replay protection without trusting the client's clock for good: an initiation must be later than
                 // the one that made the client's live session; once that session is quiet, any clock is accepted
                 // (a replayed initiation then makes a session nobody can confirm).
-                if let client = clients[key], let current = client.current, !client.lost,
+                if let client = clients[key], let current = client.sessions.current, !client.lost,
                     !client.liveness.isLost(atMicroseconds: time), sent <= current.initiationClock
                 {
                     refusal = (
@@ -618,46 +417,33 @@ public final class ForwardingHost {
             client = HostedClient(key: key, name: paired[key] ?? key.fingerprint, path: path, now: time)
             clients[key] = client
         }
-        if let earlier = client.pending { sessions[earlier.keys.localIndex] = nil }
-        client.pending = HostSession(keys: keys, initiationClock: clock, startedMicroseconds: time, path: path)
-        sessions[keys.localIndex] = client
+        let answered = LinkSession(keys: keys, startedMicroseconds: time, initiationClock: clock, path: path)
+        sessions.remove(client.sessions.answered(answered))
+        sessions.add(answered, of: client)
         return response
     }
 
     /// The first datagram of a session answered earlier: it becomes the session in use. The session it replaces
     /// keeps opening late datagrams, unless it was another `connect` with the same identity, which is told it was
     /// taken over and dropped.
-    private func confirmPendingSession(of client: HostedClient, at time: UInt64) {
-        guard let pending = client.pending else { return }
-        client.pending = nil
-        if let previous = client.previous { sessions[previous.keys.localIndex] = nil }
-        client.previous = nil
-        if let old = client.current {
-            let live = !client.lost && !client.liveness.isLost(atMicroseconds: time)
-            if live && old.path.remote != pending.path.remote {
+    private func confirmNextSession(of client: HostedClient, at time: UInt64) {
+        let wasLive = !client.lost && !client.liveness.isLost(atMicroseconds: time)
+        guard let (confirmed, replaced, dropped) = client.sessions.confirmNext() else { return }
+        sessions.remove(dropped)
+        if let old = replaced {
+            if wasLive && old.path.remote != confirmed.path.remote {
                 var notice = LinkHostMessage()
                 notice.takenOver = true
                 if (try? old.keys.seal(notice.encoded, into: &sealed)) != nil { sender.send(sealed, along: old.path) }
-                sessions[old.keys.localIndex] = nil
-                onEvent(.takenOver(client: client.name, previous: old.path.remote, by: pending.path.remote))
-            } else {
-                client.previous = old
+                sessions.remove(client.sessions.dropPrevious())
+                onEvent(.takenOver(client: client.name, previous: old.path.remote, by: confirmed.path.remote))
             }
         } else {
-            onEvent(.clientConnected(name: client.name, address: pending.path.remote))
+            onEvent(.clientConnected(name: client.name, address: confirmed.path.remote))
         }
-        client.current = pending
-        client.path = pending.path
+        client.path = confirmed.path
         clientPathsMayHaveChanged()
-        // The new session starts afresh: the client sends its pad table again, each pad's frames from where it says,
-        // and gets every pad's whole feedback state.
-        for pad in client.pads.values {
-            pad.receiver.restart()
-            pad.feedback.restartSession()
-        }
-        client.padTableVersion = nil
-        client.receivedDatagrams = 0
-        client.sentDatagrams = 0
+        client.sessionRestarted()
     }
 
     /// A client given up for lost is heard again: its pads end their linger and show at once what they last showed
@@ -665,7 +451,7 @@ public final class ForwardingHost {
     private func resume(_ client: HostedClient) {
         client.lost = false
         onEvent(.resumed(client: client.name))
-        for (_, pad) in client.slots where pad.attached {
+        for (_, pad) in client.pads.slots where pad.attached {
             pad.lingerEndsMicroseconds = nil
             if let last = pad.lastApplied { pad.virtual.apply(last) }
         }
@@ -699,12 +485,12 @@ public final class ForwardingHost {
         var framesCame = false
         message.forEachBlock { slot, base, continues, frames in
             framesCame = true
-            guard let pad = client.slots[slot], pad.isForwarded else {
+            guard let pad = client.pads.slots[slot], pad.isForwarded else {
                 // A pad this host does not forward (no room, its virtual pad could not be made, or not in the table):
                 // acknowledged as received, so the client does not send it again and again.
                 var newest: UInt32?
                 for frame in frames { newest = frame.sequence }
-                if let newest { client.unforwardedAcknowledgements[slot] = newest }
+                if let newest { client.pads.unforwardedAcknowledgements[slot] = newest }
                 return
             }
             pad.receiver.receive(base: base, continues: continues, frames: frames) { snapshot in
@@ -714,59 +500,41 @@ public final class ForwardingHost {
                 if !livePadsChangeSignalled { noteLivePadsChanged() }
             }
         }
-        message.forEachFeedbackAcknowledgement { slot, version in client.slots[slot]?.feedback.acknowledge(version) }
-        if mustReply || client.hasPendingFeedback {
+        message.forEachFeedbackAcknowledgement { slot, version in client.pads.slots[slot]?.feedback.acknowledge(version) }
+        if mustReply || client.pads.hasPendingFeedback {
             send(pong: pong, to: client)
         } else if framesCame {
-            // Asked for (a press, a release, a touch, or frames sent again), or an isolated change (nothing owed and
-            // nothing sent to the client for a while: not a stream): at the end of this wake. A stream of stick or
-            // motion frames that did not ask: once it pauses, or 50 ms after its first unacknowledged frame (a
-            // stream that never pauses for 1 ms, two pads at 1 kHz, must still be answered, or the client takes the
-            // link for lost).
-            let time = now
-            let isolated = client.acknowledgementOwedSinceMicroseconds == nil
-                && time >= client.liveness.lastSentMicroseconds + LinkLiveness.isolatedInputQuietMicroseconds
-            let atOnce = message.wantsAcknowledgement || isolated
-            let delay = atOnce
-                ? LinkLiveness.requestedAcknowledgementMicroseconds : LinkLiveness.delayedAcknowledgementMicroseconds
-            let owedSince = client.acknowledgementOwedSinceMicroseconds ?? time
-            client.acknowledgementOwedSinceMicroseconds = owedSince
-            let due = min(time + delay, owedSince + LinkLiveness.longestAcknowledgementDelayMicroseconds)
-            if atOnce {
-                client.acknowledgementDueMicroseconds = min(client.acknowledgementDueMicroseconds ?? due, due)
-                client.acknowledgementRequested = true
-            } else if client.acknowledgementRequested == false {
-                client.acknowledgementDueMicroseconds = due
-            }
+            // Acknowledged from the timer (`AcknowledgementSchedule` says when).
+            client.acknowledgements.framesCame(
+                atMicroseconds: now, wantsAcknowledgement: message.wantsAcknowledgement,
+                lastSentMicroseconds: client.liveness.lastSentMicroseconds)
         }
     }
 
     /// Seals and sends a message with every acknowledgement and the pending feedback (and `pong`, `takenOver`),
     /// with the session in use.
     private func send(pong: (echoedMicroseconds: UInt64, receivedDatagrams: UInt32, sentDatagrams: UInt32)? = nil, to client: HostedClient) {
-        guard let session = client.current else { return }
-        client.acknowledgementDueMicroseconds = nil
-        client.acknowledgementRequested = false
-        client.acknowledgementOwedSinceMicroseconds = nil
+        guard let session = client.sessions.current else { return }
+        client.acknowledgements.sent()
         replyEncoder.begin(padTableAcknowledgement: client.padTableVersion, pong: pong, takenOver: false)
-        for (slot, pad) in client.slots where pad.isForwarded {
+        for (slot, pad) in client.pads.slots where pad.isForwarded {
             if let applied = pad.receiver.applied { replyEncoder.acknowledgeInput(slot: slot, applied: applied) }
         }
-        if !client.unforwardedAcknowledgements.isEmpty {  // (an empty dictionary's iteration cost ~80 instructions a reply)
-            for (slot, applied) in client.unforwardedAcknowledgements {
+        if !client.pads.unforwardedAcknowledgements.isEmpty {  // (an empty dictionary's iteration cost ~80 instructions a reply)
+            for (slot, applied) in client.pads.unforwardedAcknowledgements {
                 replyEncoder.acknowledgeInput(slot: slot, applied: applied)
             }
         }
-        for (slot, pad) in client.slots where pad.isForwarded && pad.feedback.hasPending {
+        for (slot, pad) in client.pads.slots where pad.isForwarded && pad.feedback.hasPending {
             if let pending = pad.feedback.pending {
                 replyEncoder.appendFeedback(slot: slot, version: pending.version, state: pending.state)
             }
         }
-        if !client.unforwarded.isEmpty {
+        if !client.pads.unforwarded.isEmpty {
             // Only pads plugged in are listed (protocol.md 8.3): an unplugged pad whose virtual pad once could not be
             // made is not news until it is back. A refused description is listed whatever it says of itself.
-            for (slot, description) in client.unforwarded where description.attached || description.refusal != nil {
-                if let reason = description.refusal ?? client.notForwardedReasonsForClient[description.fingerprint] {
+            for (slot, description) in client.pads.unforwarded where description.attached || description.refusal != nil {
+                if let reason = client.pads.clientReason(of: description) {
                     replyEncoder.reportNotForwarded(slot: slot, reason: reason)
                 }
             }
@@ -782,23 +550,15 @@ public final class ForwardingHost {
     private func apply(_ table: [LinkPadDescription], for client: HostedClient) {
         let time = now
         let listed = Set(table.map(\.fingerprint))
-        for pad in client.pads.values where !listed.contains(pad.fingerprint) && pad.slot != nil {
+        for pad in client.pads.all where !listed.contains(pad.fingerprint) && pad.slot != nil {
             pad.slot = nil
-            pad.virtual.goNeutral()
-            pad.lingerEndsMicroseconds = time + options.lingerMilliseconds * 1000
+            pad.linger(untilMicroseconds: time + options.lingerMilliseconds * 1000)
             roomMayHaveChanged = true
             onEvent(.padDetached(client: client.name, pad: pad.description))
         }
-        client.slots.removeAll()
-        client.unforwarded = [:]
-        client.unforwardedAcknowledgements = [:]
-        // Why a pad got no virtual pad is kept only for the pads of this table: a client that names ever-new pads
-        // grows nothing here.
-        client.notForwardedSaid.formIntersection(listed)
-        client.notForwardedReasons = client.notForwardedReasons.filter { listed.contains($0.key) }
-        client.notForwardedReasonsForClient = client.notForwardedReasonsForClient.filter { listed.contains($0.key) }
+        client.pads.beginTable(listing: listed)
         for description in table {
-            guard client.slots[description.slot] == nil else { continue }  // a slot twice: the first stands
+            guard client.pads.slots[description.slot] == nil else { continue }  // a slot twice: the first stands
             if let pad = client.pads[description.fingerprint] {
                 if pad.attached && !description.attached {
                     pad.virtual.goNeutral()
@@ -809,13 +569,13 @@ public final class ForwardingHost {
                 pad.description = description
                 pad.attached = description.attached
                 pad.lingerEndsMicroseconds = nil
-                client.slots[description.slot] = pad
+                client.pads.forward(pad, inSlot: description.slot)
             } else if let refusal = description.refusal {
                 // Texts that break the rules (section 8.1): no virtual pad, and the client is told why.
-                client.unforwarded[description.slot] = description
+                client.pads.unforwarded[description.slot] = description
                 onEvent(.padNotForwarded(client: client.name, pad: description, reason: refusal))
             } else if !description.attached || !create(description, for: client) {
-                client.unforwarded[description.slot] = description
+                client.pads.unforwarded[description.slot] = description
             }
         }
     }
@@ -829,29 +589,15 @@ public final class ForwardingHost {
         guard tokenDue <= now else {
             let wait = tokenDue - now
             client.creationRetryMicroseconds = now + wait
-            let seconds = max(1, (wait + 999_999) / 1_000_000)
-            let reason = "too many new pads from this client lately; it gets a virtual pad in \(seconds) s"
-            client.notForwardedReasons[description.fingerprint] = reason
-            client.notForwardedReasonsForClient[description.fingerprint] = "too many new pads lately: the host makes this one in a few seconds"
-            if client.notForwardedSaid.insert(description.fingerprint).inserted {
-                onEvent(.padNotForwarded(client: client.name, pad: description, reason: reason))
-            }
+            notForward(description, of: client, because: .creationLimit(waitSeconds: max(1, (wait + 999_999) / 1_000_000)))
             return false
         }
-        if clients.values.reduce(0, { $0 + $1.pads.count }) >= options.maximumPads && !evictALingeringPad() {
-            let reason = "--max-pads \(options.maximumPads) reached; it gets a virtual pad when one goes"
-            client.notForwardedReasons[description.fingerprint] = reason
-            client.notForwardedReasonsForClient[description.fingerprint] =
-                "the host's --max-pads \(options.maximumPads) is reached; it gets a virtual pad when one goes"
-            if client.notForwardedSaid.insert(description.fingerprint).inserted {
-                onEvent(.padNotForwarded(client: client.name, pad: description, reason: reason))
-            }
+        if clients.padCount >= options.maximumPads && !evictALingeringPad() {
+            notForward(description, of: client, because: .padLimit(maximumPads: options.maximumPads))
             return false
         }
         _ = takeChurnToken(\.creations, for: client)
-        client.notForwardedSaid.remove(description.fingerprint)
-        client.notForwardedReasons[description.fingerprint] = nil
-        client.notForwardedReasonsForClient[description.fingerprint] = nil
+        client.pads.clearReason(of: description.fingerprint)
         let kind =
             options.virtualKind ?? description.requestedVirtualKind
             ?? VirtualPadKind.defaultKind(for: ControllerKind(rawValue: description.kind) ?? .generic)
@@ -887,29 +633,21 @@ public final class ForwardingHost {
                 { nodes in if created == nil { readyEarly = nodes } else { announce(nodes) } })
             let pad = HostedPad(description: description, virtual: virtual)
             created = pad
-            client.pads[description.fingerprint] = pad
-            client.slots[description.slot] = pad
+            client.pads.forward(pad, inSlot: description.slot)
             if let readyEarly { announce(readyEarly) }
             return true
         } catch {
             logger.error("\(client.name): cannot create a virtual \(kind.rawValue) pad for \(description.name): \(error)")
-            client.notForwardedReasons[description.fingerprint] = "cannot create a virtual \(kind.rawValue) pad: \(error)"
-            client.notForwardedReasonsForClient[description.fingerprint] = Self.reasonForClient(cannotCreate: kind, error)
+            notForward(description, of: client, because: .cannotCreate(kind, error))
             return false
         }
     }
 
-    /// Why a virtual pad could not be made, in few words for the person at the client (`LinkHostMessage`'s limit):
-    /// what is missing on the host, and where the fix is said in full.
-    static func reasonForClient(cannotCreate kind: VirtualPadKind, _ error: any Error) -> String {
-        if let access = error as? DeviceAccessError {
-            switch access.code {
-            case .permissionDenied: return "the host may not open \(access.path) (`padbridge doctor` there says how)"
-            case .missingDevice: return "the host has no \(access.path) (`padbridge doctor` there says how)"
-            default: break
-            }
+    /// Keeps why `description`'s pad got no virtual pad, and says so once (`NotForwardedCause.isAnnounced`).
+    private func notForward(_ description: LinkPadDescription, of client: HostedClient, because cause: NotForwardedCause) {
+        if client.pads.note(cause, for: description.fingerprint) {
+            onEvent(.padNotForwarded(client: client.name, pad: description, reason: cause.hostText))
         }
-        return "the host cannot make a virtual \(kind.rawValue) pad: \(error)"
     }
 
     /// Takes a token of `client`'s budget (`ChurnBudget`); false when there is none now.
@@ -922,7 +660,7 @@ public final class ForwardingHost {
 
     /// How many not-forwarded reasons the host keeps, over every client (for the tests of its bounds).
     var notForwardedReasonsKept: Int {
-        clients.values.reduce(0) { $0 + $1.notForwardedReasons.count + $1.notForwardedReasonsForClient.count + $1.notForwardedSaid.count }
+        clients.values.reduce(0) { $0 + $1.pads.reasonsKept }
     }
 
     /// The client that owns `pad` now: nil once the client is gone (revoked, removed) or no longer has this pad.
@@ -935,10 +673,10 @@ public final class ForwardingHost {
     private func evictALingeringPad() -> Bool {
         var chosen: (client: HostedClient, pad: HostedPad, ends: UInt64)?
         for client in clients.values {
-            for pad in client.pads.values {
-                guard let ends = pad.lingerEndsMicroseconds, chosen.map({ ends < $0.ends }) ?? true else { continue }
-                chosen = (client, pad, ends)
-            }
+            guard let lingering = client.pads.lingeringPadEndingFirst,
+                chosen.map({ lingering.endsMicroseconds < $0.ends }) ?? true
+            else { continue }
+            chosen = (client, lingering.pad, lingering.endsMicroseconds)
         }
         guard let chosen else { return false }
         destroy(chosen.pad, of: chosen.client)
@@ -947,20 +685,15 @@ public final class ForwardingHost {
 
     private func destroy(_ pad: HostedPad, of client: HostedClient) {
         pad.virtual.close()
-        client.pads[pad.fingerprint] = nil
-        if let slot = pad.slot, client.slots[slot] === pad { client.slots[slot] = nil }
+        client.pads.remove(pad)
         roomMayHaveChanged = true
         onEvent(.padDestroyed(client: client.name, fingerprint: pad.fingerprint))
     }
 
     /// Ends a client: its pads released and destroyed, its sessions forgotten.
     private func remove(_ client: HostedClient) {
-        for pad in client.pads.values { pad.virtual.close() }
-        client.pads.removeAll()
-        client.slots.removeAll()
-        for session in [client.current, client.previous, client.pending].compactMap({ $0 }) {
-            sessions[session.keys.localIndex] = nil
-        }
+        for pad in client.pads.removeAll() { pad.virtual.close() }
+        for session in client.sessions.removeAll() { sessions.remove(session) }
         clients[client.key] = nil
         roomMayHaveChanged = true
         clientPathsMayHaveChanged()
@@ -970,7 +703,7 @@ public final class ForwardingHost {
     /// confirmed, moved or removed: never on a frame's own path).
     private func clientPathsMayHaveChanged() {
         guard let onClientPathsChanged else { return }
-        let paths = Set(clients.values.filter { $0.current != nil }.map(\.path))
+        let paths = Set(clients.values.filter { $0.sessions.current != nil }.map(\.path))
         guard paths != clientPaths else { return }
         clientPaths = paths
         onClientPathsChanged(paths)
@@ -984,7 +717,7 @@ public final class ForwardingHost {
         // ends is collected first (an empty array allocates nothing), then removed.
         var lingerEnded: [(pad: HostedPad, client: HostedClient)] = []
         for client in clients.values {
-            for pad in client.pads.values {
+            for pad in client.pads.all {
                 if let ends = pad.lingerEndsMicroseconds, time >= ends { lingerEnded.append((pad, client)) }
             }
         }
@@ -995,28 +728,24 @@ public final class ForwardingHost {
         }
         var gone: [HostedClient] = []
         for client in clients.values {
-            if let pending = client.pending, time >= pending.startedMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds * 2 {
-                sessions[pending.keys.localIndex] = nil
-                client.pending = nil
-            }
-            if client.pads.isEmpty && (client.lost || client.current == nil) && client.pending == nil {
+            sessions.remove(
+                client.sessions.expireNext(
+                    atMicroseconds: time, timeoutMicroseconds: LinkSessionLifetime.rekeyTimeoutMicroseconds * 2))
+            if client.pads.isEmpty && !client.isLive && client.sessions.next == nil {
                 gone.append(client)
                 continue
             }
-            guard client.current != nil, !client.lost else { continue }
+            guard client.isLive else { continue }
             if client.liveness.isLost(atMicroseconds: time) {
                 client.lost = true
                 onEvent(.linkLost(client: client.name))
-                for pad in client.pads.values {
-                    pad.virtual.goNeutral()
-                    pad.lingerEndsMicroseconds = time + options.lingerMilliseconds * 1000
-                }
+                for pad in client.pads.all { pad.linger(untilMicroseconds: time + options.lingerMilliseconds * 1000) }
                 roomMayHaveChanged = true
-            } else if client.hasPendingFeedback
+            } else if client.pads.hasPendingFeedback
                 && time >= client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds
             {
                 send(to: client)
-            } else if let due = client.acknowledgementDueMicroseconds, time >= due {
+            } else if client.acknowledgements.isDue(atMicroseconds: time) {
                 send(to: client)
             }
         }
@@ -1027,8 +756,9 @@ public final class ForwardingHost {
             }
         }
         for client in gone {
+            let wasConnected = client.sessions.current != nil
             remove(client)
-            if client.current != nil { onEvent(.clientGone(client: client.name)) }
+            if wasConnected { onEvent(.clientGone(client: client.name)) }
         }
         if roomMayHaveChanged { forwardWaitingPads() }
         armTimer(afterTick: true)
@@ -1038,9 +768,9 @@ public final class ForwardingHost {
     private func forwardWaitingPads() {
         roomMayHaveChanged = false
         for client in clients.values where !client.lost {
-            for (slot, description) in client.unforwarded.sorted(by: { $0.key < $1.key })
+            for (slot, description) in client.pads.unforwarded.sorted(by: { $0.key < $1.key })
             where description.attached && description.refusal == nil {
-                if create(description, for: client) { client.unforwarded[slot] = nil } else { return }
+                if create(description, for: client) { client.pads.unforwarded[slot] = nil } else { return }
             }
         }
     }
@@ -1055,18 +785,18 @@ public final class ForwardingHost {
         if roomMayHaveChanged { forwardWaitingPads() }
         var wake: UInt64? = retiring.map(\.destroyAtMicroseconds).min()
         for client in clients.values {
-            for pad in client.pads.values { if let ends = pad.lingerEndsMicroseconds { wake = min(wake ?? ends, ends) } }
+            for pad in client.pads.all { if let ends = pad.lingerEndsMicroseconds { wake = min(wake ?? ends, ends) } }
             if let retry = client.creationRetryMicroseconds { wake = min(wake ?? retry, retry) }
-            if let pending = client.pending {
+            if let pending = client.sessions.next {
                 let ends = pending.startedMicroseconds + LinkSessionLifetime.rekeyTimeoutMicroseconds * 2
                 wake = min(wake ?? ends, ends)
             }
-            guard client.current != nil, !client.lost else { continue }
+            guard client.isLive else { continue }
             var due = client.liveness.lastHeardMicroseconds + LinkLiveness.timeoutMicroseconds
-            if client.hasPendingFeedback {
+            if client.pads.hasPendingFeedback {
                 due = min(due, client.liveness.lastSentMicroseconds + client.liveness.retransmitIntervalMicroseconds)
             }
-            if let acknowledgement = client.acknowledgementDueMicroseconds { due = min(due, acknowledgement) }
+            if let acknowledgement = client.acknowledgements.dueMicroseconds { due = min(due, acknowledgement) }
             wake = min(wake ?? due, due)
         }
         guard let wake else { timer?.cancel(); return }

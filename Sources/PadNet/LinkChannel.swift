@@ -16,6 +16,16 @@ public import PadNoise
 /// zeros, or proves the sender's address with the cookie a host under load asked for (`LinkInitiationMACs`).
 /// Decoding is total.
 public enum LinkDatagram: Sendable, Hashable {
+    /// A link datagram's first byte, its type (WireGuard's `message_type`). Pairing's datagrams have types of their
+    /// own (`PairingDatagram.firstByte`), outside these.
+    public enum MessageType: UInt8, Sendable {
+        case initiation = 0x01
+        case response = 0x02
+        case transport = 0x03
+        case cookieReply = 0x04
+    }
+
+
     case initiation(senderIndex: UInt32, handshake: [UInt8], mac1: [UInt8], mac2: [UInt8])
     case response(senderIndex: UInt32, receiverIndex: UInt32, handshake: [UInt8])
     case transport(receiverIndex: UInt32, counter: UInt64, ciphertext: [UInt8])
@@ -38,25 +48,25 @@ public enum LinkDatagram: Sendable, Hashable {
     public init?(_ bytes: some Collection<UInt8>) {
         var reader = LinkByteReader(Array(bytes))
         do throws(LinkDecodingError) {
-            switch try reader.u8() {
-            case 0x01:
+            switch MessageType(rawValue: try reader.u8()) {
+            case .initiation:
                 guard bytes.count == Self.initiationSize else { return nil }
                 self = .initiation(
                     senderIndex: try reader.u32(), handshake: Array(try reader.take(Self.initiationHandshakeSize)),
                     mac1: Array(try reader.take(Self.macSize)), mac2: Array(try reader.take(Self.macSize)))
-            case 0x02:
+            case .response:
                 let sender = try reader.u32()
                 self = .response(senderIndex: sender, receiverIndex: try reader.u32(), handshake: Array(reader.rest()))
-            case 0x03:
+            case .transport:
                 let receiver = try reader.u32()
                 let counter = try reader.u64()
                 guard reader.remaining >= 16 else { return nil }  // not even a tag
                 self = .transport(receiverIndex: receiver, counter: counter, ciphertext: Array(reader.rest()))
-            case 0x04:
+            case .cookieReply:
                 guard bytes.count == Self.cookieReplySize else { return nil }
                 self = .cookieReply(
                     receiverIndex: try reader.u32(), nonce: Array(try reader.take(12)), sealedCookie: Array(reader.rest()))
-            default:
+            case nil:
                 return nil
             }
         } catch {
@@ -66,16 +76,18 @@ public enum LinkDatagram: Sendable, Hashable {
 
     public var encoded: [UInt8] {
         switch self {
-        case let .initiation(sender, handshake, mac1, mac2): [0x01] + Self.u32(sender) + handshake + mac1 + mac2
-        case let .response(sender, receiver, handshake): [0x02] + Self.u32(sender) + Self.u32(receiver) + handshake
+        case let .initiation(sender, handshake, mac1, mac2):
+            [MessageType.initiation.rawValue] + Self.u32(sender) + handshake + mac1 + mac2
+        case let .response(sender, receiver, handshake):
+            [MessageType.response.rawValue] + Self.u32(sender) + Self.u32(receiver) + handshake
         case let .transport(receiver, counter, ciphertext): Self.transportHeader(receiver, counter) + ciphertext
-        case let .cookieReply(receiver, nonce, sealed): [0x04] + Self.u32(receiver) + nonce + sealed
+        case let .cookieReply(receiver, nonce, sealed): [MessageType.cookieReply.rawValue] + Self.u32(receiver) + nonce + sealed
         }
     }
 
     static func transportHeader(_ receiver: UInt32, _ counter: UInt64) -> [UInt8] {
         var writer = LinkByteWriter()
-        writer.u8(0x03)
+        writer.u8(MessageType.transport.rawValue)
         writer.u32(receiver)
         writer.u64(counter)
         return writer.bytes
@@ -91,7 +103,7 @@ public enum LinkDatagram: Sendable, Hashable {
 extension LinkDatagram {
     /// A transport datagram's receiver index and counter, read where it lies (nil: not a transport datagram).
     public static func transportHeader(of bytes: UnsafeRawBufferPointer) -> (receiverIndex: UInt32, counter: UInt64)? {
-        guard bytes.count >= transportHeaderSize + 16, bytes[0] == 0x03 else { return nil }
+        guard bytes.count >= transportHeaderSize + 16, bytes[0] == MessageType.transport.rawValue else { return nil }
         var index: UInt32 = 0
         for shift in 0..<4 { index |= UInt32(bytes[1 + shift]) << (8 * UInt32(shift)) }
         var counter: UInt64 = 0
@@ -135,7 +147,7 @@ public struct LinkSessionKeys: Sendable {
         let sending = keys.sending
         let remoteIndex = remoteIndex
         let outcome: Result<Void, NoiseError> = datagram.withUnsafeMutableBytes { bytes in
-            bytes[0] = 0x03
+            bytes[0] = LinkDatagram.MessageType.transport.rawValue
             bytes.storeBytes(of: remoteIndex.littleEndian, toByteOffset: 1, as: UInt32.self)
             bytes.storeBytes(of: counter.littleEndian, toByteOffset: 5, as: UInt64.self)
             plaintext.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[LinkDatagram.transportHeaderSize..<end]).copyMemory(from: $0) }

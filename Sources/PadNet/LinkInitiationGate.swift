@@ -29,7 +29,7 @@ public struct LinkInitiationMACs: Sendable {
 
     /// The initiation datagram carrying `handshake` (IK's first message), its MACs filled in (mac2 with `cookie`).
     public func initiation(senderIndex: UInt32, handshake: [UInt8], cookie: [UInt8]? = nil) -> [UInt8] {
-        let beforeMac1 = [0x01] + LinkDatagram.u32(senderIndex) + handshake
+        let beforeMac1 = [LinkDatagram.MessageType.initiation.rawValue] + LinkDatagram.u32(senderIndex) + handshake
         let beforeMac2 = beforeMac1 + MessageAuthentication.code(key: mac1Key[...], message: beforeMac1[...])
         return beforeMac2
             + (cookie.map { AddressCookies.mac2(cookie: $0, over: beforeMac2) }

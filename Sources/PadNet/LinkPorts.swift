@@ -1,4 +1,3 @@
-import Logging
 public import PadCore
 public import PadLinux
 public import PadSessions
@@ -94,19 +93,13 @@ extension PhysicalPadSession: ForwardedPadSource {}
 /// A `LoopTimer` as the link's wake-up.
 final class LoopWakeTimer: LinkWakeTimer {
     private let timer: LoopTimer
-    private let logger: Logger
 
-    init(loop: DeviceEventLoop, logger: Logger, handler: @escaping () -> Void) throws(DeviceAccessError) {
-        timer = try loop.makeTimer { handler() }
-        self.logger = logger
+    init(loop: DeviceEventLoop, handler: @escaping () -> Void) {
+        timer = loop.makeTimer { handler() }
     }
 
     func schedule(atMicroseconds microseconds: UInt64) {
-        do {
-            try timer.schedule(at: MonotonicInstant(microseconds: microseconds))
-        } catch {
-            logger.error("could not arm the link's timer: \(error)")
-        }
+        timer.schedule(at: MonotonicInstant(microseconds: microseconds))
     }
 
     func cancel() { timer.cancel() }
