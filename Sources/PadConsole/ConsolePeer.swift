@@ -1,4 +1,5 @@
 import Glibc
+import PadLinux
 
 /// Whose program is at the other end of a loopback connection, and whether the console talks to it.
 ///
@@ -103,16 +104,6 @@ public enum ConsolePeer {
     }
 
     static func readTable(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var text: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return count == 0 ? String(decoding: text, as: UTF8.self) : nil }
-            text += buffer.prefix(count)
-        }
+        (try? TextFile.read(atPath: path))?.text
     }
 }

@@ -1,4 +1,6 @@
 import Glibc
+import PadCore
+import PadLinux
 
 /// Why the console's token could not be read or made, with what to do.
 public struct ConsoleTokenError: Error, Sendable, CustomStringConvertible {
@@ -14,60 +16,43 @@ public enum ConsoleToken {
     /// The token in `directory`'s file, made (with the directory, 0700) when there is none.
     public static func loadOrCreate(inDirectory directory: String) throws(ConsoleTokenError) -> String {
         let path = directory + "/" + fileName
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw ConsoleTokenError(description: "cannot make \(directory): \(String(cString: strerror(errno)))")
-        }
-        let made = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if made >= 0 {
-            defer { close(made) }
-            var generator = SystemRandomNumberGenerator()
-            let token = (0..<32).map { _ -> String in
-                let byte = UInt8.random(in: 0...255, using: &generator)
-                return byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-            }.joined()
-            let line = Array((token + "\n").utf8)
-            guard write(made, line, line.count) == line.count else {
-                unlink(path)
-                throw ConsoleTokenError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
-            }
+        var generator = SystemRandomNumberGenerator()
+        let token = HexBytes.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        do throws(FileError) {
+            try TextFile.makeDirectories(directory, permissions: .ownerReadWriteExecute)
+            try TextFile.create(atPath: path, with: token + "\n", permissions: .ownerReadWrite)
             return token
+        } catch where error.cause == .fileExists && error.path == path {
+            return try read(path)
+        } catch {
+            throw ConsoleTokenError(description: "\(error)")
         }
-        guard errno == EEXIST else {
-            throw ConsoleTokenError(description: "cannot make \(path): \(String(cString: strerror(errno)))")
-        }
-        return try read(path)
     }
 
     /// The token in `directory`'s file, which must be there already (`padbridge console --print-url`).
     public static func readExisting(inDirectory directory: String) throws(ConsoleTokenError) -> String {
-        let path = directory + "/" + fileName
-        if access(path, F_OK) != 0 && errno == ENOENT {
-            throw ConsoleTokenError(description: "no console token at \(path): start `padbridge console` (with the same "
-                + "--config-dir or --system) first; it makes one")
-        }
-        return try read(path)
+        try read(directory + "/" + fileName)
     }
 
     static func read(_ path: String) throws(ConsoleTokenError) -> String {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw ConsoleTokenError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        let contents: TextFile.Contents
+        do throws(FileError) {
+            contents = try TextFile.read(atPath: path, maximumBytes: 256, followingSymlink: false)
+        } catch where error.isMissingFile {
+            throw ConsoleTokenError(description: "no console token at \(path): start `padbridge console` (with the same "
+                + "--config-dir or --system) first; it makes one")
+        } catch {
+            throw ConsoleTokenError(description: "\(error)")
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            throw ConsoleTokenError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw ConsoleTokenError(description: "\(path) may be read by others (mode \(String(info.st_mode & 0o777, radix: 8))): "
+        let mode = contents.permissions.rawValue & 0o777
+        guard mode & 0o077 == 0 else {
+            throw ConsoleTokenError(description: "\(path) may be read by others (mode \(String(mode, radix: 8))): "
                 + "chmod 600 \(path), or delete it to make a new token")
         }
-        guard info.st_uid == geteuid() else {
-            throw ConsoleTokenError(description: "\(path) belongs to another user (uid \(info.st_uid)): delete it to make a new token")
+        guard contents.ownerID == geteuid() else {
+            throw ConsoleTokenError(description: "\(path) belongs to another user (uid \(contents.ownerID)): delete it to make a new token")
         }
-        var bytes = [UInt8](repeating: 0, count: 256)
-        let count = Glibc.read(descriptor, &bytes, bytes.count)
-        let text = String(decoding: bytes.prefix(max(0, count)), as: UTF8.self).filter { !$0.isWhitespace }
+        let text = String(decoding: contents.bytes.prefix(256), as: UTF8.self).filter { !$0.isWhitespace }
         guard text.count >= 32, text.allSatisfy(\.isHexDigit) else {
             throw ConsoleTokenError(description: "\(path) does not hold a console token: delete it to make a new one")
         }

@@ -1,7 +1,7 @@
 import CPadLinux
 import Glibc
 public import PadLinux
-import SystemPackage
+public import SystemPackage
 
 /// An IPv4 or IPv6 socket address (what `sendto` and `recvfrom` take and give), kept inline: making one for each
 /// datagram received allocates nothing.
@@ -163,8 +163,8 @@ enum WallClock {
 public enum LinkSocketError: Error, Sendable, Hashable, CustomStringConvertible {
     case badAddress(String)
     case cannotResolve(String, reason: String)
-    case cannotBind(String, errno: Int32)
-    case socketFailed(operation: String, errno: Int32)
+    case cannotBind(String, cause: Errno)
+    case socketFailed(operation: String, cause: Errno)
     /// The kernel has no IPv6 (booted with `ipv6.disable=1`): only IPv4 addresses can be used.
     case ipv6Unavailable
 
@@ -174,14 +174,14 @@ public enum LinkSocketError: Error, Sendable, Hashable, CustomStringConvertible 
             "\"\(text)\" is not an address: give HOST, HOST:PORT or [IPV6]:PORT"
         case let .cannotResolve(text, reason):
             "cannot resolve \"\(text)\": \(reason); check the host name (or give its IP address)"
-        case let .cannotBind(address, errno) where errno == EADDRINUSE:
+        case let .cannotBind(address, cause) where cause == .addressInUse:
             "cannot listen on \(address): the port is in use (another `padbridge serve`?); stop it or give --listen ADDR:PORT"
-        case let .cannotBind(address, errno) where errno == EACCES:
+        case let .cannotBind(address, cause) where cause == .permissionDenied:
             "cannot listen on \(address): permission denied (ports below 1024 need privileges); choose a port above 1023"
-        case let .cannotBind(address, errno):
-            "cannot listen on \(address): \(String(cString: strerror(errno)))"
-        case let .socketFailed(operation, errno):
-            "\(operation) failed: \(String(cString: strerror(errno)))"
+        case let .cannotBind(address, cause):
+            "cannot listen on \(address): \(cause)"
+        case let .socketFailed(operation, cause):
+            "\(operation) failed: \(cause)"
         case .ipv6Unavailable:
             "this machine's kernel has IPv6 disabled: give an IPv4 address (--listen 0.0.0.0:PORT)"
         }
@@ -233,7 +233,7 @@ public final class UDPSocket {
         let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             if errno == EAFNOSUPPORT && address.family == AF_INET6 { throw .ipv6Unavailable }
-            throw .socketFailed(operation: "socket", errno: errno)
+            throw .socketFailed(operation: "socket", cause: Errno(rawValue: errno))
         }
         if address.family == AF_INET6 {
             var on: Int32 = 0  // dual stack: "[::]" also takes IPv4
@@ -242,7 +242,7 @@ public final class UDPSocket {
         guard CPadLinux_enablePacketInfo(fd, address.family) == 0 else {
             let error = errno
             Glibc.close(fd)
-            throw .socketFailed(operation: "asking for packet information (IP_PKTINFO)", errno: error)
+            throw .socketFailed(operation: "asking for packet information (IP_PKTINFO)", cause: Errno(rawValue: error))
         }
         let bound = address.storage.withUnsafeBytes { bytes in
             bind(fd, bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(bytes.count))
@@ -250,7 +250,7 @@ public final class UDPSocket {
         guard bound == 0 else {
             let error = errno
             Glibc.close(fd)
-            throw .cannotBind(address.description, errno: error)
+            throw .cannotBind(address.description, cause: Errno(rawValue: error))
         }
         localAddress = Self.boundAddress(of: fd)
         try startWatching(fd)
@@ -276,7 +276,7 @@ public final class UDPSocket {
                     target.baseAddress, socklen_t(target.count))
             }
         }
-        guard fd >= 0 else { throw .socketFailed(operation: "a socket of its own for \(remote)", errno: errno) }
+        guard fd >= 0 else { throw .socketFailed(operation: "a socket of its own for \(remote)", cause: Errno(rawValue: errno)) }
         localAddress = Self.boundAddress(of: fd)
         if readingNow {
             try startWatching(fd)
@@ -320,7 +320,7 @@ public final class UDPSocket {
         } catch {
             Glibc.close(fd)
             self.descriptor = nil
-            throw .socketFailed(operation: "watching the socket", errno: EINVAL)
+            throw .socketFailed(operation: "watching the socket (\(error.operation))", cause: error.cause ?? .ioError)
         }
     }
 
@@ -333,7 +333,7 @@ public final class UDPSocket {
         guard let descriptor else { return }
         var on: Int32 = 1
         guard setsockopt(descriptor.rawValue, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
-        else { throw .socketFailed(operation: "setsockopt(SO_REUSEPORT)", errno: errno) }
+        else { throw .socketFailed(operation: "setsockopt(SO_REUSEPORT)", cause: Errno(rawValue: errno)) }
     }
 
     /// Sends one datagram; false when the kernel refused it now (the caller counts it as lost).

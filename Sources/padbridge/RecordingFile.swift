@@ -1,4 +1,5 @@
 import Glibc
+import PadLinux
 
 /// Where a recording goes: standard output, or a file that is written under a temporary name beside it and renamed
 /// onto its name once recording has begun (`commit()`), so a command that fails before that (a pad that cannot be
@@ -32,13 +33,14 @@ final class RecordingFile {
         let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
         var template = Array("\(directory).\(base).padbridge-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard made >= 0 else {
-            throw CommandFailure("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        _ = fcntl(made, F_SETFD, FD_CLOEXEC)
-        fchmod(made, 0o644)
+        guard made >= 0 else { throw CommandFailure("\(FileError(.write, path: path, errno: errno))") }
         descriptor = made
         temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        guard fcntl(made, F_SETFD, FD_CLOEXEC) == 0, fchmod(made, 0o644) == 0 else {
+            let failure = FileError(.write, path: path, errno: errno)
+            close()
+            throw CommandFailure("\(failure)")
+        }
     }
 
     /// Appends `text`; after a failed write nothing more is written.
@@ -49,7 +51,7 @@ final class RecordingFile {
         let message =
             path == nil && errno == EPIPE
             ? LineOutput.readerWentAwayMessage("the recording ends")
-            : "padbridge: cannot write \(name): \(String(cString: strerror(errno))); the recording ends"
+            : "padbridge: \(FileError(.write, path: name, errno: errno)); the recording ends"
         onWriteFailed?(message)
     }
 
@@ -57,7 +59,7 @@ final class RecordingFile {
     func commit() throws {
         guard let path, let temporaryPath else { return }
         guard rename(temporaryPath, path) == 0 else {
-            throw CommandFailure("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw CommandFailure("\(FileError(.write, path: path, errno: errno))")
         }
         self.temporaryPath = nil
     }
