@@ -1,3 +1,4 @@
+import PadCore
 import Synchronization
 
 /// The live view's tickets. A browser cannot put a header on a WebSocket, so the page first asks for a ticket with
@@ -26,10 +27,7 @@ public final class ConsoleTickets: Sendable {
     /// A new ticket: 32 random bytes as 64 hex digits.
     public func issue() -> String {
         var generator = SystemRandomNumberGenerator()
-        let ticket = (0..<32).map { _ -> String in
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            return byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-        }.joined()
+        let ticket = HexBytes.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let expiry = now() + lifetime
         state.withLock { state in
             state.expiry[ticket] = expiry

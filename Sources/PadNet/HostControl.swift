@@ -244,10 +244,7 @@ public enum HostControlSocketPath {
     /// path.
     public static func path(configDirectory: String, runtimeDirectory: String?) -> String {
         let digest = SHA256.hash(data: Array(canonical(configDirectory).utf8))
-        let hash = digest.prefix(6).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        let hash = HexBytes.encode(digest.prefix(6))
         guard let runtime = runtimeDirectory, !runtime.isEmpty else { return "/run/padbridge-serve/control-\(hash).socket" }
         return "\(runtime)/padbridge/control-\(hash).socket"
     }
@@ -296,7 +293,7 @@ public struct HostLivePad: Sendable, Hashable, Codable {
         }
         rumble = feedback.rumble.map { HostLiveRumble(strong: $0.strong, weak: $0.weak) }
         lightbar = feedback.lightbar.map { color in
-            "#" + [color.red, color.green, color.blue].map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+            "#" + HexBytes.encode([color.red, color.green, color.blue])
         }
         self.lingering = lingering
     }

@@ -25,10 +25,7 @@ public struct DualSenseIdentity: Sendable, Hashable {
     /// The address as the kernel prints `uniq` for a DualSense (`%pMR` of the pairing report's bytes 1-6):
     /// lowercase, colon-separated, the pairing report's byte 6 first.
     public var uniq: String {
-        octets.map { octet in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(octet >> 4)], digits[Int(octet & 0x0F)]])
-        }.joined(separator: ":")
+        octets.map { HexBytes.encode([$0]) }.joined(separator: ":")
     }
 
     /// The address as feature report 0x09 carries it at bytes 1-6: least-significant byte first.
