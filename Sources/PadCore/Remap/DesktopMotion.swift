@@ -4,7 +4,7 @@
 /// Sticks move by time: the deflection held since the previous frame, times the time since it (so a stick held
 /// still, which the pad does not report again, keeps the pointer moving on the pipeline's wakes). The gyro moves by
 /// its samples' own clock (`GyroMouse`). Fractions of a count or of a wheel step are carried, never dropped.
-struct DesktopMotion: Sendable {
+struct DesktopMotion: RemapStage {
     /// While a stick moves the pointer or the wheel, or a flick is under way, the pipeline wakes this often (250 Hz:
     /// what a gaming mouse's slowest report rate gives).
     static let tickMicroseconds: UInt64 = 4_000
@@ -15,6 +15,8 @@ struct DesktopMotion: Sendable {
     static let scrollRepeatDelayMicroseconds: UInt64 = 400_000
     static let scrollRepeatMicroseconds: UInt64 = 100_000
 
+    /// Whether the profile has a virtual keyboard or mouse at all (else the stage does nothing).
+    private let drivesDesktop: Bool
     private let pointer: StickToPointer?
     private let scroll: StickToScroll?
     private let gyroBinding: GyroToMouse?
@@ -39,6 +41,7 @@ struct DesktopMotion: Sendable {
     private var scrollIsHeld = false
 
     init(profile: RemapProfile) {
+        drivesDesktop = profile.needsVirtualKeyboard || profile.needsVirtualMouse
         pointer = profile.pointerStick
         scroll = profile.scrollStick
         gyroBinding = profile.gyroMouse
@@ -47,8 +50,18 @@ struct DesktopMotion: Sendable {
         flickStick = profile.flickStick?.stick
     }
 
-    /// Whether it moves anything apart from `scroll:` targets.
-    var hasSources: Bool { pointer != nil || scroll != nil || gyroBinding != nil || flick != nil }
+    /// No virtual keyboard or mouse: nothing to press or move.
+    var passesThroughUnchanged: Bool { !drivesDesktop }
+
+    /// Adds this frame's movement to `frame.desktop` (which holds the keys `TargetRouting` pressed), from the shaped
+    /// sticks, the source's motion and the buttons held after toggles and turbo.
+    mutating func apply(_ frame: inout RemapFrame, atMicroseconds now: UInt64) {
+        guard drivesDesktop else { return }
+        let wake = step(
+            &frame.desktop, shaped: frame.shaped, motion: frame.source.motion, held: frame.held,
+            scrollTargets: frame.scrollTargets, atMicroseconds: now)
+        if let wake { frame.wake(atMicroseconds: wake) }
+    }
 
     /// The bias the resting calibration measured (rad/s), and whether it has one yet.
     var gyroBias: (bias: Vector3, isCalibrated: Bool) { (calibration.bias, calibration.isCalibrated) }

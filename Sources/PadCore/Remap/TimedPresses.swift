@@ -1,7 +1,7 @@
 /// The pipeline's timing stage: tap/hold buttons and chords (`RemapProfile.tapHold`, `.chords`). Given the buttons
 /// held and the time, it says which buttons not to route through the map now, which to route as if held (a lone
 /// chord member's replayed tap), which extra targets to press, and when it next changes on its own.
-struct TimedPresses: Sendable {
+struct TimedPresses: RemapStage {
     struct Step {
         /// Buttons whose own mapping must not drive anything now.
         var withheld = ButtonSet()
@@ -61,6 +61,15 @@ struct TimedPresses: Sendable {
     }
 
     var isEmpty: Bool { tapHolds.isEmpty && chords.isEmpty }
+
+    /// No tap/hold button and no chord.
+    var passesThroughUnchanged: Bool { isEmpty }
+
+    /// Runs `step` on the buttons held after toggles and turbo, for `TargetRouting` to read.
+    mutating func apply(_ frame: inout RemapFrame, atMicroseconds now: UInt64) {
+        frame.timing = step(held: frame.held, atMicroseconds: now)
+        if let wake = frame.timing.wakeMicroseconds { frame.wake(atMicroseconds: wake) }
+    }
 
     mutating func step(held: ButtonSet, atMicroseconds now: UInt64) -> Step {
         var result = Step()
