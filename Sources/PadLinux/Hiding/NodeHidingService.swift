@@ -138,7 +138,7 @@ public final class NodeHidingService {
 
     /// A connection that holds nothing hidden is closed after a while: it would only take a place.
     private func armIdleDeadline(_ connection: Connection) {
-        connection.idleDeadline = try? loop.deadline(afterMilliseconds: NodeHiding.idleConnectionMilliseconds) {
+        connection.idleDeadline = loop.deadline(afterMilliseconds: NodeHiding.idleConnectionMilliseconds) {
             [weak self, id = connection.id] in
             guard let self, let connection = self.connections[id], connection.nodes.isEmpty else { return }
             self.logger.debug("closing an idle client", metadata: ["pid": "\(connection.pid)"])

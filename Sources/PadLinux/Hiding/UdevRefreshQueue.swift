@@ -50,7 +50,7 @@ final class UdevRefreshQueue {
         if let lastStart {
             let due = lastStart.adding(milliseconds: max(minimumIntervalMilliseconds, retryDelayMilliseconds))
             if now < due {
-                waiting = try? loop.deadline(afterMilliseconds: (due.nanoseconds - now.nanoseconds) / 1_000_000 + 1) {
+                waiting = loop.deadline(afterMilliseconds: (due.nanoseconds - now.nanoseconds) / 1_000_000 + 1) {
                     [weak self] in
                     self?.waiting = nil
                     self?.startIfDue()
