@@ -119,133 +119,108 @@ struct ConnectCommand: ParsableCommand {
         // --all waits for pads (the connect unit runs with none plugged in); named pads must be there.
         if chosen.isEmpty && !all { throw ValidationError(PadSelectionError.noControllers.description) }
 
-        let anyLocal = try SocketAddress.resolve(destination.isIPv6 ? "[::]:0" : "0.0.0.0:0", defaultPort: 0, passive: true)[0]
-        let socket = try UDPSocket(bindingTo: anyLocal, loop: loop)
-        defer { socket.close() }
         let output = LineOutput.standardError
-        /// Ended by the host (taken over by another connect, or revoked): the exit status says so.
-        var endedByHost = false
         // The pads forwarded are grabbed, and hidden from this machine's other programs (SDL's HIDAPI drivers and
         // Steam read the hidraw node and list the grabbed event node) while forwarded: docs/hiding.md. --no-grab
         // leaves them to local programs too.
         let hiding = grab ? BridgeHiding(loop: loop, logger: logger, command: .connect) : nil
         defer { hiding?.releaseAll() }
-        /// The pads of the latest listing: where a pad that came back, or joined, is found with its nodes.
-        var listed = chosen
-        func hide(_ fingerprint: Fingerprint) {
-            if let hiding, let controller = listed.first(where: { $0.fingerprint == fingerprint }) { hiding.hide(controller) }
-        }
-        // Looks for the host by its key on the LAN while it does not answer (made just after the client).
+        // Looks for the host by its key on the LAN while it does not answer (made just after the service).
         var finder: PairedHostFinder?
-        var client: ForwardingClient!
         /// Where the client sends now ("192.0.2.2:48100"): the stored address, or where the host was found.
         func hostText() -> String { finder?.paired.address ?? target.first.canonical }
-        client = try ForwardingClient(
-            controllers: chosen, host: destination, hostKey: paired.key, identity: identity, socket: socket,
-            options: .init(virtualKind: virtualKind, grab: grab, profile: profileValue), loop: loop, logger: logger
+        let service = try ClientService(
+            configuration: ClientService.Configuration(
+                controllers: chosen, forwardsNewPads: all, host: destination, hostKey: paired.key,
+                forwarding: .init(virtualKind: virtualKind, grab: grab, profile: profileValue),
+                statisticsEveryMilliseconds: stats ? 1000 : nil),
+            identity: identity, monitor: monitor, sdlSource: .padbridgeHelper, hiding: hiding, loop: loop, logger: logger
         ) { event in
             switch event {
-            case .connected:
-                finder?.connected()
-                output.write(
-                    "padbridge: connected to \(client.map { "\($0.hostAddress)" } ?? hostText()) (\(paired.name)), forwarding \(chosen.count) pad(s)")
-            case .linkLost:
-                finder?.linkLost()
-                output.write("padbridge: link to \(hostText()) (\(paired.name)) lost; the pads stop rumbling")
-            case let .reconnecting(milliseconds): output.write("padbridge: reconnecting in \(milliseconds) ms")
-            case let .padDetached(id):
-                hiding?.release(id)
-                output.write("padbridge: pad \(id) unplugged; the host shows it neutral")
-            case let .padBack(id):
-                output.write("padbridge: pad \(id) is back")
-                hide(id)
-            case let .padAdded(id, name):
-                output.write("padbridge: forwarding \(name) [\(id)] too (plugged in)")
-                hide(id)
-            case let .tooManyPads(name):
-                output.write(
-                    "padbridge: not forwarding \(name): one connect forwards at most \(LinkClientMessage.maximumPads) pads")
-            case let .padNotForwarded(id, reason):
-                output.write("padbridge: \(paired.name) gives pad \(id) no virtual pad: \(reason)")
-            case .revoked:
-                endedByHost = true
-                output.write(
-                    "padbridge: \(paired.name) no longer trusts this client (revoked) and ended its session; pair again "
-                        + "with `padbridge pair \(hostArgument ?? paired.name) CODE` (a code from `padbridge pairing-window` "
-                        + "there)")
-                loop.stop()
-            case .takenOver:
-                endedByHost = true
-                output.write(
-                    "padbridge: another `padbridge connect` with this machine's identity (\(store.identityPath)) connected "
-                        + "to \(hostText()) and the host ended this one's session; stopping. Forward every pad from one "
-                        + "connect (give them all, or --all)")
-                loop.stop()
-            case .noAnswer:
-                output.write(
-                    "padbridge: no answer from \(paired.name) at \(client.map { "\($0.hostAddress)" } ?? hostText()) yet; "
-                        + "still trying. Is `padbridge serve` running there, and UDP port \(destination.port) open in its "
-                        + "firewall? If the host was reinstalled, its key changed and it cannot read this machine's "
-                        + "handshake: delete its line in \(store.pairedHostsPath) and pair again (`padbridge pair "
-                        + "\(hostArgument ?? paired.name) CODE`). Both machines also need versions of padbridge that "
-                        + "speak the same link (`padbridge --version` on each)")
+            case let .forwarding(event, hostAddress):
+                switch event {
+                case .connected: finder?.connected()
+                case .linkLost: finder?.linkLost()
+                default: break
+                }
+                output.write("padbridge: " + ConnectStatus.line(
+                    event, hostAddress: hostAddress, hostText: hostText(), paired: paired, store: store,
+                    hostArgument: hostArgument, destinationPort: destination.port, padCount: chosen.count))
+            case let .statistics(now, previous):
+                output.write("padbridge: " + ConnectStatus.statisticsLine(now, previous: previous))
             }
         }
-        defer { client.close() }
+        defer { service.close() }
         finder = try PairedHostFinder(
-            paired: paired, first: target.first.canonical, client: client, store: store, loop: loop, logger: logger,
-            output: output)
+            paired: paired, first: target.first.canonical, client: service.client, store: store, loop: loop,
+            logger: logger, output: output)
         defer { finder?.close() }
         let recording = try record.map(BridgeRecording.init(path:))
         defer { recording?.finish() }  // before the client closes the pad
         if let recording, let controller = chosen.first,
-            let session = client.source(for: controller.fingerprint) as? PhysicalPadSession
+            let session = service.client.source(for: controller.fingerprint) as? PhysicalPadSession
         {
             recording.start(controller: controller, virtualNodes: [], loop: loop, logger: logger)
             session.onEvents = recording.physicalEvents
             session.onFeedbackWritten = recording.reachedPad
-            client.onFeedbackReceived = { _, feedback in feedback.events.forEach(recording.gameFeedback) }
+            service.client.onFeedbackReceived = { _, feedback in feedback.events.forEach(recording.gameFeedback) }
         }
-        for controller in chosen { hide(controller.fingerprint) }
+        service.hideForwardedPads()
         if let note = target.note { output.write("padbridge: connecting to \(note)") }
         output.write(
             "padbridge: connecting to \(paired.name) at \(target.first.canonical) (\(destination)), host key \(paired.key.fingerprint)")
-
-        // After each hotplug burst: pads that were unplugged and are back resume; with --all, new pads join.
-        let relisting = try HotplugRelisting(
-            monitor: monitor, sdlSource: .padbridgeHelper, loop: loop, logger: logger, isWanted: { [all] in all || client.isWaitingForAPad }
-        ) { [all] present in
-            listed = present
-            client.resume(from: present)
-            if all { client.addNewPads(from: present) }
-            return nil
-        }
-        defer { relisting.cancel() }
-
-        var statisticsTimer: LoopDeadline?
-        if stats {
-            var previous = client.statistics
-            statisticsTimer = try loop.repeating(everyMilliseconds: 1000) {
-                let now = client.statistics
-                func loss(_ arrived: UInt32, of sent: UInt32) -> String {
-                    guard sent > 0, arrived <= sent else { return "-" }
-                    return String(format3: 100 * Double(sent - arrived) / Double(sent)) + " %"
-                }
-                let roundTrip = now.roundTripMicroseconds.map { String(format3: Double($0) / 1000) + " ms" } ?? "-"
-                let oneWay = now.roundTripMicroseconds.map { String(format3: Double($0) / 2000) + " ms" } ?? "-"
-                output.write(
-                    "padbridge: \(now.framesSent - previous.framesSent) frames/s, \(now.datagramsSent &- previous.datagramsSent) "
-                        + "datagrams/s out, \(now.datagramsReceived &- previous.datagramsReceived) in; loss to host "
-                        + "\(loss(now.hostReceived, of: now.sentWhenHostCounted)), from host "
-                        + "\(loss(now.receivedWhenHostCounted, of: now.hostSent)); round trip \(roundTrip), one way ~\(oneWay)")
-                previous = now
-            }
-        }
-        defer { statisticsTimer?.cancel() }
         shutdown = { loop.stop() }
         // Standard input is not read (connect takes no input): /dev/null there, or a background job, keeps it running.
         try loop.run()
-        if endedByHost { throw ExitCode(1) }
+        if service.endedByHost { throw ExitCode(1) }
+    }
+}
+
+/// `connect`'s status lines, one per event (after "padbridge: ").
+enum ConnectStatus {
+    static func line(
+        _ event: ForwardingClient.Event, hostAddress: SocketAddress, hostText: String, paired: PairedHost,
+        store: TrustStore, hostArgument: String?, destinationPort: UInt16, padCount: Int
+    ) -> String {
+        switch event {
+        case .connected: "connected to \(hostAddress) (\(paired.name)), forwarding \(padCount) pad(s)"
+        case .linkLost: "link to \(hostText) (\(paired.name)) lost; the pads stop rumbling"
+        case let .reconnecting(milliseconds): "reconnecting in \(milliseconds) ms"
+        case let .padDetached(id): "pad \(id) unplugged; the host shows it neutral"
+        case let .padBack(id): "pad \(id) is back"
+        case let .padAdded(id, name): "forwarding \(name) [\(id)] too (plugged in)"
+        case let .tooManyPads(name): "not forwarding \(name): one connect forwards at most \(LinkClientMessage.maximumPads) pads"
+        case let .padNotForwarded(id, reason): "\(paired.name) gives pad \(id) no virtual pad: \(reason)"
+        case .revoked:
+            "\(paired.name) no longer trusts this client (revoked) and ended its session; pair again "
+                + "with `padbridge pair \(hostArgument ?? paired.name) CODE` (a code from `padbridge pairing-window` "
+                + "there)"
+        case .takenOver:
+            "another `padbridge connect` with this machine's identity (\(store.identityPath)) connected "
+                + "to \(hostText) and the host ended this one's session; stopping. Forward every pad from one "
+                + "connect (give them all, or --all)"
+        case .noAnswer:
+            "no answer from \(paired.name) at \(hostAddress) yet; "
+                + "still trying. Is `padbridge serve` running there, and UDP port \(destinationPort) open in its "
+                + "firewall? If the host was reinstalled, its key changed and it cannot read this machine's "
+                + "handshake: delete its line in \(store.pairedHostsPath) and pair again (`padbridge pair "
+                + "\(hostArgument ?? paired.name) CODE`). Both machines also need versions of padbridge that "
+                + "speak the same link (`padbridge --version` on each)"
+        }
+    }
+
+    /// --stats: a line per second.
+    static func statisticsLine(_ now: ForwardingClient.Statistics, previous: ForwardingClient.Statistics) -> String {
+        func loss(_ arrived: UInt32, of sent: UInt32) -> String {
+            guard sent > 0, arrived <= sent else { return "-" }
+            return String(format3: 100 * Double(sent - arrived) / Double(sent)) + " %"
+        }
+        let roundTrip = now.roundTripMicroseconds.map { String(format3: Double($0) / 1000) + " ms" } ?? "-"
+        let oneWay = now.roundTripMicroseconds.map { String(format3: Double($0) / 2000) + " ms" } ?? "-"
+        return "\(now.framesSent - previous.framesSent) frames/s, \(now.datagramsSent &- previous.datagramsSent) "
+            + "datagrams/s out, \(now.datagramsReceived &- previous.datagramsReceived) in; loss to host "
+            + "\(loss(now.hostReceived, of: now.sentWhenHostCounted)), from host "
+            + "\(loss(now.receivedWhenHostCounted, of: now.hostSent)); round trip \(roundTrip), one way ~\(oneWay)"
     }
 }
 
@@ -257,3 +232,5 @@ extension String {
         self = "\(scaled / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 }
+
+extension BridgeHiding: ForwardedPadHiding {}
