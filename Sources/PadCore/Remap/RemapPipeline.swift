@@ -86,9 +86,10 @@ public struct RemapPipeline: Sendable {
     public static let hysteresisFraction = 0.05
 }
 
-/// The pipeline's stages in the order they run, each a concrete stored value called directly (no `any`, no array of
-/// stages: nothing is allocated or dispatched dynamically per frame). A stage added is a file of its own plus a line
-/// in each of the three lists here (stored property, `init`, `apply`) and in `passesThroughUnchanged`.
+/// The pipeline's stages in the order they run (numbered as in `RemapProfile`'s documentation), each a concrete
+/// stored value called directly (no `any`, no array of stages: nothing is allocated or dispatched dynamically per
+/// frame). A stage added is a file of its own plus a line in each of the lists here (stored property, `init`,
+/// `passesThroughUnchanged`, `apply`).
 struct RemapStages: RemapStage {
     /// 1. Shaping of the physical sticks and triggers, then the stick swap.
     var shaping: StickAndTriggerShaping
@@ -97,14 +98,14 @@ struct RemapStages: RemapStage {
     var turbo: ButtonTurbo
     /// 3. One-sided sources latched beyond their thresholds.
     var thresholds: PressThresholds
-    /// 4. The active layer, and silencing buttons held across a change of it.
+    /// 4. The active layer (and silencing buttons held across a change of it), tap/hold and chords, then every
+    /// source routed to its targets.
     var layer: ActiveLayer
-    /// 5. Tap/hold and chords, then every source routed to its targets.
     var timedPresses: TimedPresses
     var routing: TargetRouting
-    /// 6. Gyro, added to the right stick.
+    /// 5. Gyro, added to the right stick.
     var gyro: GyroOnRightStick
-    /// 7. The virtual keyboard and mouse.
+    /// 6. The virtual keyboard and mouse.
     var desktopMotion: DesktopMotion
 
     init(profile: RemapProfile) {

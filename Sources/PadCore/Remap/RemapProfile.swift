@@ -1,13 +1,15 @@
 /// A remap, as a value: what `RemapPipeline` runs. Built by `PadProfiles` from a TOML file, or in code.
 /// `RemapProfile()` is the identity: every control passes through unchanged.
 ///
-/// The pipeline's stages, in order (each documented where it lives):
+/// The pipeline's stages, in order (each a type of its own, documented where it lives; `RemapStages` lists them):
 /// 1. shaping of the physical sticks and triggers (`leftStick`, `rightStick`, `leftTrigger`, `rightTrigger`),
-///    then `swapSticks`;
-/// 2. `toggles`, then `turbo`, on the physical buttons;
-/// 3. the active layer's mappings over the base `map` (a layer is active while its hold control is held);
-/// 4. `tapHold` and `chords` (buttons whose output depends on timing);
-/// 5. `gyro`, added to the right stick;
+///    then `swapSticks` (`StickAndTriggerShaping`);
+/// 2. `toggles`, then `turbo`, on the physical buttons (`ButtonToggles`, `ButtonTurbo`);
+/// 3. one-sided sources latched beyond their `thresholdFractions` (`PressThresholds`);
+/// 4. the active layer's mappings over the base `map` (a layer is active while its hold control is held;
+///    `ActiveLayer`, `TargetRouting`), with `tapHold` and `chords` (buttons whose output depends on timing;
+///    `TimedPresses`);
+/// 5. `gyro`, added to the right stick (`GyroOnRightStick`);
 /// 6. the virtual keyboard and mouse: the `key:`, `mouse:` and `scroll:` targets the mappings pressed, and the
 ///    pointer and wheel moved by `pointerStick`, `scrollStick`, `gyroMouse` and `flickStick` (`DesktopMotion`).
 public struct RemapProfile: Sendable, Hashable {
