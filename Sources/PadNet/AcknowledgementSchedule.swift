@@ -1,4 +1,4 @@
-public import PadCore
+import PadCore
 
 /// When the host acknowledges a client's frames that came without anything else to answer. Acknowledging costs
 /// nothing on a frame's own path (it goes from the host's timer) and one acknowledgement covers a burst:

@@ -76,7 +76,7 @@ public final class ForwardingHost {
 
     private let sender: any LinkDatagramSender
     private let identity: Curve25519.KeyAgreement.PrivateKey
-    private let store: TrustStore
+    private let pairedClientList: any PairedClientList
     private let options: Options
     private let clocks: LinkClocks
     private let makePad: HostedVirtualPadMaker
@@ -149,11 +149,16 @@ public final class ForwardingHost {
         var tick: (() -> Void)?
         let timer = LoopWakeTimer(loop: loop) { tick?() }
         self.init(
-            sender: socket, timer: timer, clocks: .following(loop), identity: identity, store: store, options: options,
+            sender: socket, timer: timer, clocks: .following(loop), identity: identity, pairedClients: store,
+            options: options,
             logger: logger, onEvent: onEvent,
-            makePad: { kind, seed, onFeedback, onReady in
-                try VirtualPadSession(
-                    kind: kind, seed: seed, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+            makePad: { kind, seed, onFeedback, onReady throws(VirtualPadCreationFailure) in
+                do {
+                    return try VirtualPadSession(
+                        kind: kind, seed: seed, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+                } catch {
+                    throw VirtualPadCreationFailure(error)
+                }
             })
         tick = { [owner] in owner.target?.tick() }
         socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
@@ -172,7 +177,7 @@ public final class ForwardingHost {
     /// `tick()` when it fires. Reads paired-clients once now (`reloadPairedClients` again when it changes).
     public init(
         sender: any LinkDatagramSender, timer: any LinkWakeTimer, clocks: LinkClocks,
-        identity: Curve25519.KeyAgreement.PrivateKey, store: TrustStore, options: Options, logger: Logger,
+        identity: Curve25519.KeyAgreement.PrivateKey, pairedClients: any PairedClientList, options: Options, logger: Logger,
         onEvent: @escaping (Event) -> Void, makePad: @escaping HostedVirtualPadMaker
     ) {
         self.sender = sender
@@ -182,7 +187,7 @@ public final class ForwardingHost {
         initiationGate = LinkInitiationGate(
             hostKey: LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!,
             atMicroseconds: clocks.monotonicMicroseconds())
-        self.store = store
+        pairedClientList = pairedClients
         self.options = options
         self.logger = logger
         self.onEvent = onEvent
@@ -203,7 +208,7 @@ public final class ForwardingHost {
     /// is fixed.
     public func reloadPairedClients() {
         do {
-            pairedLines = try store.pairedClients()
+            pairedLines = try pairedClientList.pairedClients()
             paired = Dictionary(pairedLines.map { ($0.key, $0.name) }, uniquingKeysWith: { _, last in last })
         } catch {
             pairedLines = []

@@ -1,4 +1,4 @@
-public import PadCore
+import PadCore
 
 /// The control socket's views of a host, read off its clients and pads as they are (nothing is kept for them): the
 /// paired clients with their link's figures and pads (`status`), and each virtual pad as it shows (`live`).

@@ -1,4 +1,4 @@
-public import PadCore
+import PadCore
 
 /// A paired client the host has heard from: its sessions, its link's liveness and figures, its pads, and what it is
 /// owed (acknowledgements, a retry of a pad refused for the creation limit).

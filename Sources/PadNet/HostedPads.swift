@@ -1,5 +1,4 @@
-public import PadCore
-import PadLinux
+import PadCore
 
 /// A virtual pad the host shows for one of a client's pads: forwarded while its slot is in the client's current pad
 /// table and its source is plugged in; lingering (neutral, until `lingerEndsMicroseconds`) once the table no longer
@@ -68,7 +67,7 @@ enum NotForwardedCause {
     /// The host's `--max-pads` is reached and no pad lingers to make room.
     case padLimit(maximumPads: Int)
     /// The virtual pad could not be made.
-    case cannotCreate(VirtualPadKind, any Error)
+    case cannotCreate(VirtualPadKind, VirtualPadCreationFailure)
 
     var hostText: String {
         switch self {
@@ -87,22 +86,9 @@ enum NotForwardedCause {
             "too many new pads lately: the host makes this one in a few seconds"
         case let .padLimit(maximum):
             "the host's --max-pads \(maximum) is reached; it gets a virtual pad when one goes"
-        case let .cannotCreate(kind, error):
-            Self.clientText(cannotCreate: kind, error)
+        case let .cannotCreate(kind, failure):
+            failure.reasonForClient ?? "the host cannot make a virtual \(kind.rawValue) pad: \(failure)"
         }
-    }
-
-    /// Why a virtual pad could not be made, in few words for the person at the client (`LinkHostMessage`'s limit):
-    /// what is missing on the host, and where the fix is said in full.
-    static func clientText(cannotCreate kind: VirtualPadKind, _ error: any Error) -> String {
-        if let access = error as? DeviceAccessError {
-            switch access.code {
-            case .permissionDenied: return "the host may not open \(access.path) (`padbridge doctor` there says how)"
-            case .missingDevice: return "the host has no \(access.path) (`padbridge doctor` there says how)"
-            default: break
-            }
-        }
-        return "the host cannot make a virtual \(kind.rawValue) pad: \(error)"
     }
 
     /// Whether the host says so in an event (once per pad, until it gets a virtual pad): the limits are; a pad that

@@ -49,6 +49,16 @@ public struct LinkClocks {
     }
 }
 
+/// The clients paired with the host, as the host reads them when it starts and whenever they change
+/// (`ForwardingHost.reloadPairedClients`): in production the paired-clients file (`TrustStore`).
+public protocol PairedClientList {
+    /// Every paired client, in the list's order. Throws what makes the list unreadable (the host then refuses every
+    /// client until it is fixed, and says why).
+    func pairedClients() throws -> [PairedClient]
+}
+
+extension TrustStore: PairedClientList {}
+
 /// A virtual pad the host shows for a client's pad.
 public protocol HostedVirtualPad: AnyObject {
     /// A virtual DualSense's MAC, nil for an Xbox 360 pad.
@@ -66,7 +76,35 @@ public protocol HostedVirtualPad: AnyObject {
 public typealias HostedVirtualPadMaker = (
     _ kind: VirtualPadKind, _ seed: String, _ onFeedback: @escaping (FeedbackEvent) -> Void,
     _ onReady: @escaping (VirtualPadNodes) -> Void
-) throws -> any HostedVirtualPad
+) throws(VirtualPadCreationFailure) -> any HostedVirtualPad
+
+/// Why the host could not make a virtual pad: the whole story for the host's log and status, and, where the maker
+/// knows one, a few words for the person at the client (what is missing on the host, where the fix is said).
+public struct VirtualPadCreationFailure: Error, CustomStringConvertible {
+    public var description: String
+    public var reasonForClient: String?
+
+    public init(description: String, reasonForClient: String? = nil) {
+        self.description = description
+        self.reasonForClient = reasonForClient
+    }
+
+    /// Any error, told as it prints; the client gets the host's general words.
+    public init(_ error: any Error) {
+        self.init(description: "\(error)")
+    }
+
+    /// A device the host could not open: the client is told which, and that `padbridge doctor` on the host says how.
+    public init(_ error: DeviceAccessError) {
+        let reason: String? =
+            switch error.code {
+            case .permissionDenied: "the host may not open \(error.path) (`padbridge doctor` there says how)"
+            case .missingDevice: "the host has no \(error.path) (`padbridge doctor` there says how)"
+            default: nil
+            }
+        self.init(description: "\(error)", reasonForClient: reason)
+    }
+}
 
 extension VirtualPadSession: HostedVirtualPad {}
 

@@ -1,4 +1,4 @@
-public import PadCore
+import PadCore
 
 /// One session of the link: its transport keys and when it started. A class: the session in use is read for every
 /// datagram, and a copy of a struct holding the keys retained each of their references (~330 instructions a reply).

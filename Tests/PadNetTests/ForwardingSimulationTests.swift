@@ -1,3 +1,5 @@
+import Crypto
+import Glibc
 import PadCore
 import PadLinux
 @testable import PadNet
@@ -173,8 +175,7 @@ import Testing
         link.run(forMilliseconds: 1_500)
         #expect(told.last.map { $0.map(\.remote) } == [link.clients[1].address], "the path moved to the new port")
 
-        link.writePairedClients("# revoked everyone\n")
-        link.host.reloadPairedClients()
+        link.revokeEveryClient()
         #expect(told.last == [], "a revoked client has no path")
         #expect(told.count == 3, "told only when the set changed, not with every datagram")
     }
@@ -268,8 +269,7 @@ import Testing
         link.run(forMilliseconds: 5)
         #expect(pad.shown == .holding(.a))
 
-        link.writePairedClients("# revoked everyone\n")
-        link.host.reloadPairedClients()
+        link.revokeEveryClient()
         #expect(pad.shown == .neutral, "the revoked client's pad released at once")
         #expect(pad.isOpen, "and shown released for a moment, so readers see it")
         #expect(link.hostEvents.contains { $0.kind == .revoked })
@@ -297,8 +297,7 @@ import Testing
         pad.feedback(.rumble(Rumble(strong: 1, weak: 0)))
         link.run(forMilliseconds: 5)
 
-        link.writePairedClients("# revoked everyone\n")
-        link.host.reloadPairedClients()
+        link.revokeEveryClient()
         // Nothing more from the client: whatever the host sends from now on, the feedback made it send.
         link.cutClientToHost = true
         link.run(forMicroseconds: 1)
@@ -389,8 +388,7 @@ import Testing
             noticesDropped += 1
             return true
         }
-        link.writePairedClients("# revoked everyone\n")
-        link.host.reloadPairedClients()
+        link.revokeEveryClient()
         #expect(noticesDropped == 1)
         #expect(pad.shown == .neutral)
         link.run(forMicroseconds: ForwardingHost.releaseShownMicroseconds)
@@ -423,8 +421,8 @@ import Testing
         #expect(status.pads.map(\.state) == [.live, .notForwarded])
 
         let denied = try LinkSimulation()
-        denied.virtualPadError = DeviceAccessError(
-            code: .permissionDenied, path: "/dev/uinput", operation: "open", cause: .permissionDenied)
+        denied.virtualPadError = VirtualPadCreationFailure(DeviceAccessError(
+            code: .permissionDenied, path: "/dev/uinput", operation: "open", cause: .permissionDenied))
         try denied.connect([.simulated("aaaaaaaaaaaa")])
         denied.run(forMilliseconds: 1_000)
         let deniedTold = denied.clients[0].events.compactMap { event -> String? in
@@ -673,9 +671,20 @@ import Testing
     /// Finding 9: a paired-clients file padbridge cannot read is reported, naming the file and the line, instead of
     /// refusing every client in silence.
     @Test func aBrokenPairedClientsFileIsReportedNamingItsLine() throws {
-        let link = try LinkSimulation()
-        let path = link.configDirectory + "/paired-clients"
-        link.writePairedClients(link.readPairedClients() + "not-a-key laptop\n")
+        var template = Array("/tmp/padbridge-simulation-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let path = directory + "/paired-clients"
+        defer {
+            unlink(path)
+            rmdir(directory)
+        }
+        let store = TrustStore(directory: directory)
+        let clientKey = Curve25519.KeyAgreement.PrivateKey()
+        try store.accept(PairedClient(key: LinkPublicKey(bytes: clientKey.publicKey.rawRepresentation)!, name: "laptop"))
+        let link = try LinkSimulation(pairedClients: store)
+        let file = try #require(fopen(path, "a"))
+        fputs("not-a-key laptop\n", file)
+        fclose(file)
         link.host.reloadPairedClients()
         let problems = link.hostEvents.compactMap { event -> String? in
             if case let .pairedClientsUnreadable(message) = event { message } else { nil }

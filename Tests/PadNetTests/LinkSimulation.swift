@@ -33,7 +33,7 @@ final class LinkSimulation {
     /// The same for every client's timer (a client's loop busy with its pad's frames).
     var clientTimersHeld = false
     /// While set, the host cannot make a virtual pad: making one throws this (no /dev/uinput access, ...).
-    var virtualPadError: (any Error)?
+    var virtualPadError: VirtualPadCreationFailure?
 
     private struct InFlight {
         var arrives: UInt64
@@ -51,7 +51,6 @@ final class LinkSimulation {
     let hostTimer = SimulatedTimer()
     let hostKey = Curve25519.KeyAgreement.PrivateKey()
     let clientKey = Curve25519.KeyAgreement.PrivateKey()
-    let configDirectory: String
     var hostEvents: [ForwardingHost.Event] = []
     /// The events of every client started, in order (each client's own in `clients`).
     var clientEvents: [ForwardingClient.Event] = []
@@ -65,27 +64,39 @@ final class LinkSimulation {
     /// The newest client.
     var client: ForwardingClient? { clients.last?.client }
 
-    init(hostOptions: ForwardingHost.Options = .init(virtualKind: nil, maximumPads: 8, lingerMilliseconds: 60_000)) throws {
-        var template = Array("/tmp/padbridge-simulation-XXXXXX".utf8CString)
-        configDirectory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        let store = TrustStore(directory: configDirectory)
-        try store.accept(PairedClient(key: LinkPublicKey(bytes: clientKey.publicKey.rawRepresentation)!, name: "laptop"))
+    /// Paired clients as the host reads them, in memory (no file); `unreadable`: reading them throws this.
+    final class PairedClientsInMemory: PairedClientList {
+        var clients: [PairedClient]
+        var unreadable: (any Error)?
+        init(_ clients: [PairedClient]) { self.clients = clients }
+        func pairedClients() throws -> [PairedClient] {
+            if let unreadable { throw unreadable }
+            return clients
+        }
+    }
+
+    /// The host's paired clients: the simulation's client as "laptop" to start with.
+    let paired: PairedClientsInMemory
+
+    /// `pairedClients`: where the host reads its paired clients from, when not `paired` (a test of the file itself).
+    init(
+        hostOptions: ForwardingHost.Options = .init(virtualKind: nil, maximumPads: 8, lingerMilliseconds: 60_000),
+        pairedClients: (any PairedClientList)? = nil
+    ) throws {
+        paired = PairedClientsInMemory([
+            PairedClient(key: LinkPublicKey(bytes: clientKey.publicKey.rawRepresentation)!, name: "laptop")
+        ])
         host = ForwardingHost(
             sender: Sender(simulation: self, from: .host, address: hostAddress), timer: hostTimer, clocks: clocks, identity: hostKey,
-            store: store, options: hostOptions, logger: Logger(label: "simulated host"),
+            pairedClients: pairedClients ?? paired, options: hostOptions, logger: Logger(label: "simulated host"),
             onEvent: { [unowned self] in hostEvents.append($0) },
-            makePad: { [unowned self] kind, _, onFeedback, onReady in
+            makePad: { [unowned self] kind, _, onFeedback, onReady throws(VirtualPadCreationFailure) in
                 if let virtualPadError { throw virtualPadError }
                 let pad = RecordingVirtualPad(kind: kind, onFeedback: onFeedback)
                 virtualPads.append(pad)
                 onReady(VirtualPadNodes(eventNodes: ["/dev/input/simulated\(virtualPads.count)"], hidrawNode: nil, sysfsPath: "/sys/simulated"))
                 return pad
             })
-    }
-
-    deinit {
-        for name in ["paired-clients", "identity"] { unlink(configDirectory + "/" + name) }
-        rmdir(configDirectory)
     }
 
     var clocks: LinkClocks {
@@ -128,28 +139,17 @@ final class LinkSimulation {
         return client
     }
 
-    func readPairedClients() -> String {
-        guard let file = fopen(configDirectory + "/paired-clients", "r") else { return "" }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        while true {
-            let byte = fgetc(file)
-            if byte == EOF { break }
-            bytes.append(UInt8(byte))
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    func writePairedClients(_ text: String) {
-        let file = fopen(configDirectory + "/paired-clients", "w")!
-        fputs(text, file)
-        fclose(file)
+    /// Revokes every client, as an edit of paired-clients does (the host reads them again, as `serve` does when
+    /// the file changes).
+    func revokeEveryClient() {
+        paired.clients = []
+        host.reloadPairedClients()
     }
 
     /// Pairs another client key with the host (which reads paired-clients again, as `serve` does when it changes).
     func pairAnotherClient(name: String) throws -> Curve25519.KeyAgreement.PrivateKey {
         let key = Curve25519.KeyAgreement.PrivateKey()
-        try TrustStore(directory: configDirectory).accept(PairedClient(key: LinkPublicKey(bytes: key.publicKey.rawRepresentation)!, name: name))
+        paired.clients.append(PairedClient(key: LinkPublicKey(bytes: key.publicKey.rawRepresentation)!, name: name))
         host.reloadPairedClients()
         return key
     }

@@ -122,7 +122,7 @@ import Testing
             var description: String { "no uinput \(number)" }
         }
         let simulation = try LinkSimulation()
-        simulation.virtualPadError = Refusal(number: 1)
+        simulation.virtualPadError = VirtualPadCreationFailure(Refusal(number: 1))
         try simulation.connect([.simulated("aaaaaaaaaaaa")])
         simulation.run(forMilliseconds: 1_000)  // ten keepalives and their answers, each listing the pad
         func told() -> [String] {
@@ -135,7 +135,7 @@ import Testing
         // Another reason each time the pad comes back: each is told once.
         let source = try #require(simulation.sources[Fingerprint(rawValue: "aaaaaaaaaaaa")])
         for number in 2...30 {
-            simulation.virtualPadError = Refusal(number: number)
+            simulation.virtualPadError = VirtualPadCreationFailure(Refusal(number: number))
             source.unplug()
             simulation.run(forMilliseconds: 50)
             source.replug()

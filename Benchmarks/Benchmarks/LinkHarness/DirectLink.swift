@@ -33,7 +33,7 @@ public final class DirectLink {
             monotonicMicroseconds: { [unowned self] in clock }, wallClockMicroseconds: { [unowned self] in clock })
         host = ForwardingHost(
             sender: Endpoint(link: self, toHost: false), timer: IdleTimer(), clocks: clocks, identity: hostKey,
-            store: store, options: .init(virtualKind: .xbox360, maximumPads: 8, lingerMilliseconds: 60_000),
+            pairedClients: store, options: .init(virtualKind: .xbox360, maximumPads: 8, lingerMilliseconds: 60_000),
             logger: Logger(label: "bench host"), onEvent: { _ in },
             makePad: { [pad] _, _, _, _ in pad })
         client = try ForwardingClient(
