@@ -155,6 +155,9 @@ public final class ForwardingClient {
     private var padTableAcknowledged: UInt32 = 0
     private var timer: (any LinkWakeTimer)?
     /// What the closures this client hands out call it through (no weak reference: see `OwnerReference`).
+    /// Stops the datagram source handing datagrams here (the production initializer sets it: the socket's handler
+    /// goes with this client).
+    private var stopReceiving: (() -> Void)?
     private let owner = OwnerReference<ForwardingClient>()
     private var generator = SystemRandomNumberGenerator()
     /// The last ping sent: its clock, and how many datagrams this session had sent with it (for the loss figure).
@@ -201,13 +204,14 @@ public final class ForwardingClient {
             })
         tick = { [owner] in owner.target?.tick() }
         socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
+        stopReceiving = { [weak socket] in socket?.onDatagram = nil }
     }
 
     /// The socket (`sender`, in production) stops handing its datagrams here; `owner` is nil for any closure
     /// that runs while the rest of this client is destroyed.
     deinit {
         owner.target = nil
-        (sender as? UDPSocket)?.onDatagram = nil
+        stopReceiving?()
     }
 
     /// A client over the given ports: datagrams go to `sender` and arrive through `receive(_:along:)`; `timer`

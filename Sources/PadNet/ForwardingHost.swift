@@ -139,6 +139,9 @@ public final class ForwardingHost {
     /// A socket per confirmed client (production only: the socket-based initializer makes it).
     private var connectedSockets: ConnectedClientSockets?
     /// What the closures this host hands out call it through (no weak reference: see `OwnerReference`).
+    /// Stops the datagram source handing datagrams here (the production initializer sets it: the socket's handler
+    /// goes with this host).
+    private var stopReceiving: (() -> Void)?
     private let owner = OwnerReference<ForwardingHost>()
 
     /// A host on `socket`'s datagrams, making real virtual pads on `loop`.
@@ -162,6 +165,7 @@ public final class ForwardingHost {
             })
         tick = { [owner] in owner.target?.tick() }
         socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
+        stopReceiving = { [weak socket] in socket?.onDatagram = nil }
         do {
             let sockets = try ConnectedClientSockets(sharingPortOf: socket, logger: logger) { [owner] bytes, path in
                 owner.target?.receive(bytes, along: path)
@@ -200,7 +204,7 @@ public final class ForwardingHost {
     /// that runs while the rest of this host is destroyed.
     deinit {
         owner.target = nil
-        (sender as? UDPSocket)?.onDatagram = nil
+        stopReceiving?()
     }
 
     /// Reads paired-clients again (it changed): a client whose line is gone is cut off now (its datagrams dropped,
