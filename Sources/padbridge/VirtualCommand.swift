@@ -146,15 +146,11 @@ struct VirtualCommand: ParsableCommand {
                 }
                 let seconds: UInt64 = 20
                 logger.info("end of input before the kernel made the pad's nodes; waiting up to \(seconds) s for it")
-                do {
-                    readinessDeadline = loop.deadline(afterMilliseconds: seconds * 1000) {
-                        LineOutput.standardError.write(
-                            "padbridge: the kernel did not make the pad's device nodes within \(seconds) s"
-                                + (type == .dualSense
-                                    ? "; is hid-playstation loaded? Run `sudo modprobe hid-playstation`" : ""))
-                        loop.stop()
-                    }
-                } catch {
+                readinessDeadline = loop.deadline(afterMilliseconds: seconds * 1000) {
+                    LineOutput.standardError.write(
+                        "padbridge: the kernel did not make the pad's device nodes within \(seconds) s"
+                            + (type == .dualSense
+                                ? "; is hid-playstation loaded? Run `sudo modprobe hid-playstation`" : ""))
                     loop.stop()
                 }
             })
