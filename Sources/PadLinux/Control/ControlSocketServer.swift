@@ -19,7 +19,7 @@ public final class ControlSocketServer {
 
     public let path: String
     private var listener: UnixStreamSocket?
-    private var listenerWatch: DeviceEventLoop.WatchToken?
+    private var listenerWatch: LoopWatch?
     private var connections: [ControlConnection] = []
     private let loop: DeviceEventLoop
     private let logger: Logger
@@ -39,7 +39,7 @@ public final class ControlSocketServer {
         self.isAllowed = isAllowed
         self.onLine = onLine
         let listener = try UnixStreamSocket.listening(at: path, mode: mode)
-        listenerWatch = try loop.watch(listener.descriptor, path: path) { [weak self] _ in self?.acceptAll() }
+        listenerWatch = try loop.makeWatch(listener.descriptor, path: path) { [weak self] _ in self?.acceptAll() }
         self.listener = consume listener
     }
 
@@ -49,7 +49,7 @@ public final class ControlSocketServer {
     /// Stops listening, closes every connection and removes the socket file. Idempotent.
     public func close() {
         guard listener != nil else { return }
-        if let listenerWatch { loop.removeWatch(listenerWatch) }
+        listenerWatch?.cancel()
         listenerWatch = nil
         listener = nil
         for connection in connections { connection.close() }
@@ -75,7 +75,7 @@ public final class ControlSocketServer {
             let connection = ControlConnection(socket: socket, peer: peer)
             connection.server = self
             do {
-                connection.watch = try loop.watch(connection.descriptor, path: "control connection") {
+                connection.watch = try loop.makeWatch(connection.descriptor, path: "control connection") {
                     [weak self, weak connection] _ in
                     guard let self, let connection else { return }
                     self.read(connection)
@@ -107,7 +107,7 @@ public final class ControlSocketServer {
     }
 
     fileprivate func forget(_ connection: ControlConnection) {
-        if let watch = connection.watch { loop.removeWatch(watch) }
+        connection.watch?.cancel()
         connection.watch = nil
         connections.removeAll { $0 === connection }
     }
@@ -119,7 +119,7 @@ public final class ControlConnection {
     /// What the client asked to be sent as things change (free for the request handler's use).
     public var subscriptions: Set<String> = []
     private var socket: UnixStreamSocket?
-    fileprivate var watch: DeviceEventLoop.WatchToken?
+    fileprivate var watch: LoopWatch?
     fileprivate var lines = StreamLines()
     fileprivate weak var server: ControlSocketServer?
 

@@ -7,7 +7,7 @@ internal import SystemPackage
 public final class FileChangeWatch {
     private let loop: DeviceEventLoop
     private var descriptor: FileDescriptor?
-    private var token: DeviceEventLoop.WatchToken?
+    private var watch: LoopWatch?
 
     /// Watches `path` (its directory must exist). `onChange` runs once per batch of changes the kernel reports.
     public convenience init(path: String, loop: DeviceEventLoop, onChange: @escaping () -> Void) throws(DeviceAccessError) {
@@ -44,7 +44,7 @@ public final class FileChangeWatch {
             cancel()
             throw .opening(directory, failure)
         }
-        token = try loop.watch(descriptor, path: "inotify (\(label))") { [weak self] _ throws(DeviceAccessError) in
+        watch = try loop.makeWatch(descriptor, path: "inotify (\(label))") { [weak self] _ throws(DeviceAccessError) in
             guard let self, self.drainMentions(names) else { return }
             onChange()
         }
@@ -76,8 +76,8 @@ public final class FileChangeWatch {
 
     /// Stops watching and closes the inotify descriptor. Idempotent.
     public func cancel() {
-        if let token { loop.removeWatch(token) }
-        token = nil
+        watch?.cancel()
+        watch = nil
         try? descriptor?.close()
         descriptor = nil
     }

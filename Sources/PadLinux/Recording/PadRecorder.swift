@@ -88,7 +88,7 @@ public final class PadRecorder {
     /// The nodes it reads itself, by node index.
     private var evdevReaders: [(node: Int, reader: WatchedEvdevDevice)] = []
     private var hidraw: HidrawDevice?
-    private var hidrawWatch: DeviceEventLoop.WatchToken?
+    private var hidrawWatch: LoopWatch?
     private let hidrawIndex: Int
     private var reportBuffer = [UInt8](repeating: 0, count: PadRecordingFormat.maximumReportBytes)
     public private(set) var entryCount = 0
@@ -147,7 +147,7 @@ public final class PadRecorder {
                 RecordedHidrawNode(
                     index: hidrawIndex, side: .physical, path: hidraw.path, reportDescriptor: hidraw.reportDescriptor,
                     featureReports: hidraw.featureReports))
-            hidrawWatch = try loop.watch(device.descriptorForPolling, path: hidraw.path) { _ throws(DeviceAccessError) in
+            hidrawWatch = try loop.makeWatch(device.descriptorForPolling, path: hidraw.path) { _ throws(DeviceAccessError) in
                 try relay.recorder?.readReports()
             }
             self.hidraw = consume device
@@ -285,7 +285,7 @@ public final class PadRecorder {
         isClosed = true
         evdevReaders.forEach { $0.reader.close() }
         evdevReaders.removeAll()
-        if let hidrawWatch { loop.removeWatch(hidrawWatch) }
+        hidrawWatch?.cancel()
         hidrawWatch = nil
         hidraw.take()?.close()
     }

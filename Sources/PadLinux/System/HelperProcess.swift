@@ -103,7 +103,7 @@ public final class LoopHelperProcess {
     private let loop: DeviceEventLoop
     private let pid: pid_t
     private var output: FileDescriptor?
-    private var watch: DeviceEventLoop.WatchToken?
+    private var watch: LoopWatch?
     private var deadline: LoopDeadline?
     private var reapRetry: LoopDeadline?
     private var collected: [UInt8] = []
@@ -125,7 +125,7 @@ public final class LoopHelperProcess {
         let (seconds, attoseconds) = timeout.components
         let milliseconds = UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
         do throws(DeviceAccessError) {
-            watch = try loop.watch(output, path: "helper \(executable)") { [weak self] _ in self?.readOutput() }
+            watch = try loop.makeWatch(output, path: "helper \(executable)") { [weak self] _ in self?.readOutput() }
             deadline = loop.deadline(afterMilliseconds: milliseconds) { [weak self] in self?.expire() }
         } catch {
             kill(pid, SIGKILL)
@@ -159,7 +159,7 @@ public final class LoopHelperProcess {
     }
 
     private func closeOutputAndReap() {
-        if let watch { loop.removeWatch(watch) }
+        watch?.cancel()
         watch = nil
         try? output?.close()
         output = nil
@@ -173,12 +173,7 @@ public final class LoopHelperProcess {
         let reaped = waitpid(pid, &status, WNOHANG)
         if reaped == 0 {
             reapRetry = loop.deadline(afterMilliseconds: 5) { [weak self] in self?.reap() }
-            if reapRetry == nil {
-                kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
-            } else {
-                return
-            }
+            return
         } else if reaped < 0 {
             return finish(.failure(Errno(rawValue: errno)))
         }
@@ -202,7 +197,7 @@ public final class LoopHelperProcess {
     public func cancel() {
         guard completion != nil || output != nil else { return }
         completion = nil
-        if let watch { loop.removeWatch(watch) }
+        watch?.cancel()
         watch = nil
         try? output?.close()
         output = nil
