@@ -67,8 +67,8 @@ enum MonitorView {
             CTerminalView_followWindowSize()
             changed()
         }
-        let keys = try loop.watch(FileDescriptor.standardInput, path: "standard input") { _ in readKeys() }
-        defer { loop.removeWatch(keys) }
+        let keys = try loop.makeWatch(FileDescriptor.standardInput, path: "standard input") { _ in readKeys() }
+        defer { keys.cancel() }
         // Twice a second: the report rate, and a window resize that came without a key (SIGWINCH).
         let rate = loop.repeating(everyMilliseconds: rateMilliseconds) {
             state.context.reportRate = session.takeStatistics(overMicroseconds: Int64(rateMilliseconds) * 1000)

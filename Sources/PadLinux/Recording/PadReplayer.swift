@@ -42,9 +42,9 @@ public final class PadReplayer {
     private let logger: Logger
     private let onHappening: (Happening) -> Void
     private var uhid: UhidDevice?
-    private var uhidWatch: DeviceEventLoop.WatchToken?
+    private var uhidWatch: LoopWatch?
     private var uevents: KernelUeventMonitor?
-    private var ueventWatch: DeviceEventLoop.WatchToken?
+    private var ueventWatch: LoopWatch?
     private var uinputDevices: [Int: UinputHandle] = [:]
     private var playTimer: LoopTimer?
     private var readinessDeadline: LoopTimer?
@@ -116,13 +116,13 @@ public final class PadReplayer {
     private func createHID(_ node: RecordedHidrawNode) throws(DeviceAccessError) {
         let device = try UhidDevice()
         let relay = Relay()
-        uhidWatch = try loop.watch(device.descriptorForPolling, path: "/dev/uhid") { _ throws(DeviceAccessError) in
+        uhidWatch = try loop.makeWatch(device.descriptorForPolling, path: "/dev/uhid") { _ throws(DeviceAccessError) in
             try relay.replayer?.serviceHID()
         }
         let monitor = try KernelUeventMonitor()
         let ueventDescriptor = monitor.descriptor
         uevents = consume monitor
-        ueventWatch = try loop.watch(ueventDescriptor, path: "kernel uevents") { _ in relay.replayer?.noticeBinds() }
+        ueventWatch = try loop.makeWatch(ueventDescriptor, path: "kernel uevents") { _ in relay.replayer?.noticeBinds() }
         let reference = padNode
         let bus = reference?.bus ?? recording.identity.bus.kernelBusType
         // sysfs names HID devices BUS:VENDOR:PRODUCT.INSTANCE in uppercase hex (0005:054C:0CE6.0001).
@@ -328,8 +328,8 @@ public final class PadReplayer {
         closed = true
         playTimer?.close()
         readinessDeadline?.close()
-        if let uhidWatch { loop.removeWatch(uhidWatch) }
-        if let ueventWatch { loop.removeWatch(ueventWatch) }
+        uhidWatch?.cancel()
+        ueventWatch?.cancel()
         uevents.take()?.close()
         if let device = uhid.take() {
             try? device.send(UhidRequest.destroy())

@@ -40,7 +40,7 @@ public final class VirtualDualSense: VirtualPad {
     private let logger: Logger
     private let onFeedback: (FeedbackEvent) -> Void
     private var onReady: ((VirtualPadNodes) -> Void)?
-    private var watchToken: DeviceEventLoop.WatchToken?
+    private var deviceWatch: LoopWatch?
     private var heartbeat: LoopTimer?
     /// Fires once, 5 s after UHID_START, to say why no driver probed the pad (hid-playstation not loaded).
     private var probeWatchdog: LoopTimer?
@@ -53,7 +53,7 @@ public final class VirtualDualSense: VirtualPad {
     private var calibrationServed = false
     /// Kernel device announcements, watched from creation until the driver has made every node.
     private var uevents: KernelUeventMonitor?
-    private var ueventWatch: DeviceEventLoop.WatchToken?
+    private var ueventWatch: LoopWatch?
     /// HID devices the kernel announced as bound to a driver ("bind" uevents, sent once the driver's probe has
     /// returned): until then hid-core drops input reports, so the pad is not ready before its device is here.
     private var boundDevices: Set<String> = []
@@ -118,14 +118,14 @@ public final class VirtualDualSense: VirtualPad {
     /// Services the descriptor from before UHID_CREATE2: the probe's GET_REPORTs must be answered.
     private func startServicing() throws(DeviceAccessError) {
         guard let descriptor = device?.descriptorForPolling else { return }
-        watchToken = try loop.watch(descriptor, path: devicePath) { [weak self] _ throws(DeviceAccessError) in
+        deviceWatch = try loop.makeWatch(descriptor, path: devicePath) { [weak self] _ throws(DeviceAccessError) in
             try self?.serviceEvents()
         }
         // Opened before UHID_CREATE2, so no announcement of our nodes can be missed.
         let monitor = try KernelUeventMonitor()
         let ueventDescriptor = monitor.descriptor
         uevents = consume monitor
-        ueventWatch = try loop.watch(ueventDescriptor, path: "kernel uevents") { [weak self] _ in
+        ueventWatch = try loop.makeWatch(ueventDescriptor, path: "kernel uevents") { [weak self] _ in
             guard let self else { return }
             guard let drained = self.uevents?.drain() else { return }
             for announcement in drained.announcements where announcement.action == "bind" {
@@ -171,8 +171,8 @@ public final class VirtualDualSense: VirtualPad {
                 logger.debug("could not release the DualSense's inputs before closing", metadata: ["error": "\(error)"])
             }
         }
-        if let watchToken { loop.removeWatch(watchToken) }
-        watchToken = nil
+        deviceWatch?.cancel()
+        deviceWatch = nil
         heartbeat?.close()
         heartbeat = nil
         probeWatchdog?.close()
@@ -280,7 +280,7 @@ public final class VirtualDualSense: VirtualPad {
     // MARK: - Readiness
 
     private func stopWatchingUevents() {
-        if let ueventWatch { loop.removeWatch(ueventWatch) }
+        ueventWatch?.cancel()
         ueventWatch = nil
         uevents.take()?.close()
     }

@@ -20,7 +20,7 @@ public final class VirtualXbox360Pad: VirtualPad {
     private let loop: DeviceEventLoop
     private let logger: Logger
     private let onFeedback: (FeedbackEvent) -> Void
-    private var watchToken: DeviceEventLoop.WatchToken?
+    private var deviceWatch: LoopWatch?
     private var forceFeedback: UinputForceFeedback?
     private var encoder = XboxPadFrameEncoder()
     private var reportedDroppedButtons = false
@@ -93,7 +93,7 @@ public final class VirtualXbox360Pad: VirtualPad {
         guard let descriptor = device?.descriptorForPolling else { return }
         // unowned, not weak: close() (which deinit calls) ends the watch and the timer first, and a weak reference
         // would give the pad a side table, slowing every retain and release of it, once per forwarded frame.
-        watchToken = try loop.watch(descriptor, path: devicePath) { [unowned self] _ throws(DeviceAccessError) in
+        deviceWatch = try loop.makeWatch(descriptor, path: devicePath) { [unowned self] _ throws(DeviceAccessError) in
             try self.serviceRequests()
         }
         let onFeedback = onFeedback
@@ -120,8 +120,8 @@ public final class VirtualXbox360Pad: VirtualPad {
         } catch {
             logger.debug("could not release the Xbox 360 pad's inputs before closing", metadata: ["error": "\(error)"])
         }
-        if let watchToken { loop.removeWatch(watchToken) }
-        watchToken = nil
+        deviceWatch?.cancel()
+        deviceWatch = nil
         forceFeedback?.close()  // a motor still running is reported off
         forceFeedback = nil
         device.take()?.close()
