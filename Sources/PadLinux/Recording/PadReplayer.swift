@@ -64,7 +64,7 @@ public final class PadReplayer {
     private final class UinputHandle {
         var device: UinputDevice?
         var forceFeedback: UinputForceFeedback?
-        var watch: DeviceEventLoop.WatchToken?
+        var watch: LoopWatch?
         init(_ device: consuming UinputDevice) { self.device = consume device }
 
         func serviceForceFeedback() throws(DeviceAccessError) {
@@ -73,7 +73,7 @@ public final class PadReplayer {
         }
 
         func close(loop: DeviceEventLoop) {
-            if let watch { loop.removeWatch(watch) }
+            watch?.cancel()
             watch = nil
             forceFeedback?.close()
             forceFeedback = nil
@@ -257,7 +257,7 @@ public final class PadReplayer {
                 handle.forceFeedback = try UinputForceFeedback(loop: loop, logger: logger) { [weak self] rumble in
                     self?.onHappening(.feedback(.rumble(rumble)))
                 }
-                handle.watch = try loop.watch(descriptor, path: "/dev/uinput") { [weak handle] _ throws(DeviceAccessError) in
+                handle.watch = try loop.makeWatch(descriptor, path: "/dev/uinput") { [weak handle] _ throws(DeviceAccessError) in
                     try handle?.serviceForceFeedback()
                 }
             }
