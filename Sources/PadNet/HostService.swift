@@ -1,4 +1,3 @@
-public import Crypto
 public import Logging
 public import PadCore
 public import PadLinux
