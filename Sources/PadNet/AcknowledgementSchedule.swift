@@ -23,6 +23,7 @@ struct AcknowledgementSchedule {
 
     /// Frames came at `time` with nothing else to answer; `wantsAcknowledgement` as their message says;
     /// `lastSentMicroseconds`: when the host last sent anything to this client.
+    @inline(__always)
     mutating func framesCame(atMicroseconds time: UInt64, wantsAcknowledgement: Bool, lastSentMicroseconds: UInt64) {
         let isolated = owedSinceMicroseconds == nil
             && time >= lastSentMicroseconds + LinkLiveness.isolatedInputQuietMicroseconds

@@ -114,7 +114,8 @@ public final class ForwardingClient {
 
     private enum State {
         case waiting
-        case handshaking(LinkClientHandshake)
+        /// (Boxed: the handshake is large, and every read of the state on a frame's path copied the largest case.)
+        indirect case handshaking(LinkClientHandshake)
         /// A session is established: its `current` carries everything sent, its `previous` (the one a renewal
         /// replaced) still opens the host's datagrams sent before the host switched.
         case established(LinkSessionSet)
@@ -510,13 +511,12 @@ public final class ForwardingClient {
                 statistics.datagramsReceived &+= 1
                 onEvent(.connected)
                 sendNow(ping: true)
-            case var .established(sessions):
+            case let .established(sessions):
                 guard var renewing = renewal?.handshake, let keys = renewing.complete(with: datagram) else { return }
                 // The renewed session carries everything from now on (its first datagram, just below, makes it the
                 // host's); the old one still opens what the host sent before it switched.
                 renewal = nil
                 sessions.initiated(LinkSession(keys: keys, startedMicroseconds: now, path: hostPath))
-                state = .established(sessions)
                 padTableAcknowledged = 0
                 numberPadsOn()
                 statistics.datagramsReceived &+= 1
@@ -541,7 +541,7 @@ public final class ForwardingClient {
 
     private func established(_ keys: LinkSessionKeys) {
         numberPadsOn()
-        var sessions = LinkSessionSet()
+        let sessions = LinkSessionSet()
         sessions.initiated(LinkSession(keys: keys, startedMicroseconds: now, path: hostPath))
         state = .established(sessions)
         renewal = nil

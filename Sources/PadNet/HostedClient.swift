@@ -7,7 +7,7 @@ final class HostedClient {
     var name: String
     /// Where its datagrams come from (the confirmed session's, and wherever that session's datagrams move).
     var path: DatagramPath
-    var sessions = LinkSessionSet()
+    let sessions = LinkSessionSet()
     var liveness: LinkLiveness
     /// Given up for lost: its pads linger until it is heard again.
     var lost = false

@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func anAnsweredSessionOpensAsNextUntilConfirmedThenIsCurrentAndTheOldOnePrevious() throws {
-        var set = LinkSessionSet()
+        let set = LinkSessionSet()
         set.answered(Self.session(index: 1))
         #expect(Self.found(set.lookUp(index: 1, atMicroseconds: 10)) == "next 1")
         let firstConfirmed = set.confirmNext()
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func aSecondAnswerReplacesTheUnconfirmedOneAndNothingConfirmsWithoutAnAnswer() {
-        var set = LinkSessionSet()
+        let set = LinkSessionSet()
         #expect(set.confirmNext() == nil)
         #expect(set.answered(Self.session(index: 1)) == nil)
         #expect(set.answered(Self.session(index: 2))?.localIndex == 1)
@@ -61,7 +61,7 @@ import Testing
 
     @Test func theLifetimeRuleEndsTheCurrentAndPreviousSessions() throws {
         let lifetime = LinkSessionLifetime.rejectAfterMicroseconds
-        var set = LinkSessionSet()
+        let set = LinkSessionSet()
         set.initiated(Self.session(index: 1, startedMicroseconds: 0))
         set.initiated(Self.session(index: 2, startedMicroseconds: 100))
         #expect(Self.found(set.lookUp(index: 1, atMicroseconds: lifetime - 1)) == "previous 1")
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func anUnconfirmedSessionExpiresAfterItsTimeoutOnly() {
-        var set = LinkSessionSet()
+        let set = LinkSessionSet()
         set.answered(Self.session(index: 7, startedMicroseconds: 500))
         #expect(set.expireNext(atMicroseconds: 1_499, timeoutMicroseconds: 1_000) == nil)
         #expect(set.expireNext(atMicroseconds: 1_500, timeoutMicroseconds: 1_000)?.localIndex == 7)
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func theInitiatorMakesItsNewSessionCurrentAtOnceAndDropsTheOneBeforeThePrevious() {
-        var set = LinkSessionSet()
+        let set = LinkSessionSet()
         #expect(set.initiated(Self.session(index: 1)) == nil)
         #expect(set.initiated(Self.session(index: 2)) == nil)
         #expect(set.current?.localIndex == 2 && set.previous?.localIndex == 1)
