@@ -60,6 +60,13 @@ public final class ClientService {
     private var relisting: HotplugRelisting?
     private var statisticsTimer: LoopDeadline?
     private let owner: OwnerReference<ClientService>
+    /// Each forwarded pad's session, as the client opened it (for a recorder's hooks).
+    private let openedPads: OpenedPadSessions
+
+    /// The session reading the forwarded pad with this ID; nil before it is opened.
+    public func physicalPad(_ fingerprint: Fingerprint) -> PhysicalPadSession? {
+        openedPads.byFingerprint[fingerprint]
+    }
 
     /// Forwards `configuration.controllers` to the host; events go to `onEvent` once this returns (the client's, if
     /// any came while it was made, first). `monitor` was receiving hotplug events before the pads were listed; pads
@@ -72,11 +79,13 @@ public final class ClientService {
         let socket = try UDPSocket(bindingTo: try SocketAddress.anyLocal(toReach: configuration.host), loop: loop)
         // Events the client says while it is made wait until this service holds it.
         let early = EarlyEvents()
+        let openedPads = OpenedPadSessions()
         let client: ForwardingClient
         do {
             client = try ForwardingClient(
                 controllers: configuration.controllers, host: configuration.host, hostKey: configuration.hostKey,
-                identity: identity, socket: socket, options: configuration.forwarding, loop: loop, logger: logger
+                identity: identity, socket: socket, options: configuration.forwarding, loop: loop, logger: logger,
+                opened: { [openedPads] session in openedPads.byFingerprint[session.controller.fingerprint] = session }
             ) { event in
                 if let service = owner.target { service.handle(event) } else { early.events.append(event) }
             }
@@ -86,6 +95,7 @@ public final class ClientService {
         }
         self.client = client
         self.socket = socket
+        self.openedPads = openedPads
         self.loop = loop
         self.hiding = hiding
         self.onEvent = onEvent
@@ -134,6 +144,7 @@ public final class ClientService {
         statisticsTimer?.cancel()
         statisticsTimer = nil
         client.close()
+        openedPads.byFingerprint.removeAll()
         socket.close()
     }
 
@@ -162,4 +173,9 @@ public final class ClientService {
 /// The client's events said while it is being made (before its service holds it). Loop-confined.
 private final class EarlyEvents {
     var events: [ForwardingClient.Event] = []
+}
+
+/// The pads' sessions by ID, filled as the client opens them (while it is made, and later with --all).
+private final class OpenedPadSessions {
+    var byFingerprint: [Fingerprint: PhysicalPadSession] = [:]
 }

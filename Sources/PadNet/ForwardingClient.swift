@@ -2,7 +2,7 @@ public import Crypto
 public import Logging
 public import PadCore
 public import PadLinux
-import PadSessions
+public import PadSessions
 
 /// `padbridge connect`: reads the chosen pads (grabbed, through the profile) and forwards every frame to the host
 /// at once; applies the host's feedback to the pads; keeps the link alive, notices its loss (rumble stops: it is a
@@ -181,16 +181,12 @@ public final class ForwardingClient {
         return buffer
     }()
 
-    /// The source reading the pad with this ID (for a recorder: its events and the feedback written to it).
-    public func source(for fingerprint: Fingerprint) -> (any ForwardedPadSource)? {
-        pads.first { $0.controller.fingerprint == fingerprint }?.source
-    }
-
-    /// A client forwarding `controllers` from `socket`, reading them as physical pads on `loop`.
+    /// A client forwarding `controllers` from `socket`, reading them as physical pads on `loop`; `opened` is given
+    /// each pad's session as it is opened (a recorder's hooks).
     public convenience init(
         controllers: [Controller], host: SocketAddress, hostKey: LinkPublicKey,
         identity: Curve25519.KeyAgreement.PrivateKey, socket: UDPSocket, options: Options, loop: DeviceEventLoop,
-        logger: Logger, onEvent: @escaping (Event) -> Void
+        logger: Logger, opened: @escaping (PhysicalPadSession) -> Void = { _ in }, onEvent: @escaping (Event) -> Void
     ) throws {
         var tick: (() -> Void)?
         let timer = LoopWakeTimer(loop: loop) { tick?() }
@@ -199,9 +195,11 @@ public final class ForwardingClient {
             clocks: .following(loop), options: options, logger: logger, onEvent: onEvent,
             makeSource: { controller, output in
                 let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
-                return try PhysicalPadSession(
+                let session = try PhysicalPadSession(
                     controller: controller, profile: options.profile, target: target, grab: options.grab, loop: loop,
                     logger: logger, output: output)
+                opened(session)
+                return session
             })
         tick = { [owner] in owner.target?.tick() }
         socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }

@@ -158,7 +158,7 @@ struct ConnectCommand: ParsableCommand {
         let recording = try record.map(BridgeRecording.init(path:))
         defer { recording?.finish() }  // before the client closes the pad
         if let recording, let controller = chosen.first,
-            let session = service.client.source(for: controller.fingerprint) as? PhysicalPadSession
+            let session = service.physicalPad(controller.fingerprint)
         {
             recording.start(controller: controller, virtualNodes: [], loop: loop, logger: logger)
             session.onEvents = recording.physicalEvents

@@ -305,7 +305,7 @@ struct RemapCommand: ParsableCommand {
         var reloadSoon: LoopDeadline?
         func reloadAfterTheBurst() {
             reloadSoon?.cancel()
-            reloadSoon = try? loop.deadline(afterMilliseconds: 100) {
+            reloadSoon = loop.deadline(afterMilliseconds: 100) {
                 reloadSoon = nil
                 reload?()
             }
