@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "PadProfiles", targets: ["PadProfiles"]),
         .library(name: "PadNoise", targets: ["PadNoise"]),
         .library(name: "PadNet", targets: ["PadNet"]),
+        .library(name: "PadNetLinux", targets: ["PadNetLinux"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -121,12 +122,28 @@ let package = Package(
             name: "PadNoise", dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: hotPathSwift),
 
-        // Network adapter: the UDP socket on the device loop, key and trust files, pairing, and the forwarding host and
-        // client (`serve`, `connect`) built from the sessions, the link's state machines and Noise.
+        // The network link: the session layer over Noise, pairing, the forwarding host and client (their state machines
+        // over small ports: datagrams, a wake-up timer, clocks, paired clients, the pads at each end), the control
+        // socket's messages and socket addresses. No Linux adapter, no sessions: PadNetLinux fills the ports.
+        // (swift-system for the errno values socket errors carry.)
         .target(
             name: "PadNet",
             dependencies: [
-                "PadCore", "PadNoise", "PadLinux", "PadSessions", "CPadLinux",
+                "PadCore", "PadNoise",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: hotPathSwift
+        ),
+
+        // PadNet's ports filled on Linux, and the services the commands run: the UDP socket on the device loop, the
+        // key and trust files, PadSessions' pads as the link's pads, and `serve` (HostService), `connect`
+        // (ClientService) and `pair` (PairingClient).
+        .target(
+            name: "PadNetLinux",
+            dependencies: [
+                "PadNet", "PadCore", "PadNoise", "PadLinux", "PadSessions", "CPadLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -139,7 +156,7 @@ let package = Package(
         .target(
             name: "PadConsole",
             dependencies: [
-                "PadNet", "PadLinux", "PadCore",
+                "PadNet", "PadNetLinux", "PadLinux", "PadCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -152,7 +169,7 @@ let package = Package(
         .executableTarget(
             name: "padbridge",
             dependencies: [
-                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadNet", "PadJSONLines", "PadProfiles", "PadDNSSD", "PadConsole",
+                "PadCore", "PadLinux", "PadSDL", "PadSessions", "PadNet", "PadNetLinux", "PadJSONLines", "PadProfiles", "PadDNSSD", "PadConsole",
                 "CTerminalView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -177,7 +194,7 @@ let package = Package(
             name: "PadProfilesTests", dependencies: ["PadProfiles", "PadCore", "PadTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "PadNetTests", dependencies: ["PadNet", "PadCore", "PadLinux", "PadNoise", "PadTestSupport", "PadLinuxTestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictSwift),
+            name: "PadNetTests", dependencies: ["PadNet", "PadNetLinux", "PadSessions", "PadCore", "PadLinux", "PadNoise", "PadTestSupport", "PadLinuxTestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictSwift),
         .testTarget(name: "PadNoiseTests", dependencies: ["PadNoise", "PadTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadSessionsTests",
@@ -192,7 +209,7 @@ let package = Package(
         .testTarget(name: "PadSDLTests", dependencies: ["PadSDL"], swiftSettings: strictSwift),
         .testTarget(name: "CRuntimeLoaderTests", dependencies: ["CRuntimeLoader"], swiftSettings: strictSwift),
         .testTarget(
-            name: "PadConsoleTests", dependencies: ["PadConsole", "PadNet", "PadCore"], swiftSettings: strictSwift),
+            name: "PadConsoleTests", dependencies: ["PadConsole", "PadNet", "PadNetLinux", "PadCore"], swiftSettings: strictSwift),
         .testTarget(
             name: "PadLinuxTests", dependencies: ["PadLinux", "PadCore", "CPadLinux", "PadTestSupport", "PadLinuxTestSupport"], swiftSettings: strictSwift),
     ],

@@ -45,7 +45,6 @@ let package = Package(
                 .product(name: "PadCore", package: padbridgeIdentity),
                 .product(name: "PadNoise", package: padbridgeIdentity),
                 .product(name: "PadNet", package: padbridgeIdentity),
-                .product(name: "PadLinux", package: padbridgeIdentity),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

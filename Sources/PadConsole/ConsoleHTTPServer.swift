@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 import PadNet
+import PadNetLinux
 import Synchronization
 
 /// How many connections the console keeps and how long it waits for a request.

@@ -1,5 +1,6 @@
 import Glibc
 public import PadNet
+import PadNetLinux
 import PadLinux
 import Synchronization
 

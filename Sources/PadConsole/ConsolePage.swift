@@ -1,4 +1,5 @@
 public import PadNet
+import PadNetLinux
 import PadCore
 
 /// The console's HTML. The page itself is a shell with no host data (anyone may fetch it); its script

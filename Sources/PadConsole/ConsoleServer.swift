@@ -1,4 +1,5 @@
 import PadNet
+import PadNetLinux
 
 /// One HTTP request as the console reads it (the server's types stay in `ConsoleHTTPServer`).
 public struct ConsoleRequest: Sendable {

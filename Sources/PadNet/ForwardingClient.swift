@@ -1,8 +1,6 @@
 public import Crypto
 public import Logging
 public import PadCore
-public import PadLinux
-public import PadSessions
 
 /// `padbridge connect`: reads the chosen pads (grabbed, through the profile) and forwards every frame to the host
 /// at once; applies the host's feedback to the pads; keeps the link alive, notices its loss (rumble stops: it is a
@@ -156,9 +154,17 @@ public final class ForwardingClient {
     private var padTableAcknowledged: UInt32 = 0
     private var timer: (any LinkWakeTimer)?
     /// What the closures this client hands out call it through (no weak reference: see `OwnerReference`).
-    /// Stops the datagram source handing datagrams here (the production initializer sets it: the socket's handler
-    /// goes with this client).
-    private var stopReceiving: (() -> Void)?
+    /// Called when this client goes (production: its socket stops handing datagrams here).
+    public var onDeinit: (() -> Void)?
+
+    /// What a datagram source calls for each datagram: `receive(_:along:)` through this client's owner reference,
+    /// nothing once the client is gone (and no weak reference loaded per datagram).
+    public var datagramHandler: (UnsafeRawBufferPointer, DatagramPath) -> Void {
+        { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
+    }
+
+    /// What the wake-up timer calls: `tick()`, nothing once the client is gone.
+    public var tickHandler: () -> Void { { [owner] in owner.target?.tick() } }
     private let owner = OwnerReference<ForwardingClient>()
     private var generator = SystemRandomNumberGenerator()
     /// The last ping sent: its clock, and how many datagrams this session had sent with it (for the loss figure).
@@ -181,36 +187,11 @@ public final class ForwardingClient {
         return buffer
     }()
 
-    /// A client forwarding `controllers` from `socket`, reading them as physical pads on `loop`; `opened` is given
-    /// each pad's session as it is opened (a recorder's hooks).
-    public convenience init(
-        controllers: [Controller], host: SocketAddress, hostKey: LinkPublicKey,
-        identity: Curve25519.KeyAgreement.PrivateKey, socket: UDPSocket, options: Options, loop: DeviceEventLoop,
-        logger: Logger, opened: @escaping (PhysicalPadSession) -> Void = { _ in }, onEvent: @escaping (Event) -> Void
-    ) throws {
-        var tick: (() -> Void)?
-        let timer = LoopWakeTimer(loop: loop) { tick?() }
-        try self.init(
-            controllers: controllers, host: host, hostKey: hostKey, identity: identity, sender: socket, timer: timer,
-            clocks: .following(loop), options: options, logger: logger, onEvent: onEvent,
-            makeSource: { controller, output in
-                let target = (options.virtualKind ?? VirtualPadKind.defaultKind(for: controller.kind)).capabilities
-                let session = try PhysicalPadSession(
-                    controller: controller, profile: options.profile, target: target, grab: options.grab, loop: loop,
-                    logger: logger, output: output)
-                opened(session)
-                return session
-            })
-        tick = { [owner] in owner.target?.tick() }
-        socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
-        stopReceiving = { [weak socket] in socket?.onDatagram = nil }
-    }
-
     /// The socket (`sender`, in production) stops handing its datagrams here; `owner` is nil for any closure
     /// that runs while the rest of this client is destroyed.
     deinit {
         owner.target = nil
-        stopReceiving?()
+        onDeinit?()
     }
 
     /// A client over the given ports: datagrams go to `sender` and arrive through `receive(_:along:)`; `timer`

@@ -1,8 +1,6 @@
 public import Crypto
 public import Logging
 public import PadCore
-public import PadLinux
-import PadSessions
 
 /// `padbridge serve`: virtual pads for the pads paired clients forward. One per (client, pad ID), kept across link
 /// losses (neutral, for `lingerMilliseconds`) so games keep the player slot. Loop-confined.
@@ -136,46 +134,21 @@ public final class ForwardingHost {
     public var onLivePadsChanged: (() -> Void)?
     private var livePadsChangeSignalled = false
     private var clientPaths: Set<DatagramPath> = []
-    /// A socket per confirmed client (production only: the socket-based initializer makes it).
-    private var connectedSockets: ConnectedClientSockets?
+    /// Called by `close()` once the timer stopped (production: the per-client sockets close).
+    public var onClose: (() -> Void)?
     /// What the closures this host hands out call it through (no weak reference: see `OwnerReference`).
-    /// Stops the datagram source handing datagrams here (the production initializer sets it: the socket's handler
-    /// goes with this host).
-    private var stopReceiving: (() -> Void)?
-    private let owner = OwnerReference<ForwardingHost>()
+    /// Called when this host goes (production: its socket stops handing datagrams here).
+    public var onDeinit: (() -> Void)?
 
-    /// A host on `socket`'s datagrams, making real virtual pads on `loop`.
-    public convenience init(
-        socket: UDPSocket, identity: Curve25519.KeyAgreement.PrivateKey, store: TrustStore, options: Options,
-        loop: DeviceEventLoop, logger: Logger, onEvent: @escaping (Event) -> Void
-    ) throws(DeviceAccessError) {
-        var tick: (() -> Void)?
-        let timer = LoopWakeTimer(loop: loop) { tick?() }
-        self.init(
-            sender: socket, timer: timer, clocks: .following(loop), identity: identity, pairedClients: store,
-            options: options,
-            logger: logger, onEvent: onEvent,
-            makePad: { kind, seed, onFeedback, onReady throws(VirtualPadCreationFailure) in
-                do {
-                    return try VirtualPadSession(
-                        kind: kind, seed: seed, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
-                } catch {
-                    throw VirtualPadCreationFailure(error)
-                }
-            })
-        tick = { [owner] in owner.target?.tick() }
-        socket.onDatagram = { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
-        stopReceiving = { [weak socket] in socket?.onDatagram = nil }
-        do {
-            let sockets = try ConnectedClientSockets(sharingPortOf: socket, logger: logger) { [owner] bytes, path in
-                owner.target?.receive(bytes, along: path)
-            }
-            connectedSockets = sockets
-            onClientPathsChanged = { [weak sockets] paths in sockets?.follow(paths) }
-        } catch {
-            logger.notice("\(error): every client's datagrams share the listening socket's queue")
-        }
+    /// What a datagram source calls for each datagram: `receive(_:along:)` through this host's owner reference,
+    /// nothing once the host is gone (and no weak reference loaded per datagram).
+    public var datagramHandler: (UnsafeRawBufferPointer, DatagramPath) -> Void {
+        { [owner] bytes, path in owner.target?.receive(bytes, along: path) }
     }
+
+    /// What the wake-up timer calls: `tick()`, nothing once the host is gone.
+    public var tickHandler: () -> Void { { [owner] in owner.target?.tick() } }
+    private let owner = OwnerReference<ForwardingHost>()
 
     /// A host over the given ports: datagrams go to `sender`, arrive through `receive(_:along:)`; `timer` calls
     /// `tick()` when it fires. Reads paired-clients once now (`reloadPairedClients` again when it changes).
@@ -204,7 +177,7 @@ public final class ForwardingHost {
     /// that runs while the rest of this host is destroyed.
     deinit {
         owner.target = nil
-        stopReceiving?()
+        onDeinit?()
     }
 
     /// Reads paired-clients again (it changed): a client whose line is gone is cut off now (its datagrams dropped,
@@ -289,8 +262,8 @@ public final class ForwardingHost {
     public func close() {
         timer?.close()
         timer = nil
-        connectedSockets?.close()
-        connectedSockets = nil
+        onClose?()
+        onClose = nil
         for client in clients.values { for pad in client.pads.all { pad.virtual.close() } }
         for entry in retiring { for pad in entry.pads { pad.virtual.close() } }
         retiring.removeAll()

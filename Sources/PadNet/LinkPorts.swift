@@ -1,6 +1,4 @@
 public import PadCore
-public import PadLinux
-public import PadSessions
 
 /// What the forwarding host and client need from the world, as small interfaces: datagrams out, a wake-up timer,
 /// the clock, and the pads at each end. Production passes the socket, a loop timer, the system clocks and real
@@ -32,21 +30,6 @@ public struct LinkClocks {
         self.monotonicMicroseconds = monotonicMicroseconds
         self.wallClockMicroseconds = wallClockMicroseconds
     }
-
-    /// `CLOCK_MONOTONIC` and `CLOCK_REALTIME`.
-    public static var system: LinkClocks {
-        LinkClocks(
-            monotonicMicroseconds: { MonotonicInstant.now().microseconds },
-            wallClockMicroseconds: { WallClock.nowMicroseconds })
-    }
-
-    /// Monotonic time as `loop` last woke (its `now`: one clock read per wake, however often the link asks while
-    /// handling it); `CLOCK_REALTIME` for the handshake. What `serve` and `connect` run on.
-    public static func following(_ loop: DeviceEventLoop) -> LinkClocks {
-        LinkClocks(
-            monotonicMicroseconds: { [clock = loop.wakeClock] in clock.now.microseconds },
-            wallClockMicroseconds: { WallClock.nowMicroseconds })
-    }
 }
 
 /// The clients paired with the host, as the host reads them when it starts and whenever they change
@@ -56,8 +39,6 @@ public protocol PairedClientList {
     /// client until it is fixed, and says why).
     func pairedClients() throws -> [PairedClient]
 }
-
-extension TrustStore: PairedClientList {}
 
 /// A virtual pad the host shows for a client's pad.
 public protocol HostedVirtualPad: AnyObject {
@@ -93,20 +74,7 @@ public struct VirtualPadCreationFailure: Error, CustomStringConvertible {
     public init(_ error: any Error) {
         self.init(description: "\(error)")
     }
-
-    /// A device the host could not open: the client is told which, and that `padbridge doctor` on the host says how.
-    public init(_ error: DeviceAccessError) {
-        let reason: String? =
-            switch error.code {
-            case .permissionDenied: "the host may not open \(error.path) (`padbridge doctor` there says how)"
-            case .missingDevice: "the host has no \(error.path) (`padbridge doctor` there says how)"
-            default: nil
-            }
-        self.init(description: "\(error)", reasonForClient: reason)
-    }
 }
-
-extension VirtualPadSession: HostedVirtualPad {}
 
 /// A pad the client forwards: its frames come through the `output` it was made with; feedback goes in.
 public protocol ForwardedPadSource: AnyObject {
@@ -125,23 +93,3 @@ public protocol ForwardedPadSource: AnyObject {
 public typealias ForwardedPadSourceMaker = (
     _ controller: Controller, _ output: @escaping (PadSnapshot) -> Void
 ) throws -> any ForwardedPadSource
-
-extension PhysicalPadSession: ForwardedPadSource {}
-
-/// A `LoopTimer` as the link's wake-up.
-final class LoopWakeTimer: LinkWakeTimer {
-    private let timer: LoopTimer
-
-    init(loop: DeviceEventLoop, handler: @escaping () -> Void) {
-        timer = loop.makeTimer { handler() }
-    }
-
-    func schedule(atMicroseconds microseconds: UInt64) {
-        timer.schedule(at: MonotonicInstant(microseconds: microseconds))
-    }
-
-    func cancel() { timer.cancel() }
-    func close() { timer.close() }
-}
-
-extension UDPSocket: LinkDatagramSender {}

@@ -10,10 +10,10 @@
 /// properties (whose closing may call back) are destroyed; a closure checks `target` before anything else.
 ///
 /// Not Sendable: the loop's thread only, as the owner.
-final class OwnerReference<Target: AnyObject> {
+package final class OwnerReference<Target: AnyObject> {
     /// unowned(unsafe): no reference counting. Sound because the owner clears it in its deinit, and nothing else
     /// sets it.
-    unowned(unsafe) var target: Target?
+    package unowned(unsafe) var target: Target?
 
-    init() {}
+    package init() {}
 }

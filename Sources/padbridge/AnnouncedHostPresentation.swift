@@ -1,6 +1,7 @@
 import FoundationEssentials
 import PadCore
 import PadNet
+import PadNetLinux
 
 /// How `padbridge hosts` shows the hosts announced on the LAN: a table, JSON objects, `--watch` lines.
 enum AnnouncedHostPresentation {

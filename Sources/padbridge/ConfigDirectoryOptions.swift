@@ -1,5 +1,6 @@
 import ArgumentParser
 import PadNet
+import PadNetLinux
 
 /// `--config-dir`, as `serve`, `pair`, `connect` and `hosts` take it: where this machine's key and its pairings live.
 /// (`status`, `clients`, `revoke`, `pairing-window` and `console` name a serve's directory instead:

@@ -4,6 +4,7 @@ import Logging
 import PadCore
 import PadLinux
 import PadNet
+import PadNetLinux
 import PadProfiles
 import PadSessions
 

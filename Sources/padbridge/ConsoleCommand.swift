@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import PadConsole
 import PadNet
+import PadNetLinux
 
 struct ConsoleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

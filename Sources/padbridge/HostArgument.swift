@@ -3,6 +3,7 @@ import PadCore
 import PadDNSSD
 import PadLinux
 import PadNet
+import PadNetLinux
 
 /// The HOST argument of `pair` and `connect`: an address or host name as before, or a host announced on the LAN by
 /// its name, a unique start of it, or the index `padbridge hosts` printed.

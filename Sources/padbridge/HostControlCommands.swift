@@ -4,6 +4,7 @@ import Glibc
 import PadCore
 import PadLinux
 import PadNet
+import PadNetLinux
 
 /// How `status`, `clients`, `revoke` and `pairing-window` find the serve to talk to.
 struct ControlSocketOptions: ParsableArguments {

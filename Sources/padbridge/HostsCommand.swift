@@ -5,6 +5,7 @@ import PadCore
 import PadDNSSD
 import PadLinux
 import PadNet
+import PadNetLinux
 
 struct HostsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

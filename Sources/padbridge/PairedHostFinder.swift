@@ -3,6 +3,7 @@ import PadCore
 import PadDNSSD
 import PadLinux
 import PadNet
+import PadNetLinux
 
 /// `connect`'s search for a paired host that no longer answers where it was (a DHCP lease that changed): while the
 /// client has no session, it browses the LAN for announcements carrying the pinned key's fingerprint and, once the

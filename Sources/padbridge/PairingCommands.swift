@@ -5,6 +5,7 @@ import PadCore
 import PadDNSSD
 import PadLinux
 import PadNet
+import PadNetLinux
 import PadSessions
 
 /// What `serve` and `pair` share: the default port and the config directory option.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import PadConsole
 import PadNet
+import PadNetLinux
 import Synchronization
 import Testing
 

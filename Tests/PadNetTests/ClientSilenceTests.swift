@@ -1,5 +1,6 @@
 import PadCore
 import PadNet
+import PadNetLinux
 import Testing
 
 /// docs/protocol.md section 10: the host only answers, so silence tells the client something only while it sends.

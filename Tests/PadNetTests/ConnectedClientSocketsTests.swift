@@ -1,6 +1,7 @@
 @testable import PadLinux
 import PadLinuxTestSupport
 import PadNet
+import PadNetLinux
 import Testing
 
 /// A paired client's own socket on the host's port, on 127.0.0.1: its datagrams are queued and read apart from a

@@ -3,6 +3,7 @@ import Glibc
 import PadCore
 import PadLinux
 @testable import PadNet
+import PadNetLinux
 import PadTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Crypto
 import PadCore
 import PadNet
+import PadNetLinux
 import PadNoise
 import PadTestSupport
 import Testing

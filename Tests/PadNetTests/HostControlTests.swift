@@ -1,5 +1,6 @@
 import PadCore
 import PadNet
+import PadNetLinux
 import Testing
 
 /// The control socket's protocol (issue 29): requests read from lines, answers written as lines.

@@ -1,6 +1,7 @@
 import Crypto
 import PadCore
 import PadNet
+import PadNetLinux
 import Testing
 
 /// `serve`'s pairing dispatch (`HostPairing`) without a socket: what each datagram makes the host send and say.

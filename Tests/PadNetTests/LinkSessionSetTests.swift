@@ -1,5 +1,6 @@
 import PadCore
 @testable import PadNet
+import PadNetLinux
 @testable import PadNoise
 import Testing
 

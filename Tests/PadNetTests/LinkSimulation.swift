@@ -4,6 +4,7 @@ import Logging
 import PadCore
 import PadLinux
 import PadNet
+import PadNetLinux
 
 /// A forwarding host and client driven together on one fake clock, joined by a simulated network whose two
 /// directions can each be delayed or cut: every timing rule of the link (keepalives, loss, linger, resends,

@@ -1,4 +1,5 @@
 import PadNet
+import PadNetLinux
 import Testing
 
 /// padbridge's one loopback rule (`serve`'s announcement, `console`'s peer check and warning).

@@ -3,6 +3,7 @@ import PadCore
 import PadLinux
 import PadLinuxTestSupport
 import PadNet
+import PadNetLinux
 import Testing
 
 /// `padbridge pair`'s retry policy and its run on the loop, against a host on 127.0.0.1 (a `PairingResponder` on a

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PadCore
 @testable import PadNet
+import PadNetLinux
 @testable import PadNoise
 import Testing
 

@@ -1,6 +1,7 @@
 import Crypto
 import PadCore
 import PadNet
+import PadNetLinux
 import Testing
 
 /// docs/protocol.md 8.1 and 8.3: a pad whose texts break the rules is refused in words the client prints, not by

@@ -1,4 +1,5 @@
 @testable import PadNet
+import PadNetLinux
 import Testing
 
 /// Which addresses share one per-source handshake limit (issue 31, finding 3): every link-local address is in

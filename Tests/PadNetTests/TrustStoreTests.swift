@@ -1,6 +1,7 @@
 import Glibc
 import PadCore
 import PadNet
+import PadNetLinux
 import Testing
 
 @Suite("TrustStore", .serialized)

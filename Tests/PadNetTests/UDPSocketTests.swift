@@ -4,6 +4,7 @@ import Logging
 @testable import PadLinux
 import PadLinuxTestSupport
 @testable import PadNet
+import PadNetLinux
 import Testing
 
 @Suite("UDPSocket on 127.0.0.1", .serialized)

@@ -3,7 +3,6 @@ public import Crypto
 import Glibc
 import Logging
 public import PadCore
-import PadLinux
 public import PadNet
 import PadNoise
 
@@ -19,21 +18,18 @@ public final class DirectLink {
     private var clock: UInt64 = 1_000_000
     private var queue: [(toHost: Bool, bytes: [UInt8])]
     private var queued = 0
-    private let configDirectory: String
 
     public init() throws {
         queue = (0..<16).map { _ in (false, [UInt8](repeating: 0, count: 2_048)) }
         for index in queue.indices { queue[index].bytes.removeAll(keepingCapacity: true) }
-        var template = Array("/tmp/padbridge-bench-XXXXXX".utf8CString)
-        configDirectory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         let hostKey = Curve25519.KeyAgreement.PrivateKey(), clientKey = Curve25519.KeyAgreement.PrivateKey()
-        let store = TrustStore(directory: configDirectory)
-        try store.accept(PairedClient(key: LinkPublicKey(bytes: clientKey.publicKey.rawRepresentation)!, name: "bench"))
+        let paired = PairedClients(
+            clients: [PairedClient(key: LinkPublicKey(bytes: clientKey.publicKey.rawRepresentation)!, name: "bench")])
         let clocks = LinkClocks(
             monotonicMicroseconds: { [unowned self] in clock }, wallClockMicroseconds: { [unowned self] in clock })
         host = ForwardingHost(
             sender: Endpoint(link: self, toHost: false), timer: IdleTimer(), clocks: clocks, identity: hostKey,
-            pairedClients: store, options: .init(virtualKind: .xbox360, maximumPads: 8, lingerMilliseconds: 60_000),
+            pairedClients: paired, options: .init(virtualKind: .xbox360, maximumPads: 8, lingerMilliseconds: 60_000),
             logger: Logger(label: "bench host"), onEvent: { _ in },
             makePad: { [pad] _, _, _, _ in pad })
         client = try ForwardingClient(
@@ -54,11 +50,6 @@ public final class DirectLink {
         pump()
         host.tick()
         pump()
-    }
-
-    deinit {
-        for name in ["paired-clients", "identity"] { unlink(configDirectory + "/" + name) }
-        rmdir(configDirectory)
     }
 
     fileprivate func enqueue(_ datagram: [UInt8], toHost: Bool) {
@@ -133,4 +124,10 @@ public final class QuietSource: ForwardedPadSource {
     public func submit(_ feedback: Feedback) {}
     public func resume(from controllers: [Controller]) -> Bool { false }
     public func close() {}
+}
+
+/// The one paired client, in memory.
+struct PairedClients: PairedClientList {
+    let clients: [PairedClient]
+    func pairedClients() -> [PairedClient] { clients }
 }

@@ -1,3 +1,4 @@
+public import PadNet
 public import Crypto
 import Glibc
 public import PadCore
@@ -201,12 +202,3 @@ public struct TrustStore: Sendable {
     }
 }
 
-extension LinkPublicKey {
-    /// The first 16 bytes of the key's SHA-256: what a host's DNS-SD announcement carries.
-    public var keyFingerprint: KeyFingerprint {
-        KeyFingerprint(bytes: Array(SHA256.hash(data: bytes)).prefix(KeyFingerprint.byteCount))!
-    }
-
-    /// The key as people compare it: "SHA256:" and the first 16 bytes of its SHA-256, in groups of four hex digits.
-    public var fingerprint: String { keyFingerprint.description }
-}

@@ -1,3 +1,4 @@
+public import PadNet
 import Glibc
 import Logging
 import PadCore

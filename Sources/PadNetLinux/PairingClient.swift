@@ -1,3 +1,4 @@
+public import PadNet
 public import PadCore
 public import PadLinux
 

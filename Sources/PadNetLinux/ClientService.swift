@@ -1,3 +1,4 @@
+public import PadNet
 public import Crypto
 public import Logging
 public import PadCore

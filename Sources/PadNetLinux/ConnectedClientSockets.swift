@@ -1,3 +1,4 @@
+public import PadNet
 public import Logging
 import PadLinux
 

@@ -1,3 +1,4 @@
+public import PadNet
 public import Logging
 public import PadCore
 public import PadLinux
@@ -168,17 +169,12 @@ public final class HostService {
             pairingRequests = try FileChangeWatch(path: store.pairingRequestPath, loop: loop) {
                 owner.target?.takePairingRequest()
             }
-            do {
-                host = try ForwardingHost(
-                    socket: socket, identity: identity, store: store, options: configuration.forwarding, loop: loop,
-                    logger: logger
-                ) { event in
-                    onEvent(.forwarding(event))
-                    owner.target?.control?.statusChanged()
-                }
-            } catch {
-                pairingRequests.cancel()
-                throw error
+            host = ForwardingHost(
+                socket: socket, identity: identity, store: store, options: configuration.forwarding, loop: loop,
+                logger: logger
+            ) { event in
+                onEvent(.forwarding(event))
+                owner.target?.control?.statusChanged()
             }
         } catch {
             windowEnds.close()
