@@ -162,7 +162,7 @@ public final class ForwardingHost {
         self.clocks = clocks
         self.identity = identity
         initiationGate = LinkInitiationGate(
-            hostKey: LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!,
+            hostKey: LinkPublicKey(identity.publicKey),
             atMicroseconds: clocks.monotonicMicroseconds())
         pairedClientList = pairedClients
         self.options = options

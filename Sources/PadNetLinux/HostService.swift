@@ -121,7 +121,7 @@ public final class HostService {
         makeAnnouncer: HostAnnouncerMaker?, onEvent: @escaping (Event) -> Void
     ) throws {
         let identity = try store.identity()
-        let hostKey = LinkPublicKey(bytes: identity.publicKey.rawRepresentation)!
+        let hostKey = LinkPublicKey(identity.publicKey)
         let socket = try Self.listeningSocket(configuration.listen, loop: loop) { onEvent(.ipv6Unavailable) }
         let owner = OwnerReference<HostService>()
         var pairing = HostPairing(responder: PairingResponder(identity: identity, hostName: configuration.hostName))

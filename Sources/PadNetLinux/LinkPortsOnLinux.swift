@@ -1,5 +1,5 @@
 import Glibc
-public import PadCore
+import PadCore
 public import PadLinux
 public import PadNet
 public import PadSessions

@@ -1,4 +1,4 @@
-public import PadNet
+import PadNet
 import Glibc
 import Logging
 import PadCore

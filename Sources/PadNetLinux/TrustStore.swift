@@ -1,4 +1,4 @@
-public import PadNet
+import PadNet
 public import Crypto
 import Glibc
 public import PadCore

@@ -2,7 +2,7 @@ import CPadLinux
 import Glibc
 public import PadLinux
 public import PadNet
-public import SystemPackage
+import SystemPackage
 
 /// A non-blocking UDP socket on the device loop: the one owner of its descriptor (closed in `close()`, deinit's
 /// last resort), never handing it out. `onDatagram` runs on the loop for each datagram received (the buffer is

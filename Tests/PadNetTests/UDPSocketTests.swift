@@ -51,7 +51,7 @@ struct UDPSocketTests {
         let sender = try UDPSocket(bindingTo: any, loop: loop)
         var template = Array("/tmp/padbridge-dropped-host-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        var host: ForwardingHost? = try ForwardingHost(
+        var host: ForwardingHost? = ForwardingHost(
             socket: listening, identity: Curve25519.KeyAgreement.PrivateKey(), store: TrustStore(directory: directory),
             options: .init(virtualKind: nil, maximumPads: 8, lingerMilliseconds: 1_000), loop: loop,
             logger: Logger(label: "dropped host"), onEvent: { _ in })
