@@ -15,13 +15,14 @@ virtual pad's motion node.
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 
 import evdev
 import pytest
 
-from conftest import says_link_lost
+from conftest import DEADLINE, says_link_lost
 from motion_node import MotionNode
 from standins import PhysicalDualSense
 from test_forward import HOST_ADDRESS, PORT, attached, joined_namespaces, paired_across_namespaces, run
@@ -76,6 +77,9 @@ def stream_one_round(padbridge, directory) -> tuple[list[tuple[int, int, int]], 
         motion = evdev.InputDevice(ready["eventNodes"][1])
         assert motion.name.endswith("Motion Sensors"), motion.name
         reader = MotionNode(motion)
+        # The stream starts once udev has handled the virtual pad's new devices (the rules, the nodes' links): with a
+        # second VM beside this one, that work starved the client of the stream's first samples (first shown: 8).
+        subprocess.run(["udevadm", "settle", f"--timeout={int(DEADLINE)}"], check=True, timeout=DEADLINE + 5)
 
         # 1 s of the stand-in's clock before its 32-bit field wraps: hid-playstation on the client carries the wrap.
         stream_yaw(stand_in, first_ticks=(1 << 32) - 1_000_000 * TICKS_PER_MICROSECOND)
