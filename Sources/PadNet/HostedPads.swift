@@ -172,7 +172,7 @@ struct HostedClientPads {
         description.refusal ?? notForwarded[description.fingerprint]?.clientText
     }
 
-    /// Forgets `pad` (destroyed): returns whether it had a slot of the current table.
+    /// Forgets `pad` (destroyed), and its slot of the current table if it still holds one.
     mutating func remove(_ pad: HostedPad) {
         byFingerprint[pad.fingerprint] = nil
         if let slot = pad.slot, slots[slot] === pad { slots[slot] = nil }
