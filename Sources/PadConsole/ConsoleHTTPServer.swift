@@ -5,7 +5,7 @@ import NIOPosix
 import NIOWebSocket
 import PadNet
 import PadNetLinux
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// How many connections the console keeps and how long it waits for a request.
 public struct ConsoleConnectionLimits: Sendable {
@@ -160,7 +160,7 @@ struct ConsoleConnectionRefused: Error {}
 
 /// Says once per user that the console refused another user's program (a person may wonder why a page stays blank).
 final class RefusedUsers: Sendable {
-    private let told = Mutex<Set<UInt32?>>([])
+    private let told = NIOLockedValueBox<Set<UInt32?>>([])
     private let logger: Logger
 
     init(logger: Logger) {
@@ -168,7 +168,7 @@ final class RefusedUsers: Sendable {
     }
 
     func tell(owner: UInt32?, peer: ConsolePeer.Endpoint) {
-        let first = told.withLock { told in told.count < 64 && told.insert(owner).inserted }
+        let first = told.withLockedValue { told in told.count < 64 && told.insert(owner).inserted }
         guard first else { return }
         let who = owner.map { "uid \($0), another user's program" } ?? "a socket not found in /proc/net/tcp or tcp6"
         logger.info("refused a connection from \(peer) (\(who)): on loopback the console answers only its own user and root")

@@ -2,7 +2,7 @@ import Glibc
 public import PadNet
 import PadNetLinux
 import PadLinux
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What the console asks of a serve: one request, one answer line. A protocol so the console's tests can stand in for
 /// a serve.
@@ -86,14 +86,14 @@ public final class ConsoleBroadcast: Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     public init() {}
 
     /// Hands `deliver` the latest line of each kind, then every new line, in order, until `unsubscribe`. `deliver` is
     /// called with the broadcast's lock held: it must only hand the line on (to an event loop), never wait.
     public func subscribe(_ deliver: @escaping Deliver) -> Int {
-        state.withLock { state in
+        state.withLockedValue { state in
             for kind in state.latest.keys.sorted() { deliver(state.latest[kind]!) }
             let id = state.nextID
             state.nextID += 1
@@ -103,26 +103,26 @@ public final class ConsoleBroadcast: Sendable {
     }
 
     public func unsubscribe(_ id: Int) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+        _ = state.withLockedValue { $0.subscribers.removeValue(forKey: id) }
     }
 
     /// One event line from the serve (`{"event":"KIND",...}`).
     public func publish(_ line: String) {
         let kind = Self.kind(of: line)
-        state.withLock { state in
+        state.withLockedValue { state in
             state.latest[kind] = line
             for deliver in state.subscribers.values { deliver(line) }
         }
     }
 
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var subscriberCount: Int { state.withLockedValue { $0.subscribers.count } }
 
     func serveReached() {
         publish(#"{"event":"console","console":{"serve":true}}"#)
     }
 
     func serveUnreachable(_ problem: String) {
-        state.withLock { $0.latest["live"] = nil }
+        state.withLockedValue { $0.latest["live"] = nil }
         publish(#"{"event":"console","console":{"serve":false,"problem":"# + HostControlReply.json(problem) + "}}")
     }
 

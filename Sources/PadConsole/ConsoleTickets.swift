@@ -1,5 +1,5 @@
 import PadCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The live view's tickets. A browser cannot put a header on a WebSocket, so the page first asks for a ticket with
 /// its token in the header (`POST /events/ticket`) and opens `/events?ticket=...` with it: each ticket opens one
@@ -16,7 +16,7 @@ public final class ConsoleTickets: Sendable {
 
     private let lifetime: Duration
     private let now: @Sendable () -> ContinuousClock.Instant
-    private let state = Mutex(Outstanding())
+    private let state = NIOLockedValueBox(Outstanding())
 
     /// `now` is the clock tickets expire by (tests give one of their own).
     public init(lifetime: Duration = standardLifetime, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
@@ -29,7 +29,7 @@ public final class ConsoleTickets: Sendable {
         var generator = SystemRandomNumberGenerator()
         let ticket = HexBytes.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let expiry = now() + lifetime
-        state.withLock { state in
+        state.withLockedValue { state in
             state.expiry[ticket] = expiry
             state.order.append(ticket)
             while state.order.count > Self.capacity { state.expiry[state.order.removeFirst()] = nil }
@@ -40,7 +40,7 @@ public final class ConsoleTickets: Sendable {
     /// Whether `ticket` was issued, is unused and unexpired; it is used up either way.
     public func redeem(_ ticket: String) -> Bool {
         let at = now()
-        return state.withLock { state in
+        return state.withLockedValue { state in
             guard let expiry = state.expiry.removeValue(forKey: ticket) else { return false }
             state.order.removeAll { $0 == ticket }
             return at < expiry
@@ -50,8 +50,8 @@ public final class ConsoleTickets: Sendable {
     /// Whether `ticket` would be redeemed now, without using it.
     public func isRedeemable(_ ticket: String) -> Bool {
         let at = now()
-        return state.withLock { $0.expiry[ticket].map { at < $0 } ?? false }
+        return state.withLockedValue { $0.expiry[ticket].map { at < $0 } ?? false }
     }
 
-    var outstandingCount: Int { state.withLock { $0.expiry.count } }
+    var outstandingCount: Int { state.withLockedValue { $0.expiry.count } }
 }

@@ -1,5 +1,5 @@
 @testable import PadConsole
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @Suite("ConsoleAccess")
@@ -87,9 +87,9 @@ struct ConsoleAccessTests {
 struct ConsoleTicketsTests {
     /// A clock the test moves by hand.
     final class ManualClock: Sendable {
-        let instant = Mutex(ContinuousClock.now)
-        func advance(by duration: Duration) { instant.withLock { $0 += duration } }
-        func now() -> ContinuousClock.Instant { instant.withLock { $0 } }
+        let instant = NIOLockedValueBox(ContinuousClock.now)
+        func advance(by duration: Duration) { instant.withLockedValue { $0 += duration } }
+        func now() -> ContinuousClock.Instant { instant.withLockedValue { $0 } }
     }
 
     @Test("A ticket opens one socket, once, within its lifetime; unknown ones never")

@@ -3,12 +3,13 @@ import Glibc
 @testable import PadConsole
 import PadNet
 import PadNetLinux
+import NIOConcurrencyHelpers
 import Synchronization
 import Testing
 
 /// A serve stand-in: answers from fixed lines and records what it was asked.
 final class RecordingHost: ConsoleHost {
-    let asked = Mutex<[HostControlRequest]>([])
+    let asked = NIOLockedValueBox<[HostControlRequest]>([])
     let refuseRevoke: Bool
 
     init(refuseRevoke: Bool = false) { self.refuseRevoke = refuseRevoke }
@@ -18,7 +19,7 @@ final class RecordingHost: ConsoleHost {
         uptimeSeconds: 75, pairing: PairingWindowStatus(open: false), devices: [], clients: [])
 
     func answer(_ request: HostControlRequest, completion: @escaping @Sendable (Result<String, HostControlError>) -> Void) {
-        asked.withLock { $0.append(request) }
+        asked.withLockedValue { $0.append(request) }
         switch request {
         case .status: completion(.success(HostControlReply.success(id: 1, "status", Self.status)))
         case .openPairing: completion(.success(HostControlReply.success(id: 1, "pairing", PairingWindowStatus(open: true, code: "ABCDE"))))
@@ -114,7 +115,7 @@ struct ConsoleServerTests {
             #expect(shell.contains(#"<div id="host">"#))
             #expect(shell.contains("X-Frame-Options: DENY"))
             #expect(shell.contains("Content-Security-Policy: default-src 'self'"))
-            #expect(host.asked.withLock { $0.isEmpty }, "the shell asked the serve")
+            #expect(host.asked.withLockedValue { $0.isEmpty }, "the shell asked the serve")
 
             let bare = await Self.exchange(port: port, Self.get("/fragment/host", port: port))
             #expect(bare.hasPrefix("HTTP/1.1 403"))
@@ -126,7 +127,7 @@ struct ConsoleServerTests {
             let queryOnly = await Self.exchange(port: port, Self.get("/fragment/host?token=\(Self.token)", port: port))
             #expect(queryOnly.hasPrefix("HTTP/1.1 403"), "the token in the query was taken")
             answers += [bare, wrong, cookieOnly, queryOnly]
-            #expect(host.asked.withLock { $0.isEmpty }, "the serve was asked something for a refused request")
+            #expect(host.asked.withLockedValue { $0.isEmpty }, "the serve was asked something for a refused request")
 
             let fragment = await Self.exchange(port: port, Self.get("/fragment/host", port: port, Self.tokenHeader))
             answers.append(fragment)
@@ -158,13 +159,13 @@ struct ConsoleServerTests {
                 let cookieOnly = await Self.exchange(port: port, Self.post(path, port: port, Self.oldCookie(port) + own, body: body))
                 #expect(cookieOnly.hasPrefix("HTTP/1.1 403"), "\(path) with the old cookie")
             }
-            #expect(host.asked.withLock { $0.isEmpty }, "a refused POST reached the serve")
+            #expect(host.asked.withLockedValue { $0.isEmpty }, "a refused POST reached the serve")
 
             let opened = await Self.exchange(port: port, Self.post("/pairing/open", port: port, Self.tokenHeader + own))
             #expect(opened.hasPrefix("HTTP/1.1 204"))
             let revoked = await Self.exchange(port: port, Self.post("/clients/revoke", port: port, Self.tokenHeader + own, body: body))
             #expect(revoked.hasPrefix("HTTP/1.1 204"))
-            #expect(host.asked.withLock { $0 } == [.openPairing, .revoke(client: "SHA256:ab cd")])
+            #expect(host.asked.withLockedValue { $0 } == [.openPairing, .revoke(client: "SHA256:ab cd")])
         }
     }
 
@@ -455,12 +456,12 @@ struct ConsolePiecesTests {
         broadcast.publish(#"{"event":"status","status":1}"#)
         broadcast.publish(#"{"event":"live","live":1}"#)
         broadcast.publish(#"{"event":"live","live":2}"#)
-        let received = Mutex<[String]>([])
-        let id = broadcast.subscribe { line in received.withLock { $0.append(line) } }
+        let received = NIOLockedValueBox<[String]>([])
+        let id = broadcast.subscribe { line in received.withLockedValue { $0.append(line) } }
         broadcast.publish(#"{"event":"live","live":3}"#)
         broadcast.unsubscribe(id)
         broadcast.publish(#"{"event":"live","live":4}"#)
-        #expect(received.withLock { $0 } == [#"{"event":"live","live":2}"#, #"{"event":"status","status":1}"#, #"{"event":"live","live":3}"#])
+        #expect(received.withLockedValue { $0 } == [#"{"event":"live","live":2}"#, #"{"event":"status","status":1}"#, #"{"event":"live","live":3}"#])
         #expect(broadcast.subscriberCount == 0)
     }
 }

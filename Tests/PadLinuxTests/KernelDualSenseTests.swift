@@ -4,7 +4,7 @@ import Logging
 import PadCore
 @testable import PadLinux
 import PadLinuxTestSupport
-import Synchronization
+import NIOConcurrencyHelpers
 import SystemPackage
 import Testing
 
@@ -163,7 +163,7 @@ final class KernelDualSenseTests {
         defer { try? hidraw.close() }
         // GET_REPORT blocks the caller until the pad answers on the loop thread: ask from another thread.
         let path = try #require(nodes.hidrawNode)
-        let outcome = Mutex<(Int32, UInt64)?>(nil)
+        let outcome = NIOLockedValueBox<(Int32, UInt64)?>(nil)
         let client = ClientThread {
             let fd = open(path, O_RDWR | O_CLOEXEC)
             var buffer = [UInt8](repeating: 0, count: 64)
@@ -174,11 +174,11 @@ final class KernelDualSenseTests {
             }
             let failure = result < 0 ? errno : 0
             close(fd)
-            outcome.withLock { $0 = (failure, (MonotonicInstant.now().nanoseconds - start.nanoseconds) / 1_000_000) }
+            outcome.withLockedValue { $0 = (failure, (MonotonicInstant.now().nanoseconds - start.nanoseconds) / 1_000_000) }
         }
         try loop.run(milliseconds: 1500)
         client.join()
-        let (failure, milliseconds) = try #require(outcome.withLock { $0 })
+        let (failure, milliseconds) = try #require(outcome.withLockedValue { $0 })
         #expect(failure == EIO)
         #expect(milliseconds < 1000, "answered at once, not after uhid's 5 s timeout")
     }

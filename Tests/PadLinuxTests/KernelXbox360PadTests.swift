@@ -4,7 +4,7 @@ import Logging
 import PadCore
 @testable import PadLinux
 import PadLinuxTestSupport
-import Synchronization
+import NIOConcurrencyHelpers
 import SystemPackage
 import Testing
 
@@ -97,7 +97,7 @@ final class KernelXbox360PadTests {
     /// A client uploads and plays a rumble effect (EVIOCSFF blocks until the pad answers on the loop thread).
     @Test func forceFeedbackUploadAndPlay() throws {
         let path = nodes.eventNodes[0]
-        let clientResult = Mutex<String?>(nil)
+        let clientResult = NIOLockedValueBox<String?>(nil)
         let done = Gate()
         onRumble = { [loop] rumble in if !rumble.isOff { loop.stop() } }
         // The client keeps its fd open until the test has seen the rumble: closing it erases its effects.
@@ -106,10 +106,10 @@ final class KernelXbox360PadTests {
                 let reader = try EvdevReader(path, writable: true)
                 let id = try reader.upload(EvdevReader.rumble(strong: 0x8000, weak: 0x4000))
                 try reader.write(type: EV_FF, code: Int32(id), value: 1)
-                clientResult.withLock { $0 = "played \(id)" }
+                clientResult.withLockedValue { $0 = "played \(id)" }
                 done.wait()
             } catch {
-                clientResult.withLock { $0 = "failed: \(error)" }
+                clientResult.withLockedValue { $0 = "failed: \(error)" }
             }
         }
         let sawRumble = try loop.run(forAtMost: 10)
@@ -121,7 +121,7 @@ final class KernelXbox360PadTests {
         client.join()
         #expect(feedback.last == .off)
         feedback.removeLast()
-        #expect(clientResult.withLock { $0 }?.hasPrefix("played") == true, "\(String(describing: clientResult.withLock { $0 }))")
+        #expect(clientResult.withLockedValue { $0 }?.hasPrefix("played") == true, "\(String(describing: clientResult.withLockedValue { $0 }))")
         let rumble = try #require(feedback.last)
         #expect(abs(rumble.strong - Double(0x8000) / 65535) < 0.001)
         #expect(abs(rumble.weak - Double(0x4000) / 65535) < 0.001)

@@ -1,7 +1,6 @@
 import Glibc
 @testable import PadLinux
 import PadLinuxTestSupport
-import Synchronization
 import Testing
 
 @Suite("LoopMailbox and LoopThread", .serialized)

@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import NIOConcurrencyHelpers
 import SystemPackage
 
 /// Messages to one loop from other threads: `post` from any thread, `handler` on the receiving loop's thread, in the
@@ -10,7 +10,7 @@ public final class LoopMailbox<Message: Sendable>: @unchecked Sendable {
     // read only on the receiving loop's thread (`receive`, `stopReceiving`, the watch's handler, and the last release,
     // which is there too: whatever holds the mailbox on the receiving side lives on that loop).
     // The eventfd is declared before the watch on it, and `deinit` removes the watch before either goes.
-    private let pending = Mutex<[Message]>([])
+    private let pending = NIOLockedValueBox<[Message]>([])
     private let counter: EventCounter
     private var watch: LoopWatch?
     private var handler: ((Message) -> Void)?
@@ -20,7 +20,7 @@ public final class LoopMailbox<Message: Sendable>: @unchecked Sendable {
 
     /// Any thread.
     public func post(_ message: Message) {
-        pending.withLock { $0.append(message) }
+        pending.withLockedValue { $0.append(message) }
         counter.signal()
     }
 
@@ -39,7 +39,7 @@ public final class LoopMailbox<Message: Sendable>: @unchecked Sendable {
 
     private func deliver() {
         counter.drain()
-        let batch = pending.withLock { messages in
+        let batch = pending.withLockedValue { messages in
             defer { messages = [] }
             return messages
         }

@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import NIOConcurrencyHelpers
 import SystemPackage
 
 /// Runs one piece of blocking work on a thread of its own and hands its result to the loop thread.
@@ -80,9 +80,9 @@ public final class LoopOffThreadWork {
 
     /// The worker's result, written once by the worker and taken once by the loop.
     private final class ResultBox<Value: Sendable>: Sendable {
-        private let slot = Mutex<Value?>(nil)
-        func put(_ value: Value) { slot.withLock { $0 = value } }
-        func take() -> Value? { slot.withLock { value in defer { value = nil }; return value } }
+        private let slot = NIOLockedValueBox<Value?>(nil)
+        func put(_ value: Value) { slot.withLockedValue { $0 = value } }
+        func take() -> Value? { slot.withLockedValue { value in defer { value = nil }; return value } }
     }
 }
 
