@@ -28,7 +28,7 @@ public enum ControllerCatalog {
     public static func discover(logger: Logger, sdlView: SDLView = .always, sdlSource: SDLSource = .inProcess) throws
         -> [Controller]
     {
-        let (records, controllers) = try udevListing()
+        let (records, controllers) = try udevListing(logger: logger)
         let hasGeneric = controllers.contains { $0.kind == .generic }
         if sdlView == .forGenericPads && !hasGeneric {
             return controllers
@@ -66,7 +66,7 @@ extension ControllerCatalog {
     ) -> PendingDiscovery {
         let pending = PendingDiscovery()
         do {
-            pending.listing = try LoopOffThreadWork(on: loop, work: { Result { try udevListing() } }) { listed in
+            pending.listing = try LoopOffThreadWork(on: loop, work: { Result { try udevListing(logger: logger) } }) { listed in
                 guard !pending.isCancelled else { return }
                 switch listed {
                 case .success(let (records, controllers)):
@@ -84,8 +84,13 @@ extension ControllerCatalog {
     }
 
     /// udev's pads, grouped, with their batteries: everything of the listing that reads sysfs.
-    private static func udevListing() throws -> ([UdevDeviceRecord], [Controller]) {
-        let records = try UdevContext().padNodeRecords()
+    private static func udevListing(logger: Logger) throws -> ([UdevDeviceRecord], [Controller]) {
+        let records = try UdevContext().padNodeRecords { devnodes in
+            let grace = UdevContext.udevdProcessingGraceMilliseconds / 1000
+            logger.info(
+                "waiting (up to \(grace) s) for udevd to finish with \(devnodes.joined(separator: ", ")), just made: until then a pad's ID can differ from the one it keeps"
+            )
+        }
         var controllers = ControllerGrouping.controllers(from: records)
         for index in controllers.indices where controllers[index].capabilities.battery {
             controllers[index].battery = ControllerBattery.state(ofHIDDevice: controllers[index].groupSyspath)

@@ -20,6 +20,7 @@ import grp
 import json
 import os
 import shutil
+import signal
 import subprocess
 
 import evdev
@@ -136,6 +137,50 @@ class PadReports:
 
 
 @pytest.mark.parametrize("protocol", ["xbox360", "gip"])
+def udevd_processes() -> list[int]:
+    """systemd-udevd and its workers."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as comm:
+                    name = comm.read().strip()
+            except OSError:
+                continue
+            if name in ("systemd-udevd", "(udev-worker)"):
+                pids.append(int(entry))
+    assert pids, "no systemd-udevd runs in the VM"
+    return pids
+
+
+def test_a_pad_listed_before_udevd_is_done_with_it_gets_the_id_it_keeps(gadget_factory, padbridge):
+    """A pad without a serial (this one) takes its ID from the port it hangs off: udevd's ID_PATH once udevd has
+    processed its nodes. `list` run between the kernel making the nodes and udevd processing them waits for udevd,
+    saying so, and shows the ID the pad keeps. Here udevd is stopped (SIGSTOP) while the pad comes, and let go once
+    `list` says it waits; without the wait, `list` showed an ID made from the sysfs path, which changed a moment
+    later (seen in CI: `feedback ID-PREFIX` right after `list` found no pad)."""
+    udevd = udevd_processes()
+    for pid in udevd:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        xbox = gadget_factory()
+        listing = padbridge("--json", command="list")
+        listing.wait_stderr(lambda line: "waiting" in line and "udevd" in line and xbox.node in line,
+                            what="list saying it waits for udevd to finish with the pad's node")
+    finally:
+        for pid in udevd:
+            os.kill(pid, signal.SIGCONT)
+    assert listing.wait_exit() == 0, listing.stderr
+    listed = controller_with_node(json.loads("\n".join(line for _, line in listing.stdout)), xbox.node)
+    settle()
+    properties = subprocess.run(["udevadm", "info", "--query=property", xbox.node], capture_output=True, text=True,
+                                timeout=DEADLINE).stdout
+    after = controller_with_node(list_json(), xbox.node)
+    # what the ID is made from, now that udevd is done: no serial, udevd's ID_PATH
+    assert after["serial"] is None and f"ID_PATH={after['portPath']}" in properties.splitlines(), (after, properties)
+    assert (listed["id"], listed["portPath"]) == (after["id"], after["portPath"]), (listed, after)
+
+
 def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbridge, protocol):
     """Each button alone, each stick and trigger: monitor names it as SDL reads the same pad. The Xbox 360 pad
     (045e:028e), and the Xbox Series pad (045e:0b12, GIP), whose triggers go to 1023 and whose guide button comes in

@@ -23,10 +23,35 @@ public final class UdevContext {
 
     deinit { udev_unref(handle) }
 
+    /// How long `padNodeRecords()` waits, at most, for udevd to finish with nodes the kernel has only just made.
+    public static let udevdProcessingGraceMilliseconds: UInt64 = 10_000
+
     /// Every input event node (`/dev/input/eventN`), hidraw node and LED class device with the devices above it:
     /// event nodes first, then hidraw nodes, then LEDs, each in natural order of their sysnames (event2 before
     /// event10).
-    public func padNodeRecords() throws(DeviceAccessError) -> [UdevDeviceRecord] {
+    ///
+    /// Where udevd runs, a node the kernel has made but udevd has not yet processed is waited for (udevd's
+    /// announcement that it has, up to `grace`): until then the node lacks udevd's properties, `ID_PATH` among them,
+    /// and a pad without a serial would get a fingerprint other than the one it keeps once udevd is done (and its
+    /// permissions are not yet set either). A node still unprocessed after the grace is listed as it is.
+    /// `onWaiting` is told the device nodes waited for, before the wait.
+    public func padNodeRecords(
+        udevdGraceMilliseconds grace: UInt64 = udevdProcessingGraceMilliseconds,
+        onWaiting: (_ devnodes: [String]) -> Void = { _ in }
+    ) throws(DeviceAccessError) -> [UdevDeviceRecord] {
+        let listing = try readPadNodeRecords()
+        let unprocessed = listing.records.filter { listing.unprocessedByUdevd.contains($0.syspath) }
+        guard !unprocessed.isEmpty, UdevMonitor.Source.automatic() == .udev else { return listing.records }
+        onWaiting(unprocessed.compactMap(\.devnode))
+        try waitForUdevd(toProcess: unprocessed.map(\.syspath), within: grace)
+        return try readPadNodeRecords().records
+    }
+
+    /// `padNodeRecords()` as sysfs and udevd's database have it now, with the syspaths of the event and hidraw
+    /// nodes udevd has not processed (all of them without udevd).
+    private func readPadNodeRecords() throws(DeviceAccessError)
+        -> (records: [UdevDeviceRecord], unprocessedByUdevd: Set<String>)
+    {
         // Only event and hidraw nodes can be pad nodes. Matched by name, the others (inputN, jsN, mouseN) are
         // skipped before libudev resolves their paths and reads their uevent files. (Several subsystem matches are
         // alternatives, and so are several sysname matches; so LEDs, whose names are the drivers', take a second
@@ -35,16 +60,47 @@ public final class UdevContext {
             + syspaths(subsystems: ["leds"], sysnames: [])
         // The ancestors the nodes share (a DualSense's four nodes hang off one HID device) are read once.
         var ancestors: [String: [UdevAncestorRecord]] = [:]
+        var unprocessed = Set<String>()
         let records = syspaths.compactMap { syspath -> UdevDeviceRecord? in
-            guard let record = record(syspath: syspath, sharing: &ancestors), Self.isPadNode(record) else { return nil }
+            guard let (record, processed) = record(syspath: syspath, sharing: &ancestors), Self.isPadNode(record) else {
+                return nil
+            }
+            // LED class devices have no device number, so udevd keeps no database entry for them and libudev never
+            // calls them processed; nothing of theirs goes into a fingerprint.
+            if !processed && record.devnode != nil { unprocessed.insert(record.syspath) }
             return record
         }
         let order = ["input": 0, "hidraw": 1, "leds": 2]
-        return records.sorted { lhs, rhs in
+        let sorted = records.sorted { lhs, rhs in
             lhs.subsystem != rhs.subsystem
                 ? order[lhs.subsystem, default: 3] < order[rhs.subsystem, default: 3]
                 : SysfsInputDevices.naturalOrder(lhs.sysname, rhs.sysname)
         }
+        return (sorted, unprocessed)
+    }
+
+    /// Returns once udevd has processed every device of `syspaths` still there, or `grace` has passed. Wakes on
+    /// udevd's announcements (its monitor, made before the first check, so none is missed), never on a timer.
+    private func waitForUdevd(toProcess syspaths: [String], within graceMilliseconds: UInt64) throws(DeviceAccessError) {
+        let monitor = try UdevMonitor(context: self, source: .udev)
+        let deadline = MonotonicInstant.now().adding(milliseconds: graceMilliseconds)
+        var waiting = syspaths
+        while true {
+            waiting = waiting.filter { isUnprocessedByUdevd(syspath: $0) }
+            let now = MonotonicInstant.now()
+            guard !waiting.isEmpty, now < deadline else { return }
+            var poller = pollfd(fd: monitor.descriptorForPolling.rawValue, events: Int16(POLLIN), revents: 0)
+            let left = Int32(min((deadline.nanoseconds - now.nanoseconds) / 1_000_000 + 1, UInt64(Int32.max)))
+            if poll(&poller, 1, left) < 0 && errno != EINTR { return }
+            _ = monitor.pendingChanges()
+        }
+    }
+
+    /// Whether the device is there and udevd has not processed it yet.
+    private func isUnprocessedByUdevd(syspath: String) -> Bool {
+        guard let device = udev_device_new_from_syspath(handle, syspath) else { return false }
+        defer { udev_device_unref(device) }
+        return udev_device_get_is_initialized(device) == 0
     }
 
     /// The syspaths of the devices of any of `subsystems` named as any of `sysnames` (globs; none: any name).
@@ -73,12 +129,15 @@ public final class UdevContext {
     /// there). Meant for nodes (`.../input/input12/event5`, `.../hidraw/hidraw0`), works for any device.
     public func record(syspath: String) -> UdevDeviceRecord? {
         var known: [String: [UdevAncestorRecord]] = [:]
-        return record(syspath: syspath, sharing: &known)
+        return record(syspath: syspath, sharing: &known)?.record
     }
 
     /// `record(syspath:)`, taking what it already knows from `known`: for an ancestor's syspath, that ancestor's
-    /// record followed by all of its own ancestors'. Adds what it reads.
-    func record(syspath: String, sharing known: inout [String: [UdevAncestorRecord]]) -> UdevDeviceRecord? {
+    /// record followed by all of its own ancestors'. Adds what it reads. `processedByUdevd`: udevd has a database
+    /// entry for the device (never without udevd).
+    func record(
+        syspath: String, sharing known: inout [String: [UdevAncestorRecord]]
+    ) -> (record: UdevDeviceRecord, processedByUdevd: Bool)? {
         guard let device = udev_device_new_from_syspath(handle, syspath) else { return nil }
         defer { udev_device_unref(device) }
         var ancestors: [UdevAncestorRecord] = []
@@ -96,13 +155,14 @@ public final class UdevContext {
             parent = udev_device_get_parent(current)
         }
         for (index, path) in readPaths.enumerated() { known[path] = Array(ancestors[index...]) }
-        return UdevDeviceRecord(
+        let record = UdevDeviceRecord(
             subsystem: Self.string(udev_device_get_subsystem(device)) ?? "",
             sysname: Self.string(udev_device_get_sysname(device)) ?? "",
             syspath: Self.string(udev_device_get_syspath(device)) ?? syspath,
             devnode: Self.string(udev_device_get_devnode(device)),
             properties: Self.properties(device),
             ancestors: ancestors)
+        return (record, udev_device_get_is_initialized(device) != 0)
     }
 
     /// The sysfs attributes an ancestor record keeps where they exist (see `UdevAncestorRecord.attributes`): an
