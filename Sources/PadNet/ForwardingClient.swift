@@ -152,6 +152,9 @@ public final class ForwardingClient {
     private var warnedNoAnswer = false
     private var padTableVersion: UInt32 = 1
     private var padTableAcknowledged: UInt32 = 0
+    /// The older table version the host's messages acknowledged when this client last sent its table at once in
+    /// answer (nil: none since the table was acknowledged or the session began).
+    private var olderTableAnswered: UInt32?
     private var timer: (any LinkWakeTimer)?
     /// What the closures this client hands out call it through (no weak reference: see `OwnerReference`).
     /// Called when this client goes (production: its socket stops handing datagrams here).
@@ -497,6 +500,7 @@ public final class ForwardingClient {
                 renewal = nil
                 sessions.initiated(LinkSession(keys: keys, startedMicroseconds: now, path: hostPath))
                 padTableAcknowledged = 0
+                olderTableAnswered = nil
                 numberPadsOn()
                 statistics.datagramsReceived &+= 1
                 statistics.sessionSent = 0
@@ -532,6 +536,7 @@ public final class ForwardingClient {
         liveness = LinkLiveness(startingAtMicroseconds: now, countsSilenceOnlyWhileSending: true)
         backoff.reset()
         padTableAcknowledged = 0
+        olderTableAnswered = nil
         tryingSinceMicroseconds = nil
         warnedNoAnswer = false
     }
@@ -547,7 +552,21 @@ public final class ForwardingClient {
     }
 
     private func handle(_ message: LinkHostMessageView<[UInt8]>, fromCurrentSession: Bool) {
-        if let version = message.padTableAcknowledgement, version == padTableVersion { padTableAcknowledged = version }
+        // An acknowledgement of an older table is answered at once with the current one, but once per version the
+        // host names: every host message carries the acknowledgement, and a host that answers each datagram (while
+        // its feedback waits for acknowledgement) would otherwise ping-pong with this client for as long as its
+        // table limit holds (issue 42 item 4), a round trip's worth of datagrams each time. The table still goes
+        // with every datagram this client sends until it is acknowledged.
+        var tableToAnswer = false
+        if let version = message.padTableAcknowledgement {
+            if version == padTableVersion {
+                padTableAcknowledged = version
+                olderTableAnswered = nil
+            } else if olderTableAnswered != version {
+                olderTableAnswered = version
+                tableToAnswer = true
+            }
+        }
         if let pong = message.pong {
             if fromCurrentSession { sessionPongCounts = (pong.sentDatagrams, statistics.sessionReceived) }
             let sample = now > pong.echoedMicroseconds ? now - pong.echoedMicroseconds : 0
@@ -588,7 +607,7 @@ public final class ForwardingClient {
             pad.feedbackToAcknowledge = version
             acknowledge = true
         }
-        if acknowledge || padTableAcknowledged != padTableVersion { sendNow() }
+        if acknowledge || tableToAnswer { sendNow() }
     }
 
     /// What is due now: a keepalive, a resend, a quick copy, the link-lost check, a session renewal, a reconnection
