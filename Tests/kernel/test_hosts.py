@@ -199,17 +199,18 @@ def test_hosts_lists_the_host_with_its_key_and_pairing_window_and_watch_sees_it_
     watch.wait_stdout(lambda line: line.startswith("remove") and NAME in line, what="the host leaving")
 
 
-def test_two_hosts_with_one_name_are_both_found_the_second_renamed_and_watch_json_follows(padbridge, tmp_path,
-                                                                                         avahi_namespaces):
-    """Two machines serving under one name: the second to announce is renamed by DNS-SD's conflict rule (and says
-    so), both are listed, each with its own key, and `hosts --watch --json` reports each coming and going as a JSON
-    object a line."""
+def test_two_hosts_with_one_name_are_both_found_one_renamed_and_watch_json_follows(padbridge, tmp_path,
+                                                                                  avahi_namespaces):
+    """Two machines serving under one name: DNS-SD's conflict rule renames one of them (and it says so), both are
+    listed, each with its own key, and `hosts --watch --json` reports each coming and going as a JSON object a line.
+    Which one gives way is the network's timing: the second to announce, when the first's daemon answers its probes
+    in time; else the first, once it hears the second's announcement (seen on a busy machine)."""
     sides = avahi_namespaces
     watch = padbridge("--watch", "--json", "--config-dir", str(tmp_path / "watcher"), command="hosts",
                       wrapper=sides["pbclient"].wrapper)
     watch.wait_stderr(lambda line: "watching for hosts on the LAN" in line, what="the watch under way")
 
-    def watched(event: str, name: str, key: str | None) -> dict:
+    def watched(event: str, name: str, key: str | None, since: int = 0) -> dict:
         def matching(line: str):
             try:
                 change = json.loads(line)
@@ -218,7 +219,7 @@ def test_two_hosts_with_one_name_are_both_found_the_second_renamed_and_watch_jso
             host = change["host"]
             wanted = (change["event"], host["name"]) == (event, name) and key in (None, host["fingerprint"])
             return change if wanted else None
-        _, change = watch.wait_stdout(matching, what=f"a {event!r} line for {name!r} ({key or 'any key'})")
+        _, change = watch.wait_stdout(matching, since=since, what=f"a {event!r} line for {name!r} ({key or 'any key'})")
         return change
 
     first = serve_announced(padbridge, sides["pbhost"], tmp_path / "first")
@@ -229,20 +230,35 @@ def test_two_hosts_with_one_name_are_both_found_the_second_renamed_and_watch_jso
     second = padbridge("--name", NAME, "--config-dir", str(tmp_path / "second"), command="serve",
                        wrapper=sides["pbclient"].wrapper)
     second_key = host_key(second)
-    _, renamed = second.wait_stderr(lambda line: "another host on the LAN is announced as" in line,
-                                    what="the second host renamed")
-    new_name = renamed.rsplit('"', 2)[1]
-    assert new_name != NAME and new_name.startswith(NAME), renamed
-    second.wait_stderr(lambda line: f'announced on the LAN as "{new_name}"' in line, what="the renamed announcement")
-    watched("add", new_name, second_key)
-    hosts = hosts_json(sides["pbclient"], tmp_path / "watcher", lambda hosts: {
-        (NAME, first_key), (new_name, second_key)} <= {(h["name"], h["fingerprint"]) for h in hosts})
-    assert {(NAME, first_key), (new_name, second_key)} <= {(h["name"], h["fingerprint"]) for h in hosts}, hosts
+    names: dict[str, str] = {}   # by key, as the watch reports them, in order
 
+    def two_names(line: str):
+        change = json.loads(line)
+        host = change["host"]
+        if change["event"] in ("add", "change") and host["fingerprint"] in (first_key, second_key):
+            names[host["fingerprint"]] = host["name"]
+        apart = len(names) == 2 and names[first_key] != names[second_key] and NAME in names.values()
+        return dict(names) if apart else None
+
+    _, final = watch.wait_stdout(two_names, what="both hosts watched, under two names")
+    renamed, renamed_key = (first, first_key) if final[first_key] != NAME else (second, second_key)
+    new_name = final[renamed_key]
+    assert new_name != NAME and new_name.startswith(NAME), final
+    renamed.wait_stderr(
+        lambda line: f'another host on the LAN is announced as "{NAME}"; this one is announced as "{new_name}"' in line,
+        what="the renamed host saying so")
+    renamed.wait_stderr(lambda line: f'announced on the LAN as "{new_name}"' in line, what="the renamed announcement")
+    hosts = hosts_json(sides["pbclient"], tmp_path / "watcher", lambda hosts: {
+        (final[first_key], first_key), (final[second_key], second_key)} <= {(h["name"], h["fingerprint"]) for h in hosts})
+    assert {(final[first_key], first_key), (final[second_key], second_key)} <= \
+        {(h["name"], h["fingerprint"]) for h in hosts}, hosts
+
+    mark = watch.stdout_mark()
     assert second.stop() == 0
-    watched("remove", new_name, None)   # (what a removal still knows of the host's TXT record is not asked)
+    watched("remove", final[second_key], None, since=mark)   # (what a removal still knows of the TXT record is not asked)
+    mark = watch.stdout_mark()
     assert first.stop() == 0
-    watched("remove", NAME, None)
+    watched("remove", final[first_key], None, since=mark)
     assert watch.stop() == 0
 
 
