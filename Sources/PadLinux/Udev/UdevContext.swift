@@ -43,7 +43,7 @@ public final class UdevContext {
         let unprocessed = listing.records.filter { listing.unprocessedByUdevd.contains($0.syspath) }
         guard !unprocessed.isEmpty, UdevMonitor.Source.automatic() == .udev else { return listing.records }
         onWaiting(unprocessed.compactMap(\.devnode))
-        try waitForUdevd(toProcess: unprocessed.map(\.syspath), within: grace)
+        waitForUdevd(toProcess: unprocessed.map(\.syspath), within: grace)
         return try readPadNodeRecords().records
     }
 
@@ -81,8 +81,9 @@ public final class UdevContext {
 
     /// Returns once udevd has processed every device of `syspaths` still there, or `grace` has passed. Wakes on
     /// udevd's announcements (its monitor, made before the first check, so none is missed), never on a timer.
-    private func waitForUdevd(toProcess syspaths: [String], within graceMilliseconds: UInt64) throws(DeviceAccessError) {
-        let monitor = try UdevMonitor(context: self, source: .udev)
+    /// Best effort: without a monitor, or once it fails, the nodes are listed as they are.
+    private func waitForUdevd(toProcess syspaths: [String], within graceMilliseconds: UInt64) {
+        guard let monitor = try? UdevMonitor(context: self, source: .udev) else { return }
         let deadline = MonotonicInstant.now().adding(milliseconds: graceMilliseconds)
         var waiting = syspaths
         while true {
@@ -91,7 +92,9 @@ public final class UdevContext {
             guard !waiting.isEmpty, now < deadline else { return }
             var poller = pollfd(fd: monitor.descriptorForPolling.rawValue, events: Int16(POLLIN), revents: 0)
             let left = Int32(min((deadline.nanoseconds - now.nanoseconds) / 1_000_000 + 1, UInt64(Int32.max)))
-            if poll(&poller, 1, left) < 0 && errno != EINTR { return }
+            let ready = poll(&poller, 1, left)
+            if ready < 0 && errno != EINTR { return }
+            if ready > 0 && poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return }
             _ = monitor.pendingChanges()
         }
     }
