@@ -69,24 +69,52 @@ def kernel_suite_tool(name: str) -> str:
 # padbridge processes
 
 
+def parse_event(line: str) -> dict | None:
+    """The event a stderr line of padbridge run with `--events json` carries: a JSON object with a string "event"
+    (and "message", the sentence the text mode writes). Anything else (ArgumentParser's error text at exit, a
+    crash's report, a line of another program) is no event: None."""
+    text = line.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("event"), str):
+        return obj
+    return None
+
+
+def event_message(line: str) -> str:
+    """The human sentence of a stderr line: its event's "message", or the line itself when it is no event."""
+    event = parse_event(line)
+    if event is not None and isinstance(event.get("message"), str):
+        return event["message"]
+    return line
+
+
 class Padbridge:
     """One padbridge process, by default `padbridge virtual ...`: JSON lines in on stdin, feedback lines out on
-    stdout, status on stderr. Other commands (`list --watch`, `monitor`) use the same reader threads."""
+    stdout, status on stderr as JSON events (`--events json`, see parse_event). Other commands (`list --watch`,
+    `monitor`, `serve`, `connect` ...) use the same reader threads. Tests wait on events (wait_event, wait_ready),
+    never on the wording of a sentence; messages() gives the sentences for assertions about what they say."""
 
     def __init__(self, *args: str, command: str = "virtual", wrapper: tuple[str, ...] = ()):
         """`wrapper` runs padbridge through another command (`ip netns exec NAME`)."""
         self.command = command
-        self.argv = [*wrapper, padbridge_binary(), command, *args]
+        self.argv = [*wrapper, padbridge_binary(), command, "--events", "json", *args]
         self.proc = subprocess.Popen(
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
         )
         self._cond = threading.Condition()
         self.stdout: list[tuple[float, str]] = []  # (monotonic receipt time, line)
-        self.stderr: list[tuple[float, str]] = []
+        self.stderr: list[tuple[float, str]] = []  # every line as read; an index here is a `since` mark
+        self.stderr_events: list[dict | None] = []  # parse_event of the stderr line at the same index
         self._eof = {"stdout": False, "stderr": False}
         self._threads = [
             threading.Thread(target=self._pump, args=(self.proc.stdout, self.stdout, "stdout"), daemon=True),
-            threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr, "stderr"), daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr, "stderr", self.stderr_events),
+                             daemon=True),
         ]
         for thread in self._threads:
             thread.start()
@@ -96,11 +124,16 @@ class Padbridge:
     def __repr__(self):
         return f"<padbridge {self.command} {' '.join(self.argv[self.argv.index(self.command) + 1:])} pid {self.proc.pid}>"
 
-    def _pump(self, stream, sink, name):
+    def _pump(self, stream, sink, name, events=None):
+        """Reads `stream` line by line into `sink`; for stderr, also each line's event (parsed once, here) into
+        `events`, at the same index."""
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            event = parse_event(line) if events is not None else None
             with self._cond:
                 sink.append((time.monotonic(), line))
+                if events is not None:
+                    events.append(event)
                 self._cond.notify_all()
         with self._cond:
             self._eof[name] = True
@@ -122,17 +155,61 @@ class Padbridge:
 
         return wait_for_item(self._cond, sink, since, lambda item: match(item[1]), timeout, fail, closed, pump)
 
-    def wait_ready(self, timeout: float = READY_DEADLINE) -> dict:
-        prefix = "padbridge: ready "
+    def wait_event(self, name: str | tuple[str, ...], where=None, since: int = 0, timeout: float = DEADLINE,
+                   what: str | None = None) -> tuple[int, dict]:
+        """Waits for a stderr event called `name` (or any of several names, given as a tuple), at a stderr index
+        >= since, for which `where(event)` holds (any such event when `where` is None); returns (its index, the
+        event). A `where` that reads a field the event lacks fails the test (KeyError): that is the contract
+        broken, not a line to skip."""
+        names = (name,) if isinstance(name, str) else tuple(name)
 
-        def match(line):
-            return json.loads(line[len(prefix):]) if line.startswith(prefix) else None
+        def match(event):
+            if event is None or event["event"] not in names:
+                return None
+            return event if where is None or where(event) else None
 
-        _, self.ready = self._wait("stderr", self.stderr, match, 0, timeout, "'padbridge: ready {...}' line on stderr")
+        return self._wait_events(match, since, timeout, what or f"{name!r} event on stderr")
+
+    def _wait_events(self, match, since, timeout, what):
+        def fail(reason):
+            raise AssertionError(f"{self!r}: no {what}: {reason}\n{self.describe()}")
+
+        def closed():
+            if self._eof["stderr"]:
+                return f"stderr closed (exit status {self.proc.poll()})"
+            return None
+
+        return wait_for_item(self._cond, self.stderr_events, since, match, timeout, fail, closed)
+
+    def wait_ready(self, timeout: float = READY_DEADLINE, since: int = 0) -> dict:
+        """Waits for the "ready" event (the ready object's keys, plus "event" and "message") and returns it."""
+        _, self.ready = self.wait_event("ready", since=since, timeout=timeout, what="'ready' event on stderr")
         return self.ready
 
-    def wait_stderr(self, predicate, timeout: float = DEADLINE, since: int = 0, what: str = "matching stderr line"):
-        return self._wait("stderr", self.stderr, lambda line: line if predicate(line) else None, since, timeout, what)
+    def events(self, name: str | None = None, since: int = 0) -> list[dict]:
+        """The stderr events from index `since` on (only those called `name`, when given), for assertions after
+        the fact."""
+        with self._cond:
+            return [event for event in self.stderr_events[since:]
+                    if event is not None and (name is None or event["event"] == name)]
+
+    def timed_events(self, name: str | None = None, since: int = 0) -> list[tuple[float, dict]]:
+        """events(), each with the monotonic time its line was read."""
+        with self._cond:
+            return [(at, event) for (at, _), event in zip(self.stderr[since:], self.stderr_events[since:])
+                    if event is not None and (name is None or event["event"] == name)]
+
+    def messages(self, since: int = 0) -> list[str]:
+        """The human sentences on stderr from index `since` on: each event's "message", or the line itself when it
+        is no event. For assertions about wording (an error naming its fix); never wait on these."""
+        with self._cond:
+            return [event["message"] if event is not None and isinstance(event.get("message"), str) else line
+                    for (_, line), event in zip(self.stderr[since:], self.stderr_events[since:])]
+
+    def stderr_mark(self) -> int:
+        """The index of the next stderr line; pass it as `since` to wait only for events that come later."""
+        with self._cond:
+            return len(self.stderr)
 
     def wait_stdout(self, predicate, timeout: float = DEADLINE, since: int = 0, what: str = "matching stdout line"):
         """Waits for a stdout line for which predicate(line) is truthy; returns (index, that value)."""
@@ -291,11 +368,10 @@ class DeviceGone(Exception):
     pass
 
 
-def says_link_lost(line: str) -> bool:
-    """Whether a status line of `serve` ("link lost: CLIENT ...") or `connect` ("link to HOST (NAME) lost; ...") says
-    the link was lost (not, say, connect's warning that the kernel dropped a pad's events it fell behind on, whose
-    "presses and releases in between are lost" is about the pad, not the link)."""
-    return "link lost" in line or ("link to " in line and " lost" in line)
+def says_link_lost(event: dict | None) -> bool:
+    """Whether a stderr event of `serve` or `connect` says the link was lost ("linkLost": serve's names the client,
+    connect's the host), not, say, connect's warning that the kernel dropped a pad's events it fell behind on."""
+    return event is not None and event["event"] == "linkLost"
 
 
 LINK_TIMEOUT_S = 0.4   # the link is counted lost after this long with nothing heard (LinkLiveness.timeoutMicroseconds)
@@ -329,7 +405,7 @@ class StallWitness:
 
     def explains(self, lost_at: float) -> bool:
         """Whether the witness was kept waiting EXPLAINS_MS or more within the stretch before `lost_at` (when the
-        test read the "link lost" line) in which the silence that made it must have been: the timeout, and up to a
+        test read the "linkLost" event) in which the silence that made it must have been: the timeout, and up to a
         second more for the line to be written and read on a starved machine."""
         start = lost_at - LINK_TIMEOUT_S - 1.0
         return any(late >= self.EXPLAINS_MS and at >= start and at - late / 1000 <= lost_at
@@ -354,11 +430,12 @@ def stall_witness():
     witness.close()
 
 
-def unexplained_link_losses(process, since: int, witness: StallWitness, origin: float, ignore=lambda line: False):
-    """The lines from `since` on in which `process` counted a link lost (says_link_lost) while the stall witness was
-    not kept waiting (StallWitness.explains), each with its time from `origin`."""
-    return [f"{at - origin:+.2f} s: {line}" for at, line in process.stderr[since:]
-            if says_link_lost(line) and not ignore(line) and not witness.explains(at)]
+def unexplained_link_losses(process, since: int, witness: StallWitness, origin: float, ignore=lambda event: False):
+    """The "linkLost" events from stderr index `since` on in which `process` counted a link lost while the stall
+    witness was not kept waiting (StallWitness.explains), each with its time from `origin`; `ignore(event)` leaves
+    out the losses a test expects."""
+    return [f"{at - origin:+.2f} s: {event['message']}" for at, event in process.timed_events("linkLost", since)
+            if not ignore(event) and not witness.explains(at)]
 
 
 def read_available(device: evdev.InputDevice, timeout: float) -> list:
