@@ -29,7 +29,7 @@ import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import DEADLINE, StallWitness, kernel_suite_tool, padbridge_binary, read_available, says_link_lost
+from conftest import DEADLINE, StallWitness, kernel_suite_tool, padbridge_binary, read_available
 from test_forward import HOST_ADDRESS, PORT, attached, namespaces, paired_across_namespaces, run, \
     xpad_like_source  # noqa: F401 (namespaces is a fixture)
 from test_link_corrections import _Namespace, in_client, udp_counters
@@ -223,8 +223,8 @@ def taps_through_the_machines_stalls(source, virtual, taps: int, serve, witness:
             tap_latencies(source, virtual, taps, latencies)
             return
         except AssertionError as failure:
-            lost = [(at, line) for at, line in serve.stderr[since:] if says_link_lost(line)]
-            unexplained = [line for at, line in lost if not witness.explains(at)]
+            lost = serve.timed_events("linkLost", since=since)
+            unexplained = [event for at, event in lost if not witness.explains(at)]
             if not lost or unexplained:
                 raise AssertionError(f"{failure}; the host counted the link lost {len(lost)} time(s) meanwhile, "
                                      f"{len(unexplained)} of them while the machine ran the stall witness "
@@ -234,7 +234,7 @@ def taps_through_the_machines_stalls(source, virtual, taps: int, serve, witness:
         # The next round starts from A released, on both pads, with nothing left queued.
         source.write(ecodes.EV_KEY, ecodes.BTN_A, 0)
         source.syn()
-        serve.wait_stderr(lambda line: "resumed" in line, since=since, what="the link resumed after the stall")
+        serve.wait_event("resumed", since=since, what="the link resumed after the stall")
         deadline = time.monotonic() + DEADLINE
         while ecodes.BTN_SOUTH in virtual.active_keys():
             assert time.monotonic() < deadline, "A stayed held on the host's pad after its release"
@@ -270,10 +270,10 @@ def summary(latencies: list[float]) -> str:
 def link_kept(serve) -> bool:
     """Whether every time the host took a client's link for lost (nothing heard for 400 ms: the flood and its sender
     take the emulated CPUs, and the client starves) it resumed it, the session kept, no pad destroyed."""
-    lines = [line for _, line in serve.stderr]
-    lost = [index for index, line in enumerate(lines) if "link lost" in line]
-    return all(any("resumed" in later for later in lines[index + 1:]) for index in lost) \
-        and not any("pad destroyed" in line or "client gone" in line for line in lines)
+    names = [event["event"] for event in serve.events()]
+    lost = [index for index, name in enumerate(names) if name == "linkLost"]
+    return all("resumed" in names[index + 1:] for index in lost) \
+        and not any(name in ("padDestroyed", "clientGone") for name in names)
 
 
 def forwarded_over_a_quiet_link(padbridge, serve, client_config, source):
@@ -282,7 +282,7 @@ def forwarded_over_a_quiet_link(padbridge, serve, client_config, source):
     (ms a second)."""
     client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config),
                        command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-    client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+    client.wait_event("connected", what="the client connected")
     _, ready = attached(serve)
     virtual = evdev.InputDevice(ready["eventNodes"][0])
     fcntl.ioctl(virtual.fd, EVIOCSCLOCKID, struct.pack("i", time.CLOCK_MONOTONIC))
@@ -308,7 +308,7 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
                                 capture_output=True, text=True, timeout=DEADLINE)
         assert opened.returncode == 0, opened.stderr
         code = re.search(r"pairing code (\S+)", opened.stderr).group(1)
-        serve.wait_stderr(lambda line: "pairing window open" in line, since=mark, what="the new pairing window")
+        serve.wait_event("pairingWindowOpen", since=mark, what="the new pairing window")
 
         # Twice what the host reads in junk, a quarter of it in pairing first messages, at most 5,000 and 1,000 a
         # second: far beyond what it reads on any machine, and not so far that on a slow one (the emulated guest with
@@ -319,8 +319,8 @@ def test_a_flood_of_junk_and_pairing_first_messages_does_not_stall_the_host(padb
         udp_before = udp_counters(serve_pid)
         floods.append(Flood(datagram_flood, junk_rate, 16, "random:01:109", "random:01:173"))
         floods.append(Flood(datagram_flood, pairing_rate, 256, f"file:{first_message}"))
-        serve.wait_stderr(lambda line: "dropped" in line and "handshake" in line, since=mark,
-                          what="the host dropping the junk handshakes")
+        serve.wait_event("dropped", where=lambda e: "handshake" in e["reason"], since=mark,
+                         what="the host dropping the junk handshakes")
         pairing = PairingDuringFlood(code, tmp_path / "client2")
         cpu_before, at_before, busy_before = serve_cpu_ms(serve_pid), time.monotonic(), vm_busy_ms()
         errors_before = udp_receive_errors(serve_pid)
@@ -424,8 +424,7 @@ def test_a_flood_of_valid_mac1_initiations_from_someone_who_knows_the_host_key_l
         udp_before = udp_counters(serve_pid)
         flood = Flood(datagram_flood, VALID_MAC1_PER_SECOND, 16, f"initiation:{host_key}")
         # Past the burst the host asks for cookies: the flood's initiations reached the gate with a valid mac1.
-        serve.wait_stderr(lambda line: line.startswith("padbridge: under load:"), since=mark,
-                          what="the host asking the flood's initiations for cookies")
+        serve.wait_event("underLoad", since=mark, what="the host asking the flood's initiations for cookies")
         cpu_before, at_before = serve_cpu_ms(serve_pid), time.monotonic()
         flooded: list[float] = []
         failure = None
@@ -436,8 +435,7 @@ def test_a_flood_of_valid_mac1_initiations_from_someone_who_knows_the_host_key_l
         flood_cpu = (serve_cpu_ms(serve_pid) - cpu_before) / (time.monotonic() - at_before)
         received = udp_counters(serve_pid)[0] - udp_before[0]
         rate = flood.stop()
-        cookies = sum(int(m.group(1)) for _, text in serve.stderr[mark:]
-                      for m in [re.match(r"padbridge: under load: (\d+) handshake", text)] if m)
+        cookies = sum(event["count"] for event in serve.events("underLoad", since=mark))
         report = (f"quiet link: {summary(quiet)} (100 edges), serve {quiet_cpu:.0f} ms CPU/s; {rate:.0f} valid-mac1 "
                   f"initiations/s of keys the host never paired ({received} delivered to the host's sockets, at least "
                   f"{cookies} answered with a cookie request): " + (summary(flooded) if flooded else "nothing")
@@ -485,12 +483,11 @@ def test_link_local_neighbours_each_get_their_own_share_of_a_loaded_hosts_handsh
         assert prover.stdout.readline().startswith("proving from"), prover.stderr.read()
         # The host under load asked it for a cookie, and it proves its address with it from then on.
         assert prover.stdout.readline().strip() == "cookie", prover.stderr.read()
-        serve.wait_stderr(lambda line: "more handshakes from [fe80::bad" in line,
-                          what="the host refusing the neighbour's handshakes beyond its share")
+        serve.wait_event("dropped", where=lambda e: "more handshakes from [fe80::bad" in e["reason"],
+                         what="the host refusing the neighbour's handshakes beyond its share")
         client = padbridge(host, source.device.path, "--config-dir", str(tmp_path / "client"), command="connect",
                            wrapper=("ip", "netns", "exec", "pbclient"))
-        client.wait_stderr(lambda line: "connected to" in line,
-                           what="the other neighbour connected while the first used up its share")
+        client.wait_event("connected", what="the other neighbour connected while the first used up its share")
         _, ready = attached(serve)
         virtual = evdev.InputDevice(ready["eventNodes"][0])
         assert prover.poll() is None, prover.stderr.read()

@@ -11,8 +11,8 @@ import subprocess
 import evdev
 from evdev import ecodes
 
-from conftest import (DEADLINE, expect_events, padbridge_binary, read_available, rumble_effect, says_link_lost,
-                      start_dualsense, start_xbox, wait_abs)
+from conftest import (DEADLINE, expect_events, padbridge_binary, read_available, rumble_effect, start_dualsense,
+                      start_xbox, wait_abs)
 from test_pairing import pair, pairing_code
 
 PORT = 48177
@@ -29,13 +29,14 @@ def paired_host(padbridge, tmp_path, *serve_options: str):
 
 def connect(padbridge, client_config, *pads: str):
     process = padbridge(f"127.0.0.1:{PORT}", *pads, "--config-dir", str(client_config), command="connect")
-    process.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+    process.wait_event("connected", what="the client connected")
     return process
 
 
 def attached(serve, since: int = 0) -> tuple[int, dict]:
-    index, line = serve.wait_stderr(lambda line: "pad attached" in line, since=since, what="a pad attached on the host")
-    return index, json.loads(line[line.index(" as {") + 4:])
+    """Waits for a pad attached on the host; returns (its stderr index, the virtual pad's ready object)."""
+    index, event = serve.wait_event("padAttached", since=since, what="a pad attached on the host")
+    return index, event["virtualPad"]
 
 
 def test_a_dualsense_is_forwarded_and_rumble_comes_back_and_connect_records_both_sides(padbridge, tmp_path):
@@ -86,12 +87,12 @@ def test_an_xbox_pad_is_forwarded(padbridge, tmp_path):
 
 def test_without_pairing_nothing_is_created(padbridge, tmp_path):
     serve = padbridge("--listen", f"127.0.0.1:{PORT}", "--config-dir", str(tmp_path / "host"), command="serve")
-    serve.wait_stderr(lambda line: "listening on" in line, what="the listening line")
+    serve.wait_event("listening", what="the host listening")
     _, _, device = start_xbox(padbridge, "--name", "unpaired pad")
     result = subprocess.run([padbridge_binary(), "connect", f"127.0.0.1:{PORT}", device.path, "--config-dir",
                              str(tmp_path / "client")], capture_output=True, text=True, timeout=DEADLINE)
     assert result.returncode != 0 and "padbridge pair" in result.stderr, result.stderr
-    assert not any("pad attached" in line for _, line in serve.stderr), serve.describe()
+    assert not serve.events("padAttached"), serve.describe()
 
 
 def test_a_cut_link_leaves_the_pad_neutral_and_a_reconnection_resumes_it(padbridge, tmp_path):
@@ -110,15 +111,15 @@ def test_a_cut_link_leaves_the_pad_neutral_and_a_reconnection_resumes_it(padbrid
     mark = len(serve.stderr)
     connection.proc.kill()
     connection.proc.wait(DEADLINE)
-    serve.wait_stderr(lambda line: "link lost" in line, since=mark, what="the host noticing the lost link")
+    serve.wait_event("linkLost", since=mark, what="the host noticing the lost link")
     wait_abs(virtual, {ecodes.ABS_Z: 0, ecodes.ABS_X: 0})
     assert virtual.active_keys() == [], virtual.active_keys()
 
     # A new connection resumes the same virtual pad (same node), still holding what the pad holds.
     connect(padbridge, client, device.path)
-    serve.wait_stderr(lambda line: "resumed" in line or "connected from" in line, since=mark, what="the client back")
+    serve.wait_event(("resumed", "clientConnected"), since=mark, what="the client back")
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
-    assert not any("pad attached" in line for _, line in serve.stderr[mark:]), "no second virtual pad"
+    assert not serve.events("padAttached", since=mark), "no second virtual pad"
 
 
 def test_connect_all_forwards_pads_plugged_in_later_but_not_the_hosts_own_virtual_pads(padbridge, tmp_path):
@@ -127,12 +128,12 @@ def test_connect_all_forwards_pads_plugged_in_later_but_not_the_hosts_own_virtua
     serve, client = paired_host(padbridge, tmp_path)
     first, _, _ = start_xbox(padbridge, "--name", "all first")
     connection = padbridge(f"127.0.0.1:{PORT}", "--all", "--config-dir", str(client), command="connect")
-    connection.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+    connection.wait_event("connected", what="the client connected")
     index, _ = attached(serve)
 
     second, _, _ = start_xbox(padbridge, "--name", "all second")
-    connection.wait_stderr(lambda line: "too (plugged in)" in line and "all second" in line,
-                           what="the client forwarding the pad plugged in later")
+    connection.wait_event("padAdded", where=lambda e: "all second" in e["name"],
+                          what="the client forwarding the pad plugged in later")
     index, ready = attached(serve, since=index + 1)
     virtual = evdev.InputDevice(ready["eventNodes"][0])
     second.button("b", True)
@@ -141,12 +142,12 @@ def test_connect_all_forwards_pads_plugged_in_later_but_not_the_hosts_own_virtua
     # A third pad: once it is forwarded, the client has seen the host's second virtual pad appear (an earlier
     # hotplug burst) and left it alone.
     third, _, _ = start_xbox(padbridge, "--name", "all third")
-    connection.wait_stderr(lambda line: "too (plugged in)" in line and "all third" in line,
-                           what="the client forwarding the third pad")
+    connection.wait_event("padAdded", where=lambda e: "all third" in e["name"],
+                          what="the client forwarding the third pad")
     attached(serve, since=index + 1)
-    added = [line for _, line in connection.stderr if "too (plugged in)" in line]
-    assert len(added) == 2 and not any("X-Box" in line for line in added), added
-    assert sum("pad attached" in line for _, line in serve.stderr) == 3, serve.describe()
+    added = connection.events("padAdded")
+    assert len(added) == 2 and not any("X-Box" in event["name"] for event in added), added
+    assert len(serve.events("padAttached")) == 3, serve.describe()
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -284,15 +285,15 @@ def test_two_hundred_taps_arrive_in_order_through_a_lossy_link(padbridge, tmp_pa
     try:
         client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config), "--stats",
                            command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected over the lossy link")
+        client.wait_event("connected", what="the client connected over the lossy link")
         _, ready = attached(serve)
         virtual = evdev.InputDevice(ready["eventNodes"][0])
         rounds = []
         for _ in range(TAP_ROUNDS):
             serve_mark, client_mark = len(serve.stderr), len(client.stderr)
             seen = two_hundred_taps(source, virtual)
-            lost = [line for _, line in serve.stderr[serve_mark:] if says_link_lost(line)]
-            fell_behind = [line for _, line in client.stderr[client_mark:] if "kernel dropped events" in line]
+            lost = serve.events("linkLost", since=serve_mark)
+            fell_behind = client.events("eventsDropped", since=client_mark)
             rounds.append(f"{len(seen)} edges" + (f", {len(lost)} link(s) lost" if lost else "")
                           + (", the client fell behind its source" if fell_behind else ""))
             assert -1 not in seen, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
@@ -303,7 +304,7 @@ def test_two_hundred_taps_arrive_in_order_through_a_lossy_link(padbridge, tmp_pa
         else:
             raise AssertionError(f"in each of {TAP_ROUNDS} rounds the machine starved the client (the host heard "
                                  f"nothing for 400 ms, or the kernel dropped the source's events): {rounds}")
-        stats = [line for _, line in client.stderr if "frames/s" in line]
+        stats = [event["message"] for event in client.events("statistics")]
         print(f"rounds: {rounds}; client statistics:", *stats[-3:], sep="\n  ")
     finally:
         source.close()
@@ -362,7 +363,7 @@ def test_replayed_and_random_datagrams_inject_nothing(padbridge, tmp_path):
     (client_config / "paired-hosts").write_text(hosts)
     physical, _, device = start_xbox(padbridge, "--name", "replay source")
     connection = padbridge(f"127.0.0.1:{relay.port}", device.path, "--config-dir", str(client_config), command="connect")
-    connection.wait_stderr(lambda line: "connected to" in line, what="the client connected through the relay")
+    connection.wait_event("connected", what="the client connected through the relay")
     _, ready = attached(serve)
     virtual = evdev.InputDevice(ready["eventNodes"][0])
     for value in (1, 0, 1, 0):
@@ -381,7 +382,7 @@ def test_replayed_and_random_datagrams_inject_nothing(padbridge, tmp_path):
     noise = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     for length in range(0, 600, 3):
         noise.sendto(os.urandom(length), ("127.0.0.1", PORT))
-    serve.wait_stderr(lambda line: "dropped" in line, since=mark, what="the host counting what it dropped")
+    serve.wait_event("dropped", since=mark, what="the host counting what it dropped")
     injected = [e for e in read_available(virtual, 1.0) if e.type in (ecodes.EV_KEY, ecodes.EV_ABS)]
     assert injected == [], f"replayed or random datagrams moved the pad: {injected}"
     assert serve.proc.poll() is None, "the host must keep serving"
@@ -397,13 +398,14 @@ def test_a_host_whose_key_changed_gets_nothing_and_the_client_says_why(padbridge
     assert serve.stop() == 0
     (tmp_path / "host" / "identity").unlink()   # the host reinstalled: a new key
     again = padbridge("--listen", f"127.0.0.1:{PORT}", "--config-dir", str(tmp_path / "host"), command="serve")
-    again.wait_stderr(lambda line: "listening on" in line, what="the host with its new key")
+    again.wait_event("listening", what="the host with its new key")
     _, _, device = start_xbox(padbridge, "--name", "key changed source")
     connection = padbridge(f"127.0.0.1:{PORT}", device.path, "--config-dir", str(client_config), command="connect")
-    _, line = connection.wait_stderr(lambda line: "no answer" in line, what="the client saying why nothing happens")
+    _, event = connection.wait_event("noAnswer", what="the client saying why nothing happens")
+    line = event["message"]
     assert "key" in line and str(client_config / "paired-hosts") in line and "padbridge pair" in line, line
-    assert not any("connected to" in text for _, text in connection.stderr), connection.describe()
-    assert not any("pad attached" in text for _, text in again.stderr), again.describe()
+    assert not connection.events("connected"), connection.describe()
+    assert not again.events("padAttached"), again.describe()
 
 
 def test_a_link_taken_down_leaves_the_pad_neutral_and_its_return_resumes_the_same_pad(padbridge, tmp_path, namespaces):
@@ -412,7 +414,7 @@ def test_a_link_taken_down_leaves_the_pad_neutral_and_its_return_resumes_the_sam
     try:
         client = padbridge(f"{HOST_ADDRESS}:{PORT}", source.device.path, "--config-dir", str(client_config),
                            command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+        client.wait_event("connected", what="the client connected")
         _, ready = attached(serve)
         virtual = evdev.InputDevice(ready["eventNodes"][0])
         # A button, a trigger and a stick held: the kernel releases a vanished node's keys by itself, not its axes.
@@ -426,18 +428,17 @@ def test_a_link_taken_down_leaves_the_pad_neutral_and_its_return_resumes_the_sam
         # The link goes down under both (a cable pulled, Wi-Fi gone): nothing more gets through either way.
         mark, client_mark = len(serve.stderr), len(client.stderr)
         run("ip", "-n", "pbclient", "link", "set", "pbc", "down")
-        serve.wait_stderr(lambda line: "link lost" in line, since=mark, what="the host noticing the link down")
+        serve.wait_event("linkLost", since=mark, what="the host noticing the link down")
         wait_abs(virtual, {ecodes.ABS_Z: 0, ecodes.ABS_X: 0})
         assert virtual.active_keys() == [], virtual.active_keys()
-        client.wait_stderr(lambda line: "lost; the pads stop rumbling" in line, since=client_mark,
-                           what="the client noticing the link down")
+        client.wait_event("linkLost", since=client_mark, what="the client noticing the link down")
 
         # The link comes back: the client reconnects by itself and the same virtual pad holds what the pad holds.
         run("ip", "-n", "pbclient", "link", "set", "pbc", "up")
-        serve.wait_stderr(lambda line: "resumed" in line, since=mark, what="the client resuming")
+        serve.wait_event("resumed", since=mark, what="the client resuming")
         expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1), (ecodes.EV_ABS, ecodes.ABS_Z, 255),
                                 (ecodes.EV_ABS, ecodes.ABS_X, lambda v: v > 29000)])
-        assert not any("pad attached" in line for _, line in serve.stderr[mark:]), "no second virtual pad"
+        assert not serve.events("padAttached", since=mark), "no second virtual pad"
         assert client.proc.poll() is None, client.describe()
     finally:
         source.close()

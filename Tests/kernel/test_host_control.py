@@ -34,8 +34,8 @@ def status(host_config) -> dict:
 
 
 def control_socket_path(serve) -> str:
-    _, line = serve.wait_stderr(lambda line: line.startswith("padbridge: control socket "), what="the control socket")
-    return line.split()[3]
+    _, event = serve.wait_event("controlSocketListening", what="the control socket")
+    return event["path"]
 
 
 def test_status_shows_a_clients_two_pads_and_revoke_ends_its_session_before_it_answers(padbridge, tmp_path):
@@ -82,7 +82,8 @@ def test_status_shows_a_clients_two_pads_and_revoke_ends_its_session_before_it_a
     assert status(tmp_path / "host")["clients"] == []
     clients = run_padbridge("clients", "--json", "--config-dir", str(tmp_path / "host"))
     assert clients.returncode == 0 and json.loads(clients.stdout) == [], clients
-    connection.wait_stderr(lambda line: "revoked" in line and "padbridge pair" in line, what="the client told it was revoked")
+    _, told = connection.wait_event("revoked", what="the client told it was revoked")
+    assert "padbridge pair" in told["message"], told
     assert connection.wait_exit() == 1, connection.describe()
 
 
@@ -126,7 +127,7 @@ def test_revoking_a_client_while_a_game_rumbles_its_pad_leaves_serve_running(pad
     assert serve.proc.poll() is None, serve.describe()
     shown = status(tmp_path / "host")
     assert shown["clients"] == [], shown
-    connection.wait_stderr(lambda line: "revoked" in line, what="the client told it was revoked")
+    connection.wait_event("revoked", what="the client told it was revoked")
 
 
 def test_a_process_in_serves_group_may_not_use_the_control_socket(padbridge, tmp_path):
@@ -208,7 +209,8 @@ def test_without_a_control_socket_pairing_window_leaves_its_code_for_serve_in_th
     opened = run_padbridge("pairing-window", "--config-dir", str(host))
     assert opened.returncode == 0 and "no serve is running" in opened.stderr, opened.stderr
     code = opened.stderr.strip().splitlines()[-1].rsplit(" ", 1)[1]
-    serve.wait_stderr(lambda line: "asked for by padbridge pairing-window" in line, what="the window opened from the file")
+    serve.wait_event("pairingWindowOpen", where=lambda e: e["by"] == "pairingWindowCommand",
+                     what="the window opened from the file")
     result = pair(tmp_path / "client", code)
     assert result.returncode == 0, result.stderr
 

@@ -130,13 +130,14 @@ def padbridge_in(side: AvahiSide, *args: str, timeout: float = DEADLINE) -> subp
 
 
 def host_key(serve) -> str:
-    _, line = serve.wait_stderr(lambda line: "host key SHA256:" in line, what="the host's key")
-    return line.rsplit("host key ", 1)[1].split()[0]
+    _, listening = serve.wait_event("listening", what="the host's key")
+    assert listening["hostKey"].startswith("SHA256:"), listening
+    return listening["hostKey"]
 
 
 def serve_announced(padbridge, side: AvahiSide, config, *extra: str):
     serve = padbridge("--name", NAME, "--config-dir", str(config), *extra, command="serve", wrapper=side.wrapper)
-    serve.wait_stderr(lambda line: f'announced on the LAN as "{NAME}"' in line, what="the announcement")
+    serve.wait_event("announced", where=lambda e: e["name"] == NAME, what="the announcement")
     return serve
 
 
@@ -208,7 +209,7 @@ def test_two_hosts_with_one_name_are_both_found_one_renamed_and_watch_json_follo
     sides = avahi_namespaces
     watch = padbridge("--watch", "--json", "--config-dir", str(tmp_path / "watcher"), command="hosts",
                       wrapper=sides["pbclient"].wrapper)
-    watch.wait_stderr(lambda line: "watching for hosts on the LAN" in line, what="the watch under way")
+    watch.wait_event("watchingHosts", what="the watch under way")
 
     def watched(event: str, name: str, key: str | None, since: int = 0) -> dict:
         def matching(line: str):
@@ -244,10 +245,9 @@ def test_two_hosts_with_one_name_are_both_found_one_renamed_and_watch_json_follo
     renamed, renamed_key = (first, first_key) if final[first_key] != NAME else (second, second_key)
     new_name = final[renamed_key]
     assert new_name != NAME and new_name.startswith(NAME), final
-    renamed.wait_stderr(
-        lambda line: f'another host on the LAN is announced as "{NAME}"; this one is announced as "{new_name}"' in line,
-        what="the renamed host saying so")
-    renamed.wait_stderr(lambda line: f'announced on the LAN as "{new_name}"' in line, what="the renamed announcement")
+    renamed.wait_event("announcedRenamed", where=lambda e: (e["from"], e["to"]) == (NAME, new_name),
+                       what="the renamed host saying so")
+    renamed.wait_event("announced", where=lambda e: e["name"] == new_name, what="the renamed announcement")
     hosts = hosts_json(sides["pbclient"], tmp_path / "watcher", lambda hosts: {
         (final[first_key], first_key), (final[second_key], second_key)} <= {(h["name"], h["fingerprint"]) for h in hosts})
     assert {(final[first_key], first_key), (final[second_key], second_key)} <= \
@@ -275,7 +275,7 @@ def test_pair_by_name_then_connect_by_name_forwards_taps(padbridge, tmp_path, av
     try:
         client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
                            wrapper=sides["pbclient"].wrapper)
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected by name")
+        client.wait_event("connected", what="the client connected by name")
         _, ready = attached(serve)
         virtual = evdev.InputDevice(ready["eventNodes"][0])
         for _ in range(3):
@@ -305,10 +305,10 @@ def test_a_host_whose_address_changed_is_found_by_its_key_and_paired_hosts_follo
         # By name: the stored address first, which does not answer; then where the LAN announces the paired key.
         client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
                            wrapper=sides["pbclient"].wrapper)
-        client.wait_stderr(lambda line: f"connected to {MOVED_ADDRESS}:48100" in line,
-                           what="the client connected at the new address")
-        client.wait_stderr(lambda line: f"now holds that address (was {HOST_ADDRESS}:48100)" in line,
-                           what="the client saying paired-hosts follows")
+        client.wait_event("connected", where=lambda e: e["address"] == f"{MOVED_ADDRESS}:48100",
+                          what="the client connected at the new address")
+        client.wait_event("hostFound", where=lambda e: e["previous"] == f"{HOST_ADDRESS}:48100",
+                          what="the client saying paired-hosts follows")
         assert paired_hosts(client_config)[0].startswith(f"{MOVED_ADDRESS}:48100 "), paired_hosts(client_config)
         assert len(paired_hosts(client_config)) == 1, paired_hosts(client_config)
         _, ready = attached(serve)
@@ -323,9 +323,10 @@ def test_a_host_whose_address_changed_is_found_by_its_key_and_paired_hosts_follo
         assert client.stop() == 0
         again = padbridge(source.device.path, "--config-dir", str(client_config), command="connect",
                           wrapper=sides["pbclient"].wrapper)
-        again.wait_stderr(lambda line: f'the one paired host announced on the LAN: "{NAME}"' in line,
-                          what="connect saying which host it chose")
-        again.wait_stderr(lambda line: f"connected to {MOVED_ADDRESS}:48100" in line, what="connected with no host named")
+        again.wait_event("hostChosen", where=lambda e: f'the one paired host announced on the LAN: "{NAME}"' in e["note"],
+                         what="connect saying which host it chose")
+        again.wait_event("connected", where=lambda e: e["address"] == f"{MOVED_ADDRESS}:48100",
+                         what="connected with no host named")
     finally:
         source.close()
 
@@ -353,16 +354,18 @@ def test_an_announcement_under_the_paired_name_with_another_key_is_never_connect
         try:
             client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
                                wrapper=sides["pbclient"].wrapper)
-            _, warning = client.wait_stderr(lambda line: "WARNING" in line and NAME in line,
-                                            what="the key mismatch named")
-            assert key in warning and "not connecting to it" in warning, warning
+            _, differs = client.wait_event("keyDiffers", where=lambda e: e["host"] == NAME,
+                                           what="the key mismatch named")
+            warning = differs["message"]
+            assert "WARNING" in warning and key in warning and "not connecting to it" in warning, warning
             assert "paired-hosts" in warning and f"padbridge pair {NAME} CODE" in warning, warning
             # Its address is never tried: the client keeps to the stored one until it says, after 5 s, that nothing
             # answers there; nothing connects meanwhile.
-            client.wait_stderr(lambda line: f"no answer from {NAME} at {HOST_ADDRESS}:48100" in line,
-                               what="connect still trying the stored address only")
-            lines = [line for _, line in client.stderr]
-            assert not any("connected to" in line for line in lines), lines
+            client.wait_event("noAnswer", where=lambda e: (e["host"], e["address"]) == (NAME, f"{HOST_ADDRESS}:48100"),
+                              what="connect still trying the stored address only")
+            assert not client.events("connected"), client.describe()
+            assert not any(MOVED_ADDRESS in event["address"] for event in client.events("tryingHost")), client.describe()
+            lines = client.messages()
             assert not any(MOVED_ADDRESS in line and "trying" in line for line in lines), lines
             assert paired_hosts(client_config) == before
         finally:
@@ -397,14 +400,14 @@ def test_announcements_forged_with_the_paired_key_never_keep_connect_from_its_ho
         try:
             client = padbridge(source.device.path, "--config-dir", str(client_config), command="connect",
                                wrapper=sides["pbclient"].wrapper)
-            client.wait_stderr(lambda line: f"connected to {HOST_ADDRESS}:48100" in line,
-                               what="connect reaching the real host at its stored address")
+            client.wait_event("connected", where=lambda e: e["address"] == f"{HOST_ADDRESS}:48100",
+                              what="connect reaching the real host at its stored address")
             _, ready = attached(serve)
             virtual = evdev.InputDevice(ready["eventNodes"][0])
             source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
             source.syn()
             expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
-            lines = [line for _, line in client.stderr]
+            lines = client.messages()
             assert not any("several paired hosts" in line for line in lines), lines
             assert paired_hosts(client_config)[0].startswith(f"{HOST_ADDRESS}:48100 "), paired_hosts(client_config)
         finally:
@@ -433,7 +436,7 @@ def test_frames_keep_flowing_while_avahi_daemon_is_stuck_and_the_announcement_ch
     try:
         client = padbridge(NAME, source.device.path, "--config-dir", str(client_config), command="connect",
                            wrapper=sides["pbclient"].wrapper)
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+        client.wait_event("connected", what="the client connected")
         _, ready = attached(serve)
         virtual = evdev.InputDevice(ready["eventNodes"][0])
         tap(source, virtual)
@@ -444,7 +447,7 @@ def test_frames_keep_flowing_while_avahi_daemon_is_stuck_and_the_announcement_ch
                                     capture_output=True, text=True, timeout=DEADLINE)
             assert opened.returncode == 0, opened.stderr
             # (through serve's control socket: "pairing window open ... (asked for on the control socket)")
-            serve.wait_stderr(lambda line: "pairing window open" in line and "asked for" in line, what="the window opened")
+            serve.wait_event("pairingWindowOpen", where=lambda e: e["by"] != "start", what="the window opened")
             started = time.monotonic()
             for _ in range(5):
                 tap(source, virtual, timeout=5)
@@ -464,11 +467,11 @@ def test_serve_announces_again_after_the_system_bus_restarts(padbridge, tmp_path
     serve = serve_announced(padbridge, host, tmp_path / "host")
     mark = len(serve.stderr)
     host.stop()   # avahi-daemon and the namespace's dbus-daemon
-    serve.wait_stderr(lambda line: "not announced on the LAN" in line, since=mark, what="serve saying it is not announced")
+    serve.wait_event("notAnnounced", since=mark, what="serve saying it is not announced")
     mark = len(serve.stderr)
     host.start()
-    serve.wait_stderr(lambda line: f'announced on the LAN as "{NAME}"' in line, since=mark, timeout=60,
-                      what="serve announced again once the bus and the daemon are back")
+    serve.wait_event("announced", where=lambda e: e["name"] == NAME, since=mark, timeout=60,
+                     what="serve announced again once the bus and the daemon are back")
     hosts = hosts_json(sides["pbclient"], tmp_path / "client", lambda hosts: any(h["name"] == NAME for h in hosts))
     assert any(h["name"] == NAME for h in hosts), hosts
     assert serve.proc.poll() is None
@@ -483,7 +486,8 @@ def test_without_avahi_serve_keeps_serving_and_says_why_and_hosts_fails_with_the
         serve = padbridge("--name", NAME, "--pair", "--config-dir", str(tmp_path / "host"), command="serve",
                           wrapper=(*nowhere, "ip", "netns", "exec", "pbhost"))
         code = pairing_code(serve)
-        _, line = serve.wait_stderr(lambda line: "not announced on the LAN" in line, what="why it is not announced")
+        _, not_announced = serve.wait_event("notAnnounced", what="why it is not announced")
+        line = not_announced["message"]
         assert "avahi-daemon is not running" in line and "systemctl enable --now avahi-daemon" in line, line
         # It keeps serving: pairing by address works.
         paired = subprocess.run([*nowhere, "ip", "netns", "exec", "pbclient", padbridge_binary(), "pair",

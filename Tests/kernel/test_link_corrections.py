@@ -40,7 +40,7 @@ def test_a_one_way_outage_brings_held_inputs_back_at_once_and_keeps_the_pad(padb
     physical, _, device = start_xbox(padbridge, "--name", "one-way source")
     client = padbridge(f"{HOST_ADDRESS}:{PORT}", device.path, "--config-dir", str(client_config), "--stats",
                        command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-    client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+    client.wait_event("connected", what="the client connected")
     _, ready = attached(serve)
     virtual = evdev.InputDevice(ready["eventNodes"][0])
     physical.button("a", True)
@@ -59,17 +59,17 @@ def test_a_one_way_outage_brings_held_inputs_back_at_once_and_keeps_the_pad(padb
     # Only the client -> host direction drops, until the host gives the client up.
     serve_mark = len(serve.stderr)
     run("ip", "netns", "exec", "pbclient", "tc", "qdisc", "add", "dev", "pbc", "root", "netem", "loss", "100%")
-    serve.wait_stderr(lambda line: "link lost" in line, since=serve_mark, what="the host giving the client up")
+    serve.wait_event("linkLost", since=serve_mark, what="the host giving the client up")
     wait_abs(virtual, {ecodes.ABS_Z: 0, ecodes.ABS_X: 0})
     run("ip", "netns", "exec", "pbclient", "tc", "qdisc", "del", "dev", "pbc", "root")
-    serve.wait_stderr(lambda line: "resumed" in line, since=serve_mark, what="the host hearing the client again")
+    serve.wait_event("resumed", since=serve_mark, what="the host hearing the client again")
     expect_events(virtual, held)
 
     # Well past --linger (4 s: six of the client's statistics lines, one a second), the same node still forwards; the
     # rumble ends when the game ends it.
     for count in range(6):
-        client.wait_stderr(lambda line: "frames/s" in line, since=len(client.stderr), what=f"statistics line {count + 1}")
-    assert not any("pad destroyed" in line for _, line in serve.stderr[serve_mark:]), serve.describe()
+        client.wait_event("statistics", since=client.stderr_mark(), what=f"statistics line {count + 1}")
+    assert not serve.events("padDestroyed", since=serve_mark), serve.describe()
     assert os.path.exists(ready["eventNodes"][0])
     physical.button("b", True)
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_EAST, 1)])
@@ -122,7 +122,7 @@ def test_a_refusal_spoofed_between_two_hosts_starts_no_exchange(padbridge, tmp_p
         for index, port in enumerate((48181, 48182)):
             serve = padbridge("--listen", f"127.0.0.1:{port}", "--config-dir", str(tmp_path / f"host{index}"),
                               command="serve", wrapper=("ip", "netns", "exec", "pbspoof"))
-            serve.wait_stderr(lambda line: "listening on" in line, what="a host listening")
+            serve.wait_event("listening", what="a host listening")
             hosts.append(serve)
         before = udp_counters(hosts[0].proc.pid)
         with _Namespace("pbspoof"):
@@ -132,7 +132,7 @@ def test_a_refusal_spoofed_between_two_hosts_starts_no_exchange(padbridge, tmp_p
             for (source, destination), host in zip(((48182, 48181), (48181, 48182)), hosts):
                 mark = len(host.stderr)
                 raw.sendto(spoofed_udp(source, destination, bytes([0x54, 1])), ("127.0.0.1", 0))
-                host.wait_stderr(lambda line: "unanswered" in line, since=mark, what="the host leaving it unanswered")
+                host.wait_event("unanswered", since=mark, what="the host leaving it unanswered")
         finally:
             raw.close()
         received, sent = (after - was for after, was in zip(udp_counters(hosts[0].proc.pid), before))
@@ -154,15 +154,16 @@ def test_deleting_a_paired_clients_line_ends_its_session_at_once(padbridge, tmp_
     paired_clients = tmp_path / "host" / "paired-clients"
     kept = [line for line in paired_clients.read_text().splitlines() if line.startswith("#")]
     paired_clients.write_text("\n".join(kept) + "\n")
-    serve.wait_stderr(lambda line: "revoked" in line, since=mark, what="the host revoking the client")
+    serve.wait_event("revoked", since=mark, what="the host revoking the client")
     read_until_gone(virtual)
     # The client is told (not left to take it for a lost link and try again for ever) and stops with status 1.
-    connection.wait_stderr(lambda line: "revoked" in line and "padbridge pair" in line, what="the client told it was revoked")
+    _, told = connection.wait_event("revoked", what="the client told it was revoked")
+    assert "padbridge pair" in told["message"], told
     assert connection.wait_exit() == 1, connection.describe()
     # A new connect with the same key: its handshakes go unanswered.
     again = padbridge(f"127.0.0.1:{PORT}", device.path, "--config-dir", str(client_config), command="connect")
-    again.wait_stderr(lambda line: "no answer" in line, what="a new connect's handshakes unanswered")
-    assert not any("pad attached" in line for _, line in serve.stderr[mark:]), serve.describe()
+    again.wait_event("noAnswer", what="a new connect's handshakes unanswered")
+    assert not serve.events("padAttached", since=mark), serve.describe()
 
 
 def test_a_new_connection_with_other_pads_drives_only_its_own_virtual_pad(padbridge, tmp_path):
@@ -215,7 +216,7 @@ def test_replies_come_from_the_address_the_client_asked(padbridge, tmp_path, nam
     try:
         client = padbridge(f"[fd00:b::3]:{PORT}", source.device.path, "--config-dir", str(client_config),
                            command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected through a second IPv6 address")
+        client.wait_event("connected", what="the client connected through a second IPv6 address")
         _, ready = attached(serve)
         virtual = evdev.InputDevice(ready["eventNodes"][0])
         source.write(ecodes.EV_KEY, ecodes.BTN_A, 1)
@@ -230,9 +231,9 @@ def test_a_host_without_ipv6_listens_on_ipv4(padbridge, tmp_path, namespaces):
     shim = kernel_suite_tool("no_ipv6_socket.so")
     serve = padbridge("--config-dir", str(tmp_path / "host"), "--pair", command="serve",
                       wrapper=("ip", "netns", "exec", "pbhost", "env", f"LD_PRELOAD={shim}"))
-    _, line = serve.wait_stderr(lambda line: line.startswith("padbridge: listening on"), what="the host listening")
-    assert "0.0.0.0:48100" in line, line
-    assert any("IPv6 is disabled" in text for _, text in serve.stderr), serve.describe()
+    _, listening = serve.wait_event("listening", what="the host listening")
+    assert listening["address"] == "0.0.0.0:48100" and listening["port"] == 48100, listening
+    assert serve.events("ipv6Unavailable"), serve.describe()
     paired = subprocess.run(in_client(padbridge_binary(), "pair", HOST_ADDRESS, pairing_code(serve),
                                       "--config-dir", str(tmp_path / "client")), capture_output=True, text=True,
                             timeout=DEADLINE)
@@ -244,7 +245,7 @@ def test_every_tap_and_touch_arrive_through_an_outage(padbridge, tmp_path, names
     physical, physical_ready, nodes = start_dualsense(padbridge, "--seed", "backlog source", name="backlog DualSense")
     client = padbridge(f"{HOST_ADDRESS}:{PORT}", physical_ready["hidraw"], "--no-grab", "--config-dir",
                        str(client_config), command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-    client.wait_stderr(lambda line: "connected to" in line, what="the client connected")
+    client.wait_event("connected", what="the client connected")
     _, ready = attached(serve)
     virtual = evdev.InputDevice(ready["eventNodes"][0])
     virtual_touchpad = evdev.InputDevice(ready["eventNodes"][2])

@@ -53,8 +53,8 @@ def pair_client(host_config, client_config, serve, since: int, first: bool) -> N
                                 capture_output=True, text=True, timeout=DEADLINE)
         assert window.returncode == 0, window.stderr
         code = window.stderr.strip().rsplit(" ", 1)[1]
-        serve.wait_stderr(lambda line: "pairing window open" in line and "asked for" in line, since=since,
-                          what="the window opened on the running host")
+        serve.wait_event("pairingWindowOpen", where=lambda e: e["by"] != "start", since=since,
+                         what="the window opened on the running host")
     paired = subprocess.run([padbridge_binary(), "pair", f"127.0.0.1:{PORT}", code, "--config-dir", str(client_config),
                              "--name", f"load client {client_config.name}"],
                             capture_output=True, text=True, timeout=DEADLINE)
@@ -103,18 +103,18 @@ def test_four_clients_with_two_pads_each_stream_at_once_and_one_comes_back(padbr
             nodes = [sources[client * PADS_PER_CLIENT + j].device.path for j in range(PADS_PER_CLIENT)]
             process = padbridge(f"127.0.0.1:{PORT}", *nodes, "--config-dir", str(client_configs[client]),
                                 command="connect")
-            process.wait_stderr(lambda line: "connected to" in line, what=f"client {client} connected")
+            process.wait_event("connected", what=f"client {client} connected")
             return process
 
         since = len(serve.stderr)
         clients = [connect(index) for index in range(CLIENTS)]
-        attached_lines = []
-        while len(attached_lines) < CLIENTS * PADS_PER_CLIENT:
-            index, line = serve.wait_stderr(lambda line: "pad attached" in line, since=since,
-                                            what=f"pad {len(attached_lines) + 1} of 8 attached")
-            attached_lines.append(line)
+        attached_events = []
+        while len(attached_events) < CLIENTS * PADS_PER_CLIENT:
+            index, event = serve.wait_event("padAttached", since=since,
+                                            what=f"pad {len(attached_events) + 1} of 8 attached")
+            attached_events.append(event)
             since = index + 1
-        virtual_nodes = [json.loads(line[line.index(" as {") + 4:])["eventNodes"][0] for line in attached_lines]
+        virtual_nodes = [event["virtualPad"]["eventNodes"][0] for event in attached_events]
         readers = [PadReader(evdev.InputDevice(node)) for node in virtual_nodes]
         for reader in readers:
             reader.start()
@@ -160,10 +160,10 @@ def test_four_clients_with_two_pads_each_stream_at_once_and_one_comes_back(padbr
             away["left"] = time.monotonic()
             clients[leaving].proc.send_signal(signal.SIGINT)
             assert clients[leaving].wait_exit() == 0, clients[leaving].describe()
-            serve.wait_stderr(lambda line: "link lost" in line and f"client{leaving}" in line, since=since,
-                              what=f"the host noticed client {leaving} gone")
+            serve.wait_event("linkLost", where=lambda e: f"client{leaving}" in e["client"], since=since,
+                             what=f"the host noticed client {leaving} gone")
             clients[leaving] = connect(leaving)
-            away["back"] = next(when for when, line in clients[leaving].stderr if "connected to" in line)
+            away["back"] = next(when for when, _ in clients[leaving].timed_events("connected"))
 
         coming_back: threading.Thread | None = None
         frames = RATE_HZ * STREAM_SECONDS
@@ -204,7 +204,7 @@ def test_four_clients_with_two_pads_each_stream_at_once_and_one_comes_back(padbr
             if process is clients[leaving]:
                 continue
             lost = unexplained_link_losses(process, stream_since[index], stall_witness, away["left"],
-                                           ignore=lambda line: process is serve and f"client{leaving}" in line)
+                                           ignore=lambda event: process is serve and f"client{leaving}" in event["client"])
             assert not lost, (f"{process!r} during the stream (times from the leaving): {lost}; "
                               f"{stall_witness.describe(away['left'])}")
         for pad in range(len(sources)):
@@ -227,8 +227,7 @@ def test_four_clients_with_two_pads_each_stream_at_once_and_one_comes_back(padbr
             order = [[value for _, value in expected].index(value) for value in seen]
             assert order == sorted(order), f"pad {pad}: values came out of order"
         # The client that came back has its own virtual pads again: the host made no new one.
-        every_node = {json.loads(line[line.index(" as {") + 4:])["eventNodes"][0]
-                      for _, line in serve.stderr if "pad attached" in line}
+        every_node = {event["virtualPad"]["eventNodes"][0] for event in serve.events("padAttached")}
         assert every_node == set(virtual_nodes), f"new virtual pads were made: {every_node - set(virtual_nodes)}"
         print(f"{len(sources)} pads from {CLIENTS} clients at {RATE_HZ} Hz for {STREAM_SECONDS} s: "
               f"{sum(len(w) for w in written)} values written, all out in order, none crossed; client {leaving} "

@@ -17,15 +17,16 @@ PORT = 48177
 def start_serve(padbridge, config, *extra: str):
     serve = padbridge("--listen", f"127.0.0.1:{PORT}", "--config-dir", str(config), "--name", "test host", *extra,
                       command="serve")
-    _, listening = serve.wait_stderr(lambda line: "listening on" in line, what="the listening line")
-    host_fingerprint = re.search(r"host key (SHA256:[0-9a-f-]+)", listening).group(1)
+    _, listening = serve.wait_event("listening", what="the host listening")
+    host_fingerprint = listening["hostKey"]
+    assert re.fullmatch(r"SHA256:[0-9a-f-]+", host_fingerprint), listening
     return serve, host_fingerprint
 
 
 def pairing_code(serve) -> str:
-    _, line = serve.wait_stderr(lambda line: line.startswith("padbridge: pairing code "), what="the pairing code")
-    code = line.rsplit(" ", 1)[1]
-    assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}", code), line
+    _, event = serve.wait_event("pairingCode", what="the pairing code")
+    code = event["code"]
+    assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}", code), event
     return code
 
 
@@ -47,8 +48,8 @@ def test_pairing_stores_each_sides_key(padbridge, tmp_path):
     result = pair(client, pairing_code(serve).lower().replace("-", " "), "--name", "couch deck")
     assert result.returncode == 0, result.stderr
     assert f"host key {host_fingerprint}" in result.stderr, result.stderr
-    _, line = serve.wait_stderr(lambda line: "paired with client" in line, what="the host's paired line")
-    assert '"couch deck"' in line, line
+    _, paired = serve.wait_event("paired", what="the host's paired event")
+    assert paired["client"] == "couch deck", paired
 
     host_key = (host / "identity").read_text().split()[1]
     assert len(keys_in(client / "paired-hosts")) == 1
@@ -73,7 +74,7 @@ def test_three_wrong_codes_close_the_window(padbridge, tmp_path):
         result = pair(client, wrong)
         assert result.returncode != 0, result.stderr
         assert ("refused the code" if attempt < 2 else "closed its pairing window") in result.stderr, result.stderr
-    serve.wait_stderr(lambda line: "pairing window closed" in line, what="the host closing the window")
+    serve.wait_event("wrongCode", where=lambda e: e["triesLeft"] == 0, what="the host closing the window")
     right = pair(client, code)
     assert right.returncode != 0 and "closed its pairing window" in right.stderr, right.stderr
     assert keys_in(host / "paired-clients") == [] and keys_in(client / "paired-hosts") == []
@@ -104,7 +105,7 @@ def test_pairing_window_opens_on_a_running_host(padbridge, tmp_path):
                             capture_output=True, text=True, timeout=DEADLINE)
     assert opened.returncode == 0, opened.stderr
     code = re.search(r"pairing code (\S+)", opened.stderr).group(1)
-    serve.wait_stderr(lambda line: "pairing window open" in line, what="the running host opening the window")
+    serve.wait_event("pairingWindowOpen", what="the running host opening the window")
     assert not (host / "pairing-request").exists(), "the request is taken once"
     result = pair(client, code)
     assert result.returncode == 0, result.stderr
