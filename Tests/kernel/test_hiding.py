@@ -110,7 +110,7 @@ def sdl_controllers() -> list[dict]:
 
 def start_service(padbridge):
     service = padbridge(command="hide-service")
-    service.wait_stderr(lambda line: "hiding service listening" in line, what="'listening' line")
+    service.wait_event("hidingServiceListening", what="the hiding service listening")
     return service
 
 
@@ -165,11 +165,11 @@ def check_remap_hides_and_gives_back(padbridge, source: str, pad_nodes: list[str
     service = start_service(padbridge)
     remap = padbridge(source, "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
     virtual = remap.wait_ready()
-    remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
+    remap.wait_event("hidden", where=lambda e: e["command"] == "remap", what="the pad hidden while remap runs")
     for path in pad_nodes:
         assert_hidden(path)
     for path in pad_nodes:
-        service.wait_stderr(lambda line, p=path: f"udev sees {p} hidden" in line, what=f"udev's refresh of {path}")
+        service.wait_event("udevSeesHidden", where=lambda e, p=path: e["node"] == p, what=f"udev's refresh of {path}")
     settle()
     during = [c["path"] for c in sdl_controllers()]
     assert during == virtual["eventNodes"], f"SDL, while remap runs, lists {during}"
@@ -178,7 +178,8 @@ def check_remap_hides_and_gives_back(padbridge, source: str, pad_nodes: list[str
     remap.proc.send_signal(signal.SIGTERM)
     assert remap.wait_exit() == 0
     for path in pad_nodes:
-        service.wait_stderr(lambda line, p=path: f"gave back {p}" in line, since=mark, what=f"{path} given back")
+        service.wait_event("nodeGivenBack", where=lambda e, p=path: e["node"] == p, since=mark,
+                           what=f"{path} given back")
     settle()
     after = [c["path"] for c in sdl_controllers()]
     assert any(path in pad_nodes for path in after), f"SDL, after remap, lists {after}"
@@ -193,11 +194,11 @@ def test_remap_hides_the_pad_from_sdl_and_gives_it_back(padbridge, logged_in_nob
     service = start_service(padbridge)
     remap = padbridge(ready["hidraw"], "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
     virtual = remap.wait_ready()
-    remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
+    remap.wait_event("hidden", where=lambda e: e["command"] == "remap", what="the pad hidden while remap runs")
     for path in stand_in_nodes:  # at once, before udev processed them again
         assert_hidden(path)
     for path in stand_in_nodes:
-        service.wait_stderr(lambda line: f"udev sees {path} hidden" in line, what=f"udev's refresh of {path}")
+        service.wait_event("udevSeesHidden", where=lambda e: e["node"] == path, what=f"udev's refresh of {path}")
     settle()  # udev gave nobody the virtual pad's node
     # udev processing a hidden node again (a `udevadm trigger`, a package installing rules) keeps it hidden
     udevadm("trigger", "--action=change", f"/sys/class/input/{os.path.basename(ready['eventNodes'][0])}",
@@ -217,7 +218,7 @@ def test_remap_hides_the_pad_from_sdl_and_gives_it_back(padbridge, logged_in_nob
         remap.proc.kill()
         remap.wait_exit()
     for path in stand_in_nodes:
-        service.wait_stderr(lambda line: f"gave back {path}" in line, since=mark, what=f"{path} given back")
+        service.wait_event("nodeGivenBack", where=lambda e: e["node"] == path, since=mark, what=f"{path} given back")
     settle()
     # Given back as udev sets them: every node readable again by its owner; the seat's user (nobody) has an ACL
     # on the nodes udev tags for the seat (the hidraw node by padbridge's rule, the gamepad node by systemd's).
@@ -235,21 +236,22 @@ def test_remap_all_keeps_the_pad_it_bridges_hidden(padbridge, logged_in_nobody):
     stand_in, ready, stand_in_nodes = start_stand_in(padbridge, "hidden-all")
     service = start_service(padbridge)
     remap = padbridge("--all", "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
-    remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
+    remap.wait_event("hidden", where=lambda e: e["command"] == "remap", what="the pad hidden while remap runs")
     for path in stand_in_nodes:
-        service.wait_stderr(lambda line: f"udev sees {path} hidden" in line, what=f"udev's refresh of {path}")
+        service.wait_event("udevSeesHidden", where=lambda e: e["node"] == path, what=f"udev's refresh of {path}")
     # remap lists the pads again after each hotplug burst (udev's change events for the hidden nodes make one): a
     # pad plugged in now is bridged by a listing that comes after those, so by then remap has seen them all.
     udevadm("trigger", "--action=change", f"/sys/class/hidraw/{os.path.basename(ready['hidraw'])}")
     settle()
     other, _, other_device = start_xbox(padbridge, "--name", "hidden-all second pad")
-    remap.wait_stderr(lambda line: "too (plugged in)" in line and "hidden-all second pad" in line,
-                      what="remap bridging the pad plugged in later")
+    remap.wait_event("padAdded", where=lambda e: "hidden-all second pad" in e["name"],
+                     what="remap bridging the pad plugged in later")
     for path in stand_in_nodes:
         assert_hidden(path)
-    said = [line for _, line in remap.stderr]
-    assert not any("went away" in line or "visible" in line for line in said), said
-    assert not any("gave back" in line for _, line in service.stderr), service.describe()
+    # not taken for gone ("went away"), nor visible again (the service gone, or a node it refused)
+    said = remap.events("padWentAway") + remap.events("hidingServiceGone") + remap.events("hidingRefused")
+    assert not said, said
+    assert not service.events("nodeGivenBack"), service.describe()
     assert remap.stop() == 0
 
 
@@ -385,7 +387,8 @@ def test_a_node_is_hidden_only_through_a_readable_descriptor_of_it(padbridge):
         assert_hidden(hidraw)
         mark = len(service.stderr)
         assert client.ask(f"show {hidraw}") == [f"shown {hidraw}"]
-        service.wait_stderr(lambda line: f"gave back {hidraw}" in line, since=mark, what="the node given back")
+        service.wait_event("nodeGivenBack", where=lambda e: e["node"] == hidraw, since=mark,
+                           what="the node given back")
         assert node_state(hidraw) == before
         # A bridge's own virtual pad (phys padbridge-output/...) is never hidden, held or not.
         remap = padbridge(hidraw, "--as", "xbox360", command="remap")
@@ -550,7 +553,8 @@ def test_a_node_unplugged_while_hidden_keeps_its_number_and_a_new_node_given_it_
     assert ready_second["hidraw"] != hidraw, f"{hidraw} was given to a new device while hidden"
     mark = len(service.stderr)
     client.close()
-    service.wait_stderr(lambda line: f"gave back {hidraw}" in line, since=mark, what="the unplugged node let go")
+    service.wait_event("nodeGivenBack", where=lambda e: e["node"] == hidraw, since=mark,
+                       what="the unplugged node let go")
     third, ready_third, _ = start_dualsense(padbridge, "--seed", "renumbered-3", name="padbridge renumbered three")
     assert ready_third["hidraw"] == hidraw, f"the test needs the new pad to get {hidraw}: {ready_third}"
     assert os.stat(hidraw).st_mode & 0o7777 != 0, "a new node starts visible"
@@ -571,14 +575,14 @@ def test_a_node_given_back_goes_to_whoever_sits_at_the_seat_then(padbridge, logg
     service = start_service(padbridge)
     remap = padbridge(hidraw, "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
     remap.wait_ready()
-    remap.wait_stderr(lambda line: "is hidden from other programs while remap runs" in line, what="'hidden' line")
+    remap.wait_event("hidden", where=lambda e: e["command"] == "remap", what="the pad hidden while remap runs")
     assert_hidden(hidraw)
     # The session switches to another user while remap runs.
     Path("/run/systemd/seats/seat0").write_text("ACTIVE=c2\nACTIVE_UID=4242\n")
     mark = len(service.stderr)
     remap.proc.send_signal(signal.SIGTERM)
     assert remap.wait_exit() == 0
-    service.wait_stderr(lambda line: f"gave back {hidraw}" in line, since=mark, what="the node given back")
+    service.wait_event("nodeGivenBack", where=lambda e: e["node"] == hidraw, since=mark, what="the node given back")
     settle()
     users = acl_users(hidraw)
     assert 4242 in users and NOBODY not in users, f"{hidraw} given back with ACL users {users}"
@@ -597,9 +601,9 @@ def test_without_the_hiding_service_remap_says_once_what_is_not_hidden(padbridge
         grant(other_device.path)
     # (--as xbox360: nobody has /dev/uinput, not /dev/uhid, which is the padbridge group's)
     remap = padbridge("--all", "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
-    first, _ = remap.wait_stderr(lambda line: line.startswith("padbridge: ready "), what="a ready line")
-    remap.wait_stderr(lambda line: line.startswith("padbridge: ready "), since=first + 1, what="a second ready line")
-    said = [line for _, line in remap.stderr if "is not hidden from other programs" in line]
+    first, _ = remap.wait_event("ready", what="a ready event")
+    remap.wait_event("ready", since=first + 1, what="a second ready event")
+    said = [event["message"] for event in remap.events("notHidden")]
     assert len(said) == 1, said
     assert "hiding service is not running" in said[0] and "systemctl enable --now padbridge-hide.socket" in said[0], said
     settle()
@@ -627,23 +631,23 @@ def test_connect_hides_the_pads_it_forwards_and_gives_them_back(padbridge, logge
 
     connect = padbridge("127.0.0.1:48178", ready["hidraw"], "--config-dir", str(client_config), command="connect",
                         wrapper=AS_NOBODY)
-    connect.wait_stderr(lambda line: "is hidden from other programs while connect runs" in line, what="'hidden' line")
-    serve.wait_stderr(lambda line: "pad attached" in line, what="the pad attached on the host")
+    connect.wait_event("hidden", where=lambda e: e["command"] == "connect", what="the pad hidden while connect runs")
+    serve.wait_event("padAttached", what="the pad attached on the host")
     for path in stand_in_nodes:
         assert_hidden(path)
     for path in stand_in_nodes:
-        service.wait_stderr(lambda line: f"udev sees {path} hidden" in line, what=f"udev's refresh of {path}")
+        service.wait_event("udevSeesHidden", where=lambda e: e["node"] == path, what=f"udev's refresh of {path}")
     settle()
     for path in stand_in_nodes:
         assert_hidden(path)   # connect's relisting after udev's change events did not take the pad for gone
     listed = [c["path"] for c in sdl_controllers()]
     assert not set(stand_in_nodes) & set(listed), f"SDL lists the forwarded pad while connect runs: {listed}"
-    said = [line for _, line in connect.stderr]
-    assert not any("unplugged" in line or "went away" in line for line in said), said
+    said = connect.events("padDetached") + connect.events("padWentAway")   # "unplugged", "went away"
+    assert not said, said
 
     mark = len(service.stderr)
     assert connect.stop() == 0
     for path in stand_in_nodes:
-        service.wait_stderr(lambda line: f"gave back {path}" in line, since=mark, what=f"{path} given back")
+        service.wait_event("nodeGivenBack", where=lambda e: e["node"] == path, since=mark, what=f"{path} given back")
     settle()
     assert ready["hidraw"] in [c["path"] for c in sdl_controllers()], "SDL does not list the pad after connect ended"

@@ -160,15 +160,14 @@ def test_all_bridges_every_pad_in_id_order(padbridge):
     remap = padbridge("--all", command="remap")
     readies = []
     for _ in range(len(listed)):
-        index, ready = remap.wait_stderr(lambda line: line.startswith("padbridge: ready "),
-                                         since=(readies[-1][0] + 1) if readies else 0, what="a ready line per pad")
-        readies.append((index, json.loads(ready[len("padbridge: ready "):])))
+        index, ready = remap.wait_event("ready", since=(readies[-1][0] + 1) if readies else 0,
+                                        what="a ready event per pad")
+        readies.append((index, ready))
     sources = [ready["source"] for _, ready in readies]
     assert sorted(sources) == sorted(listed), (sources, listed)
-    # created in ID order (ready lines may come in another: a DualSense is ready once hid-playstation bound it)
-    with remap._cond:
-        bridged = [line for _, line in remap.stderr if "bridging" in line]
-    order = [next(fp for fp in listed if f"[{fp}]" in line) for line in bridged]
+    # created in ID order (ready events may come in another: a DualSense is ready once hid-playstation bound it)
+    bridged = remap.events("bridging")
+    order = [event["pad"] for event in bridged]
     assert order == sorted(listed), bridged
     kinds = {ready["source"]: ready["kind"] for _, ready in readies}
     # each pad as itself where padbridge can build it: the DualSense as a DualSense, the Xbox pad as an Xbox pad
@@ -195,9 +194,9 @@ def test_profile_swap_and_reload(padbridge, tmp_path):
     mark = len(remap.stderr)
     profile.write_text('[map]\na = "b"\nb = "touchpad"\n')
     remap.proc.send_signal(signal.SIGHUP)
-    _, message = remap.wait_stderr(lambda line: "keeping the previous profile" in line, since=mark,
-                                   what="the broken profile reported")
-    assert "map.b" in message and "line 3" in message, message
+    _, kept = remap.wait_event("profileKept", since=mark, what="the broken profile reported")
+    message = kept["message"]
+    assert "keeping the previous profile" in message and "map.b" in message and "line 3" in message, message
     physical.button("a", True)
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_B, 1)])
     physical.button("a", False)
@@ -206,7 +205,7 @@ def test_profile_swap_and_reload(padbridge, tmp_path):
     # a good one applies without a new virtual pad, this time just by saving the file (no signal)
     mark = len(remap.stderr)
     profile.write_text('[map]\na = "y"\n')
-    remap.wait_stderr(lambda line: "reloaded" in line, since=mark, what="reload notice after the file changed")
+    remap.wait_event("profileReloaded", since=mark, what="reload notice after the file changed")
     physical.button("a", True)
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_Y, 1)])
     assert virtual.path in [n for n in evdev.list_devices()], "the virtual pad was kept"
@@ -218,9 +217,9 @@ def test_a_broken_profile_stops_remap_before_any_device(padbridge, tmp_path):
     pad, ready, device = start_xbox(padbridge, "--name", "remap broken profile source")
     remap = padbridge(device.path, "--profile", str(profile), "--as", "xbox360", command="remap")
     assert remap.wait_exit() == 64
-    text = "\n".join(line for _, line in remap.stderr)
+    text = "\n".join(remap.messages())
     assert "broken.toml" in text and "sticks.left.deadzone" in text and "line 4" in text, text
-    assert not any("ready" in line for _, line in remap.stderr), "no virtual pad may be made"
+    assert not remap.events("ready"), "no virtual pad may be made"
     pad.button("a", True)  # and the source was never grabbed
     expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_A, 1)])
 
@@ -386,7 +385,8 @@ def test_record_captures_both_sides_of_the_bridge_and_replay_brings_the_pad_back
                                                       name="padbridge bridged DualSense")
     path = tmp_path / "bridge.rec"
     remap, ready = start_remap(padbridge, physical_ready["hidraw"], "--as", "xbox360", "--record", str(path))
-    remap.wait_stderr(lambda line: f"and its virtual pad to {path}" in line, what="'recording' status line")
+    _, recording = remap.wait_event("recording", where=lambda e: e["file"] == str(path), what="the recording started")
+    assert recording["virtualNodes"], f"the recording does not take in the virtual pad: {recording}"
     virtual = evdev.InputDevice(ready["eventNodes"][0])
     for pressed in (True, False):
         physical.button("a", pressed)
@@ -398,7 +398,7 @@ def test_record_captures_both_sides_of_the_bridge_and_replay_brings_the_pad_back
     remap.proc.send_signal(signal.SIGINT)
     read_until_gone(virtual)
     assert remap.wait_exit() == 0
-    assert any("recorded" in line and str(path) in line for _, line in remap.stderr), remap.describe()
+    assert any(event["file"] == str(path) for event in remap.events("recorded")), remap.describe()
 
     lines = [line.split(" ", 3) if line.startswith("f ") else line.split() for line in path.read_text().splitlines()]
     nodes_by_side = {}
@@ -439,7 +439,7 @@ def test_record_captures_both_sides_of_the_bridge_and_replay_brings_the_pad_back
     assert south[:2] == [1, 0], south
     replay.wait_stdout(lambda line: line.startswith("recorded {") and is_rumble(0.5, 0.25)(json.loads(line[9:])),
                        what="the recorded rumble that reached the pad")
-    replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
+    replay.wait_event("replayFinished", what="the replay finished")
     assert replay.wait_exit() == 0
 
 
@@ -456,10 +456,10 @@ def test_record_does_not_stall_the_running_bridge_reading_the_pads_feature_repor
         hidraw = pad.wait_bound()
         pad.feature_delay = 0.3  # the probe is done: from now on every feature report takes 0.3 s
         remap = padbridge(hidraw, "--as", "xbox360", "--record", str(tmp_path / "slow.rec"), command="remap")
-        _, created = remap.wait_stderr(lambda line: "created virtual Xbox 360 pad" in line,
-                                       what="the virtual pad's node", timeout=DEADLINE * 2)
-        virtual = evdev.InputDevice(re.search(r"nodes=(/dev/input/event\d+)", created).group(1))
-        remap.wait_stderr(lambda line: "bridging" in line, what="'bridging' line: the pad is grabbed and read")
+        _, created = remap.wait_event("virtualPadCreated", what="the virtual pad's node", timeout=DEADLINE * 2)
+        virtual = evdev.InputDevice(next(node for node in created["nodes"].split(",")
+                                         if re.fullmatch(r"/dev/input/event\d+", node)))
+        remap.wait_event("bridging", what="the pad grabbed and read")
         requests = len(pad.feature_requests)
         pad.send_input(cross=True)
         expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_A, 1)], timeout=3)
@@ -487,7 +487,7 @@ def test_a_refused_grab_leaves_an_earlier_recording_as_it_was(padbridge, tmp_pat
         remap = padbridge(physical_ready["hidraw"], "--as", "xbox360", "--record", str(path), command="remap")
         status = remap.wait_exit()
         assert status != 0, remap.describe()
-        assert any("EVIOCGRAB" in line or "busy" in line for _, line in remap.stderr), remap.describe()
+        assert any("EVIOCGRAB" in line or "busy" in line for line in remap.messages()), remap.describe()
     finally:
         nodes["gamepad"].ungrab()
     assert path.read_text() == "an earlier recording\n"
@@ -506,13 +506,13 @@ def test_all_follows_hotplug_with_each_pads_profile_from_the_directory(padbridge
     (profiles / "dualsense.toml").write_text('[map]\na = "paddle1"\n')  # a DualSense has no paddles: broken
     assert list_json() == [], "no pad may be left from an earlier test"
     remap = padbridge("--all", "--profiles", str(profiles), command="remap")
-    remap.wait_stderr(lambda line: "no pad yet" in line, what="remap --all starting with no pad")
+    remap.wait_event("noPadYet", what="remap --all starting with no pad")
 
     xbox, _, _ = start_xbox(padbridge, "--name", "remap hotplug xbox")
-    _, xbox_ready = remap.wait_stderr(lambda line: line.startswith("padbridge: ready "), what="the Xbox pad bridged")
-    xbox_virtual = json.loads(xbox_ready[len("padbridge: ready "):])
+    _, xbox_virtual = remap.wait_event("ready", what="the Xbox pad bridged")
     xbox_id = xbox_virtual["source"]
-    assert any(f"[{xbox_id}] remapped by {profiles}/default.toml" in line for _, line in remap.stderr), remap.stderr
+    assert any((event["pad"], event["file"]) == (xbox_id, f"{profiles}/default.toml")
+               for event in remap.events("profileChosen")), remap.describe()
     virtual = evdev.InputDevice(xbox_virtual["eventNodes"][0])
     xbox.button("a", True)
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_Y, 1)])
@@ -521,11 +521,10 @@ def test_all_follows_hotplug_with_each_pads_profile_from_the_directory(padbridge
 
     mark = len(remap.stderr)
     dualsense, _, _ = start_dualsense(padbridge, "--seed", "remap-hotplug-dualsense")
-    _, reported = remap.wait_stderr(lambda line: "dualsense.toml" in line, since=mark, what="the broken profile reported")
-    assert "paddle1" in reported and "passes through unchanged" in reported, reported
-    _, ds_ready = remap.wait_stderr(lambda line: line.startswith("padbridge: ready "), since=mark,
-                                    what="the DualSense bridged")
-    ds_virtual = json.loads(ds_ready[len("padbridge: ready "):])
+    _, broken = remap.wait_event("profileBroken", since=mark, what="the broken profile reported")
+    reported = broken["message"]
+    assert "dualsense.toml" in reported and "paddle1" in reported and "passes through unchanged" in reported, reported
+    _, ds_virtual = remap.wait_event("ready", since=mark, what="the DualSense bridged")
     assert ds_virtual["kind"] == "dualsense" and ds_virtual["source"] != xbox_id, ds_virtual
     gamepad = next(evdev.InputDevice(path) for path in ds_virtual["eventNodes"]
                    if ecodes.BTN_SOUTH in evdev.InputDevice(path).capabilities().get(ecodes.EV_KEY, []))
@@ -540,11 +539,10 @@ def test_all_follows_hotplug_with_each_pads_profile_from_the_directory(padbridge
     # the Xbox pad's own file, saved while remap runs, wins over default.toml
     mark = len(remap.stderr)
     (profiles / f"{xbox_id}.toml").write_text('[map]\na = "x"\n')
-    remap.wait_stderr(lambda line: f"[{xbox_id}] remapped by {profiles}/{xbox_id}.toml" in line, since=mark,
-                      what="the pad's own profile applied after it was saved")
+    remap.wait_event("profileChosen", where=lambda e: (e["pad"], e["file"]) == (xbox_id, f"{profiles}/{xbox_id}.toml"),
+                     since=mark, what="the pad's own profile applied after it was saved")
     xbox.button("a", True)
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_X, 1)])
 
-    with remap._cond:
-        readies = [line for _, line in remap.stderr if line.startswith("padbridge: ready ")]
+    readies = remap.events("ready")
     assert len(readies) == 2, f"only the two plugged-in pads are bridged, never remap's own virtual pads: {readies}"
