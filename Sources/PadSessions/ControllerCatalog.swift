@@ -88,8 +88,8 @@ extension ControllerCatalog {
         let records = try UdevContext().padNodeRecords { devnodes in
             let grace = UdevContext.udevdProcessingGraceMilliseconds / 1000
             logger.info(
-                "waiting (up to \(grace) s) for udevd to finish with \(devnodes.joined(separator: ", ")), just made: until then a pad's ID can differ from the one it keeps"
-            )
+                "waiting (up to \(grace) s) for udevd to finish with \(devnodes.joined(separator: ", ")), just made: until then a pad's ID can differ from the one it keeps",
+                metadata: ["event": "waitingForUdevd", "nodes": .array(devnodes.map { .string($0) })])
         }
         var controllers = ControllerGrouping.controllers(from: records)
         for index in controllers.indices where controllers[index].capabilities.battery {

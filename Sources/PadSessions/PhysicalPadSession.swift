@@ -91,7 +91,9 @@ public final class PhysicalPadSession {
         guard reader == nil, let again = Controller.returning(fingerprint, among: controllers) else { return false }
         do {
             try attach(again)
-            logger.notice("\(again.name) [\(fingerprint)] is back")
+            logger.notice(
+                "\(again.name) [\(fingerprint)] is back",
+                metadata: ["event": "padBack", "pad": "\(fingerprint.rawValue)", "name": "\(again.name)"])
             onReattached?()
             return true
         } catch {
@@ -169,7 +171,9 @@ public final class PhysicalPadSession {
     }
 
     private func wentAway(_ node: EvdevNode) {
-        logger.notice("\(controller.name) [\(fingerprint)] went away (\(node.path))")
+        logger.notice(
+            "\(controller.name) [\(fingerprint)] went away (\(node.path))",
+            metadata: ["event": "padWentAway", "pad": "\(fingerprint.rawValue)", "name": "\(controller.name)", "node": "\(node.path)"])
         reader?.close()
         reader = nil
         feedback = nil  // its node is gone: no closing write to make

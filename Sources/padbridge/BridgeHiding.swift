@@ -37,6 +37,7 @@ final class BridgeHiding {
     func hide(_ controller: Controller) {
         release(controller.fingerprint)
         let name = "\(controller.name) [\(controller.fingerprint)]"
+        let pad: EventValue = .string(controller.fingerprint.rawValue)
         do {
             leases[controller.fingerprint] = try NodeHidingLease(
                 hiding: controller.nodes.allPaths
@@ -44,20 +45,24 @@ final class BridgeHiding {
                 loop: loop,
                 onAnswer: { [command] answer in
                     if !answer.hidden.isEmpty {
-                        LineOutput.standardError.write(
-                            "padbridge: \(name) is hidden from other programs while \(command.rawValue) runs (\(answer.hidden.joined(separator: ", "))): "
-                                + command.whatOthersSee)
+                        StatusOutput.say(
+                            .hidden,
+                            "\(name) is hidden from other programs while \(command.rawValue) runs (\(answer.hidden.joined(separator: ", "))): "
+                                + command.whatOthersSee,
+                            ["pad": pad, "command": .string(command.rawValue), "nodes": EventValue(strings: answer.hidden)])
                     }
                     for (path, reason) in answer.refused.sorted(by: { $0.key < $1.key }) {
-                        LineOutput.standardError.write(
-                            "padbridge: \(path) of \(name) stays visible to other programs: the hiding service refused it "
-                                + "(\(reason))")
+                        StatusOutput.say(
+                            .hidingRefused,
+                            "\(path) of \(name) stays visible to other programs: the hiding service refused it (\(reason))",
+                            ["pad": pad, "node": .string(path), "reason": .string("\(reason)")])
                     }
                 },
                 onServiceGone: {
-                    LineOutput.standardError.write(
-                        "padbridge: the hiding service went away: \(name) is visible to other programs again "
-                            + "(a game may see it twice)")
+                    StatusOutput.say(
+                        .hidingServiceGone,
+                        "the hiding service went away: \(name) is visible to other programs again (a game may see it twice)",
+                        ["pad": pad])
                 })
         } catch {
             sayUnavailable(controller, error)
@@ -79,11 +84,13 @@ final class BridgeHiding {
         saidUnavailable = true
         let cause = error.code == .missingDevice ? "nothing listens at \(NodeHiding.socketPath)" : "\(error)"
         let hidraw = controller.nodes.hidraw.map { ", and read it through \($0) (SDL's HIDAPI drivers, Steam)" } ?? ""
-        LineOutput.standardError.write(
-            "padbridge: \(controller.name) [\(controller.fingerprint)] is not hidden from other programs: padbridge's "
+        StatusOutput.say(
+            .notHidden,
+            "\(controller.name) [\(controller.fingerprint)] is not hidden from other programs: padbridge's "
                 + "hiding service is not running (\(cause)). Its event nodes are grabbed, so their input reaches only "
                 + "padbridge, but SDL and Steam still list the pad\(hidraw): a game may see two pads. To hide the "
                 + "pads \(command.rawValue) grabs, enable the service padbridge's package installs: sudo systemctl enable --now "
-                + "padbridge-hide.socket (docs/hiding.md)")
+                + "padbridge-hide.socket (docs/hiding.md)",
+            ["pad": .string(controller.fingerprint.rawValue)])
     }
 }

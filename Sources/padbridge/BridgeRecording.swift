@@ -24,7 +24,7 @@ final class BridgeRecording {
     init(path: String) throws {
         self.path = path
         file = try RecordingFile(path: path)
-        file.onWriteFailed = { LineOutput.standardError.write($0) }
+        file.onWriteFailed = { StatusOutput.say($0) }
     }
 
     /// Reads the pad's hidraw node (its descriptor and feature reports: a request to the pad each, up to seconds
@@ -46,19 +46,24 @@ final class BridgeRecording {
                 identity: RecordedPadIdentity(controller), evdevNodes: nodes, hidraw: hidraw?.declaration,
                 loop: loop, logger: logger, output: PadRecordingTextOutput(write: file.write),
                 onUnplugged: { [path] in
-                    LineOutput.standardError.write("padbridge: \(path): the recording ends here (a pad went away)")
+                    StatusOutput.say(.recordingEnded, "\(path): the recording ends here (a pad went away)", ["file": .string(path)])
                 })
             try file.commit()
         } catch {
             recorder?.close()
             recorder = nil
-            LineOutput.standardError.write("padbridge: not recording to \(path): \(error)")
+            StatusOutput.say(.notRecording, "not recording to \(path): \(error)", ["file": .string(path)])
             return
         }
         indexByPath = Dictionary(uniqueKeysWithValues: physicalNodes.enumerated().map { ($1.path, $0) })
-        LineOutput.standardError.write(
-            "padbridge: recording \(controller.name) [\(controller.fingerprint)]"
-                + (virtualNodes.isEmpty ? "" : " and its virtual pad") + " to \(path)")
+        StatusOutput.say(
+            .recording,
+            "recording \(controller.name) [\(controller.fingerprint)]"
+                + (virtualNodes.isEmpty ? "" : " and its virtual pad") + " to \(path)",
+            [
+                "pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name), "file": .string(path),
+                "virtualNodes": EventValue(strings: virtualNodes),
+            ])
     }
 
     /// Events the bridge read from a node of the physical pad (a pad that came back has other nodes: not recorded).
@@ -84,6 +89,8 @@ final class BridgeRecording {
         self.recorder = nil
         recorder.finish()
         file.close()
-        LineOutput.standardError.write("padbridge: recorded \(recorder.entryCount) entries to \(path)")
+        StatusOutput.say(
+            .recorded, "recorded \(recorder.entryCount) entries to \(path)",
+            ["entries": EventValue(recorder.entryCount), "file": .string(path)])
     }
 }

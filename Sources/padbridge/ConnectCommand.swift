@@ -120,7 +120,6 @@ struct ConnectCommand: ParsableCommand {
         // --all waits for pads (the connect unit runs with none plugged in); named pads must be there.
         if chosen.isEmpty && !all { throw ValidationError(PadSelectionError.noControllers.description) }
 
-        let output = LineOutput.standardError
         // The pads forwarded are grabbed, and hidden from this machine's other programs (SDL's HIDAPI drivers and
         // Steam read the hidraw node and list the grabbed event node) while forwarded: docs/hiding.md. --no-grab
         // leaves them to local programs too.
@@ -144,17 +143,18 @@ struct ConnectCommand: ParsableCommand {
                 case .linkLost: finder?.linkLost()
                 default: break
                 }
-                output.write("padbridge: " + ConnectStatus.line(
-                    event, hostAddress: hostAddress, hostText: hostText(), paired: paired, store: store,
-                    hostArgument: hostArgument, destinationPort: destination.port, padCount: chosen.count))
+                StatusOutput.say(
+                    ConnectStatus.event(
+                        event, hostAddress: hostAddress, hostText: hostText(), paired: paired, store: store,
+                        hostArgument: hostArgument, destinationPort: destination.port, padCount: chosen.count))
             case let .statistics(now, previous):
-                output.write("padbridge: " + ConnectStatus.statisticsLine(now, previous: previous))
+                StatusOutput.say(.statistics, ConnectStatus.statisticsLine(now, previous: previous))
             }
         }
         defer { service.close() }
         finder = try PairedHostFinder(
             paired: paired, first: target.first.canonical, client: service.client, store: store, loop: loop,
-            logger: logger, output: output)
+            logger: logger)
         defer { finder?.close() }
         let recording = try record.map(BridgeRecording.init(path:))
         defer { recording?.finish() }  // before the client closes the pad
@@ -167,9 +167,14 @@ struct ConnectCommand: ParsableCommand {
             service.client.onFeedbackReceived = { _, feedback in feedback.events.forEach(recording.gameFeedback) }
         }
         service.hideForwardedPads()
-        if let note = target.note { output.write("padbridge: connecting to \(note)") }
-        output.write(
-            "padbridge: connecting to \(paired.name) at \(target.first.canonical) (\(destination)), host key \(paired.key.fingerprint)")
+        if let note = target.note { StatusOutput.say(.hostChosen, "connecting to \(note)", ["note": .string(note)]) }
+        StatusOutput.say(
+            .connecting,
+            "connecting to \(paired.name) at \(target.first.canonical) (\(destination)), host key \(paired.key.fingerprint)",
+            [
+                "host": .string(paired.name), "address": .string(target.first.canonical),
+                "hostKey": .string("\(paired.key.fingerprint)"),
+            ])
         shutdown = { loop.stop() }
         // Standard input is not read (connect takes no input): /dev/null there, or a background job, keeps it running.
         try loop.run()
@@ -177,36 +182,62 @@ struct ConnectCommand: ParsableCommand {
     }
 }
 
-/// `connect`'s status lines, one per event (after "padbridge: ").
+/// `connect`'s status, one event each.
 enum ConnectStatus {
-    static func line(
+    static func event(
         _ event: ForwardingClient.Event, hostAddress: SocketAddress, hostText: String, paired: PairedHost,
         store: TrustStore, hostArgument: String?, destinationPort: UInt16, padCount: Int
-    ) -> String {
+    ) -> StatusEvent {
+        let host: EventValue = .string(paired.name)
         switch event {
-        case .connected: "connected to \(hostAddress) (\(paired.name)), forwarding \(padCount) pad(s)"
-        case .linkLost: "link to \(hostText) (\(paired.name)) lost; the pads stop rumbling"
-        case let .reconnecting(milliseconds): "reconnecting in \(milliseconds) ms"
-        case let .padDetached(id): "pad \(id) unplugged; the host shows it neutral"
-        case let .padBack(id): "pad \(id) is back"
-        case let .padAdded(id, name): "forwarding \(name) [\(id)] too (plugged in)"
-        case let .tooManyPads(name): "not forwarding \(name): one connect forwards at most \(LinkClientMessage.maximumPads) pads"
-        case let .padNotForwarded(id, reason): "\(paired.name) gives pad \(id) no virtual pad: \(reason)"
+        case .connected:
+            return StatusEvent(
+                .connected, "connected to \(hostAddress) (\(paired.name)), forwarding \(padCount) pad(s)",
+                ["address": .string("\(hostAddress)"), "host": host, "pads": EventValue(padCount)])
+        case .linkLost:
+            return StatusEvent(
+                .linkLost, "link to \(hostText) (\(paired.name)) lost; the pads stop rumbling",
+                ["host": host, "address": .string(hostText)])
+        case let .reconnecting(milliseconds):
+            return StatusEvent(.reconnecting, "reconnecting in \(milliseconds) ms", ["milliseconds": EventValue(milliseconds)])
+        case let .padDetached(id):
+            return StatusEvent(.padDetached, "pad \(id) unplugged; the host shows it neutral", ["pad": .string("\(id)")])
+        case let .padBack(id): return StatusEvent(.padBack, "pad \(id) is back", ["pad": .string("\(id)")])
+        case let .padAdded(id, name):
+            return StatusEvent(
+                .padAdded, "forwarding \(name) [\(id)] too (plugged in)", ["pad": .string("\(id)"), "name": .string(name)])
+        case let .tooManyPads(name):
+            return StatusEvent(
+                .tooManyPads, "not forwarding \(name): one connect forwards at most \(LinkClientMessage.maximumPads) pads",
+                ["name": .string(name)])
+        case let .padNotForwarded(id, reason):
+            return StatusEvent(
+                .padNotForwarded, "\(paired.name) gives pad \(id) no virtual pad: \(reason)",
+                ["host": host, "pad": .string("\(id)"), "reason": .string(reason)])
         case .revoked:
-            "\(paired.name) no longer trusts this client (revoked) and ended its session; pair again "
-                + "with `padbridge pair \(hostArgument ?? paired.name) CODE` (a code from `padbridge pairing-window` "
-                + "there)"
+            return StatusEvent(
+                .revoked,
+                "\(paired.name) no longer trusts this client (revoked) and ended its session; pair again "
+                    + "with `padbridge pair \(hostArgument ?? paired.name) CODE` (a code from `padbridge pairing-window` "
+                    + "there)",
+                ["host": host])
         case .takenOver:
-            "another `padbridge connect` with this machine's identity (\(store.identityPath)) connected "
-                + "to \(hostText) and the host ended this one's session; stopping. Forward every pad from one "
-                + "connect (give them all, or --all)"
+            return StatusEvent(
+                .takenOver,
+                "another `padbridge connect` with this machine's identity (\(store.identityPath)) connected "
+                    + "to \(hostText) and the host ended this one's session; stopping. Forward every pad from one "
+                    + "connect (give them all, or --all)",
+                ["host": host])
         case .noAnswer:
-            "no answer from \(paired.name) at \(hostAddress) yet; "
-                + "still trying. Is `padbridge serve` running there, and UDP port \(destinationPort) open in its "
-                + "firewall? If the host was reinstalled, its key changed and it cannot read this machine's "
-                + "handshake: delete its line in \(store.pairedHostsPath) and pair again (`padbridge pair "
-                + "\(hostArgument ?? paired.name) CODE`). Both machines also need versions of padbridge that "
-                + "speak the same link (`padbridge --version` on each)"
+            return StatusEvent(
+                .noAnswer,
+                "no answer from \(paired.name) at \(hostAddress) yet; "
+                    + "still trying. Is `padbridge serve` running there, and UDP port \(destinationPort) open in its "
+                    + "firewall? If the host was reinstalled, its key changed and it cannot read this machine's "
+                    + "handshake: delete its line in \(store.pairedHostsPath) and pair again (`padbridge pair "
+                    + "\(hostArgument ?? paired.name) CODE`). Both machines also need versions of padbridge that "
+                    + "speak the same link (`padbridge --version` on each)",
+                ["host": host, "address": .string("\(hostAddress)")])
         }
     }
 

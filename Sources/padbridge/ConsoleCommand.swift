@@ -77,8 +77,8 @@ struct ConsoleCommand: ParsableCommand {
         let shownAddress = Self.shown(address)
         let actualPort = server.port ?? Int(port)
         if !isLoopback {
-            LineOutput.standardError.write("""
-                padbridge: WARNING: the console listens on \(shownAddress):\(actualPort), not only on loopback: anyone \
+            StatusOutput.say(.notOnlyLoopback, """
+                WARNING: the console listens on \(shownAddress):\(actualPort), not only on loopback: anyone \
                 on that network who has the token can pair clients and revoke them. The page is plain HTTP (the token \
                 crosses the network readable); prefer the default, or an SSH tunnel: ssh -L 48101:127.0.0.1:48101 THIS-HOST
                 """)
@@ -102,7 +102,7 @@ struct ConsoleCommand: ParsableCommand {
             _ = signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                LineOutput.standardError.write("padbridge: console stopped")
+                StatusOutput.say(.consoleStopped, "console stopped")
                 server.close()
             }
             source.resume()

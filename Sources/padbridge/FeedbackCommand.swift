@@ -253,14 +253,15 @@ struct FeedbackCommand: ParsableCommand {
                     do throws(JSONLineError) {
                         runner.submit(Feedback(try FeedbackLines.event(from: line)))
                     } catch {
-                        LineOutput.standardError.write("padbridge: line \(lineNumber): \(error.message); line ignored")
+                        StatusOutput.say(.lineIgnored, "line \(lineNumber): \(error.message); line ignored", ["line": EventValue(lineNumber)])
                     }
                 },
                 onOverlongLine: {
                     lineNumber += 1
-                    LineOutput.standardError.write(
-                        "padbridge: line \(lineNumber): longer than \(DeviceEventLoop.maximumLineBytes) bytes (no "
-                            + "newline?); line ignored")
+                    StatusOutput.say(
+                        .lineIgnored,
+                        "line \(lineNumber): longer than \(DeviceEventLoop.maximumLineBytes) bytes (no newline?); line ignored",
+                        ["line": EventValue(lineNumber)])
                 },
                 onEndOfFile: {
                     logger.debug("end of input after \(lineNumber) lines")

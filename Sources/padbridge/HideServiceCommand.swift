@@ -57,7 +57,8 @@ struct HideServiceCommand: ParsableCommand {
             // A socket it made itself goes with it (systemd removes its own).
             if createdSocket { unlink(socket) }
         }
-        LineOutput.standardError.write("padbridge: hiding service listening on \(socket); SIGINT or SIGTERM ends")
+        StatusOutput.say(
+            .hidingServiceListening, "hiding service listening on \(socket); SIGINT or SIGTERM ends", ["socket": .string(socket)])
         try loop.run()
     }
 }

@@ -110,7 +110,7 @@ struct ClientsCommand: ParsableCommand {
                     roundTripMicroseconds: nil, receivedDatagrams: 0, sentDatagrams: 0, pads: [],
                     pairedSinceEpochSeconds: $0.pairedSinceEpochSeconds)
             }
-            LineOutput.standardError.write("padbridge: \(error); the paired clients as the file lists them:")
+            StatusOutput.say(.noServe, "\(error); the paired clients as the file lists them:")
         }
         if json {
             output.write(HostControlReply.encoded(clients))
@@ -137,16 +137,19 @@ struct RevokeCommand: ParsableCommand {
     @OptionGroup var control: ControlSocketOptions
 
     func run() throws {
-        let output = LineOutput.standardError
         do {
             var connection = try control.connect()
             let revoked = try ask(&connection, .revoke(client: client), "revoked", as: [String: String].self)
-            output.write("padbridge: revoked \"\(revoked["name"] ?? client)\" (\(revoked["key"] ?? "?")): its session ended, its pads are gone")
+            StatusOutput.say(
+                .revoked, "revoked \"\(revoked["name"] ?? client)\" (\(revoked["key"] ?? "?")): its session ended, its pads are gone",
+                ["client": .string(revoked["name"] ?? client)])
         } catch let error as ControlSocketClientError where error.noServe {
             let revoked = try control.store().revoke(client)
-            output.write(
-                "padbridge: revoked \"\(revoked.name)\" (\(revoked.key.fingerprint)) in \(try control.store().pairedClientsPath) "
-                    + "(no serve is running: the next one refuses it)")
+            StatusOutput.say(
+                .revoked,
+                "revoked \"\(revoked.name)\" (\(revoked.key.fingerprint)) in \(try control.store().pairedClientsPath) "
+                    + "(no serve is running: the next one refuses it)",
+                ["client": .string(revoked.name)])
         }
     }
 }

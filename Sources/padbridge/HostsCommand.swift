@@ -60,7 +60,7 @@ struct HostsCommand: ParsableCommand {
             guard !outputClosed else { return }
             if !output.write(line) {
                 outputClosed = true
-                LineOutput.standardError.write(LineOutput.readerWentAwayMessage("hosts ends"))
+                StatusOutput.say(LineOutput.readerWentAway("hosts ends"))
                 loop.stop()
             }
         }
@@ -78,15 +78,16 @@ struct HostsCommand: ParsableCommand {
             let hosts = browser.table.hosts
             if watch {
                 for (index, host) in hosts.enumerated() { write(line("present", host, index: index)) }
-                LineOutput.standardError.write("padbridge: watching for hosts on the LAN; SIGINT or SIGTERM ends")
+                StatusOutput.say(.watchingHosts, "watching for hosts on the LAN; SIGINT or SIGTERM ends")
                 return
             }
             if json {
                 write(ControllerPresentation.json(
                     hosts.enumerated().map { AnnouncedHostPresentation.Object($1, index: $0, paired: paired) }, pretty: true))
             } else if hosts.isEmpty {
-                LineOutput.standardError.write(
-                    "padbridge: no padbridge host is announced on the LAN (a host announces itself while `padbridge serve` "
+                StatusOutput.say(
+                    .noHosts,
+                    "no padbridge host is announced on the LAN (a host announces itself while `padbridge serve` "
                         + "runs there with avahi-daemon; one without it is reached by its address)")
             } else {
                 AnnouncedHostPresentation.table(hosts, paired: paired).forEach(write)

@@ -35,7 +35,7 @@ struct LineOutput: Sendable {
     }
 
     /// What a command says when its standard output is gone.
-    static func readerWentAwayMessage(_ consequence: String) -> String {
-        "padbridge: standard output was closed (its reader went away): \(consequence)"
+    static func readerWentAway(_ consequence: String) -> StatusEvent {
+        StatusEvent(.outputClosed, "standard output was closed (its reader went away): \(consequence)")
     }
 }

@@ -45,7 +45,7 @@ struct ListCommand: ParsableCommand {
                     ControllerPresentation.json(
                         controllers.enumerated().map { ControllerPresentation.Object($1, index: $0) }, pretty: true))
             } else if controllers.isEmpty {
-                LineOutput.standardError.write("padbridge: no pads found (is one connected? `padbridge doctor` checks access)")
+                StatusOutput.say(.noPads, "no pads found (is one connected? `padbridge doctor` checks access)")
             } else {
                 ControllerPresentation.table(controllers).forEach { output.write($0) }
             }
@@ -76,7 +76,7 @@ struct ListCommand: ParsableCommand {
             // Its reader went away (`list --watch | head -1`): nothing more to do.
             if !LineOutput.standardOutput.write(line) {
                 outputClosed = true
-                LineOutput.standardError.write(LineOutput.readerWentAwayMessage("list ends"))
+                StatusOutput.say(LineOutput.readerWentAway("list ends"))
                 loop.stop()
             }
         }
@@ -127,8 +127,9 @@ struct ListCommand: ParsableCommand {
             settle.noteEvent()
         }
         relist(initial: true)
-        LineOutput.standardError.write(
-            "padbridge: watching for pads (\(monitor.source.rawValue) uevents); SIGINT or SIGTERM ends")
+        StatusOutput.say(
+            .watching, "watching for pads (\(monitor.source.rawValue) uevents); SIGINT or SIGTERM ends",
+            ["source": .string(monitor.source.rawValue)])
         try loop.run()
         subscription.cancel()
     }

@@ -77,7 +77,7 @@ struct MonitorCommand: ParsableCommand {
             controller: controller, output: raw ? .raw : json ? .json : .readable, grab: grab, loop: loop)
         // A pipeline whose reader died (`monitor --json --grab 0 | padbridge virtual ...`): end, giving the grab back.
         session.onOutputClosed = {
-            LineOutput.standardError.write(LineOutput.readerWentAwayMessage("monitor ends"))
+            StatusOutput.say(LineOutput.readerWentAway("monitor ends"))
             loop.stop()
         }
         var statisticsTimer: LoopDeadline?
@@ -87,10 +87,15 @@ struct MonitorCommand: ParsableCommand {
             }
         }
         defer { statisticsTimer?.cancel() }
-        LineOutput.standardError.write(
-            "padbridge: monitoring \(controller.name) [\(controller.fingerprint)] on "
+        StatusOutput.say(
+            .monitoring,
+            "monitoring \(controller.name) [\(controller.fingerprint)] on "
                 + controller.nodes.evdev.map(\.path).joined(separator: ", ")
-                + (grab ? " (grabbed)" : "") + "; SIGINT or SIGTERM ends")
+                + (grab ? " (grabbed)" : "") + "; SIGINT or SIGTERM ends",
+            [
+                "pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name),
+                "nodes": EventValue(strings: controller.nodes.evdev.map(\.path)), "grabbed": .bool(grab),
+            ])
         try loop.run()
         session.finish()
     }
@@ -156,7 +161,7 @@ final class MonitorSession {
     /// `.view`: called with each frame's snapshot.
     var onSnapshot: ((PadSnapshot) -> Void)?
     /// `.view`: why monitor ended, when the pad was unplugged.
-    private(set) var unpluggedMessage: String?
+    private(set) var unpluggedMessage: StatusEvent?
     /// Called once when standard output is gone (EPIPE: the reader went away).
     var onOutputClosed: (() -> Void)?
     private var outputClosed = false
@@ -202,11 +207,12 @@ final class MonitorSession {
         }
         reader.onFrame = { [unowned self] snapshot, event in self.printChanges(to: snapshot, at: event) }
         reader.onUnplugged = { [unowned self] node in
-            let message =
-                "padbridge: \(controller.name) [\(controller.fingerprint)] was unplugged (\(node.path) is gone); "
-                + "monitor ends"
+            let said = StatusEvent(
+                .padUnplugged,
+                "\(controller.name) [\(controller.fingerprint)] was unplugged (\(node.path) is gone); monitor ends",
+                ["pad": .string(controller.fingerprint.rawValue), "node": .string(node.path)])
             // The view owns the terminal until it ends: its caller prints the message after.
-            if output == .view { self.unpluggedMessage = message } else { LineOutput.standardError.write(message) }
+            if output == .view { self.unpluggedMessage = said } else { StatusOutput.say(said) }
             loop.stop()
         }
     }
@@ -260,10 +266,12 @@ final class MonitorSession {
     func printStatistics(overMicroseconds window: Int64) {
         guard let summary = takeStatistics(overMicroseconds: window) else { return }
         func figure(_ value: Double) -> String { NumberText.fixed(value, places: 2) }
-        LineOutput.standardError.write(
-            "padbridge: \(figure(summary.framesPerSecond)) reports/s, \(figure(summary.eventsPerSecond)) events/s, "
+        StatusOutput.say(
+            .statistics,
+            "\(figure(summary.framesPerSecond)) reports/s, \(figure(summary.eventsPerSecond)) events/s, "
                 + "interval min \(figure(summary.minimumIntervalMilliseconds)) ms avg "
-                + "\(figure(summary.averageIntervalMilliseconds)) ms max \(figure(summary.maximumIntervalMilliseconds)) ms")
+                + "\(figure(summary.averageIntervalMilliseconds)) ms max \(figure(summary.maximumIntervalMilliseconds)) ms",
+            ["reportsPerSecond": .string(figure(summary.framesPerSecond)), "eventsPerSecond": .string(figure(summary.eventsPerSecond))])
     }
 
     func finish() { reader.close() }

@@ -80,7 +80,7 @@ enum MonitorView {
         try loop.run()
         frame.close()
         CTerminalView_end()
-        if let message = session.unpluggedMessage { LineOutput.standardError.write(message) }
+        if let said = session.unpluggedMessage { StatusOutput.say(said) }
     }
 
     /// What is on screen and what is next; confined to the loop thread (a class: the timers' closures share it).

@@ -41,6 +41,26 @@ struct Padbridge: ParsableCommand {
             CommandGroup(name: "Virtual pads and feedback", subcommands: [VirtualCommand.self, FeedbackCommand.self]),
         ]
     )
+
+    /// ArgumentParser's main, except that a command that chose `--events json` says why it failed as a `failed` event.
+    static func main() {
+        var command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if StatusOutput.format == .json, code != .success, !(error is ExitCode) {
+                StatusOutput.say(.failed, message(for: error), ["exitCode": EventValue(code.rawValue)])
+                exit(withError: ExitCode(code.rawValue))
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// Flags every command shares.
@@ -48,11 +68,22 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
-    /// Bootstraps logging to standard error. Only the executable does this; libraries take a Logger.
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "What is said on standard error: text (sentences) or json (one object per line, each naming its event; "
+                + "docs/diagnostics.md lists them).",
+            valueName: "format"))
+    var events: EventFormat = .text
+
+    /// Bootstraps logging to standard error, and the status lines' format. Only the executable does this; libraries
+    /// take a Logger.
     func makeLogger(label: String) -> Logger {
         let level = logLevel
+        let format = events
+        StatusOutput.format = format
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = EventLogHandler(label: label, format: format)
             handler.logLevel = level
             return handler
         }

@@ -20,7 +20,6 @@ final class PairedHostFinder {
     private let store: TrustStore
     private let loop: DeviceEventLoop
     private let logger: Logger
-    private let output: LineOutput
     private(set) var paired: PairedHost
     private let socketIsIPv6: Bool
     private var trials: HostAddressTrials<SocketAddress>
@@ -39,14 +38,13 @@ final class PairedHostFinder {
     /// `first`: where the client sends its first handshake, as text (`connect` resolved it to `client.hostAddress`).
     init(
         paired: PairedHost, first: String, client: ForwardingClient, store: TrustStore, loop: DeviceEventLoop,
-        logger: Logger, output: LineOutput
+        logger: Logger
     ) throws {
         self.paired = paired
         self.client = client
         self.store = store
         self.loop = loop
         self.logger = logger
-        self.output = output
         socketIsIPv6 = client.hostAddress.isIPv6
         trials = HostAddressTrials(
             stored: client.hostAddress, atMicroseconds: MonotonicInstant.now().microseconds,
@@ -69,12 +67,16 @@ final class PairedHostFinder {
         let moved = PairedHost(address: canonical, key: paired.key, name: paired.name)
         do {
             try store.remember(moved, replacing: paired)
-            output.write(
-                "padbridge: \"\(paired.name)\" (host key \(paired.key.fingerprint)) answered at \(canonical), where the "
-                    + "LAN announces its key; \(store.pairedHostsPath) now holds that address (was \(paired.address))")
+            StatusOutput.say(
+                .hostFound,
+                "\"\(paired.name)\" (host key \(paired.key.fingerprint)) answered at \(canonical), where the "
+                    + "LAN announces its key; \(store.pairedHostsPath) now holds that address (was \(paired.address))",
+                ["host": .string(paired.name), "address": .string(canonical), "previous": .string(paired.address)])
             paired = moved
         } catch {
-            output.write("padbridge: \"\(paired.name)\" answered at \(canonical), but paired-hosts could not be updated: \(error)")
+            StatusOutput.say(
+                .hostNotRemembered, "\"\(paired.name)\" answered at \(canonical), but paired-hosts could not be updated: \(error)",
+                ["host": .string(paired.name), "address": .string(canonical)])
         }
     }
 
@@ -133,7 +135,8 @@ final class PairedHostFinder {
         guard searching else { return }
         let outcome = sightings.apply(change)
         if let impostor = outcome.impostor {
-            output.write("padbridge: " + HostArgument.keyDiffers(impostor, paired: paired, store: store))
+            StatusOutput.say(
+                .keyDiffers, HostArgument.keyDiffers(impostor, paired: paired, store: store), ["host": .string(paired.name)])
         }
         guard outcome.carryingChanged else { return }
         var candidates: [SocketAddress] = []
@@ -155,7 +158,8 @@ final class PairedHostFinder {
         guard searching else { return }
         if let problem = pendingUnavailable, !reportedUnavailable, now >= firstTrialEnds {
             reportedUnavailable = true
-            output.write("padbridge: cannot look for \"\(paired.name)\" on the LAN: \(problem)")
+            StatusOutput.say(
+                .cannotLookForHost, "cannot look for \"\(paired.name)\" on the LAN: \(problem)", ["host": .string(paired.name)])
         }
         if let next = trials.next(atMicroseconds: now) { tryAt(next) }
         rearm()
@@ -163,9 +167,11 @@ final class PairedHostFinder {
 
     private func tryAt(_ address: SocketAddress) {
         guard client.retarget(to: address) else { return }
-        output.write(
-            "padbridge: trying \"\(paired.name)\" at \(endpoints[address] ?? address.description)"
-                + (address == trials.stored ? " (where it was)" : ", where the LAN announces its key"))
+        StatusOutput.say(
+            .tryingHost,
+            "trying \"\(paired.name)\" at \(endpoints[address] ?? address.description)"
+                + (address == trials.stored ? " (where it was)" : ", where the LAN announces its key"),
+            ["host": .string(paired.name), "address": .string(endpoints[address] ?? address.description)])
     }
 
     private func rearm() {

@@ -74,10 +74,12 @@ struct PairCommand: ParsableCommand {
             }
             if let announced {
                 address = try HostArgument.endpoint(announced)
-                LineOutput.standardError.write(
-                    "padbridge: \"\(announced.name)\" is announced on the LAN at \(address.canonical)"
+                StatusOutput.say(
+                    .hostAnnounced,
+                    "\"\(announced.name)\" is announced on the LAN at \(address.canonical)"
                         + (announced.fingerprint.map { ", host key \($0)" } ?? "")
-                        + (announced.pairingOpen ? "" : " (its pairing window is closed, as it announces)"))
+                        + (announced.pairingOpen ? "" : " (its pairing window is closed, as it announces)"),
+                    ["host": .string(announced.name), "address": .string(address.canonical)])
             } else {
                 address = try LinkHostAddress(host, defaultPort: LinkCommandDefaults.port)
             }
@@ -96,8 +98,9 @@ struct PairCommand: ParsableCommand {
         let pairing = try PairingClient(attempt: attempt, target: target, loop: loop, policy: policy) { event in
             switch event {
             case .answeredButNotDoneYet:
-                LineOutput.standardError.write(
-                    "padbridge: \(address) answered but pairing is not done yet (the host is busy, or under a flood of "
+                StatusOutput.say(
+                    .pairingNotDoneYet,
+                    "\(address) answered but pairing is not done yet (the host is busy, or under a flood of "
                         + "datagrams); still trying, up to \(policy.answeredTimeoutMilliseconds / 1000) s in all")
             }
         }
@@ -110,16 +113,19 @@ struct PairCommand: ParsableCommand {
             let moved = hosts.first { $0.key == key && $0.address != address.canonical }
             try store.remember(PairedHost(address: address.canonical, key: key, name: hostName), replacing: moved)
             if let known, known.key != key {
-                LineOutput.standardError.write(
-                    "padbridge: replaced the key stored for \(address.canonical) (was \(known.key.fingerprint))")
+                StatusOutput.say(
+                    .keyReplaced, "replaced the key stored for \(address.canonical) (was \(known.key.fingerprint))",
+                    ["address": .string(address.canonical), "previousKey": .string("\(known.key.fingerprint)")])
             }
             if let announced, let announcedKey = announced.fingerprint, announcedKey != key.keyFingerprint {
-                LineOutput.standardError.write(
-                    "padbridge: note: \"\(announced.name)\" announced host key \(announcedKey), but the host that took the "
+                StatusOutput.say(
+                    .announcedKeyDiffers,
+                    "note: \"\(announced.name)\" announced host key \(announcedKey), but the host that took the "
                         + "code has \(key.fingerprint); the code proves the host, so that is the key paired with")
             }
-            LineOutput.standardError.write(
-                "padbridge: paired with \(address.canonical) (\(hostName)), host key \(key.fingerprint)")
+            StatusOutput.say(
+                .paired, "paired with \(address.canonical) (\(hostName)), host key \(key.fingerprint)",
+                ["address": .string(address.canonical), "host": .string(hostName), "hostKey": .string("\(key.fingerprint)")])
         case let .refused(reason):
             throw CommandFailure("\(address): \(reason)")
         case .answeredButNotDone:
@@ -201,7 +207,6 @@ struct ServeCommand: ParsableCommand {
             runtimeDirectory: getenv("XDG_RUNTIME_DIR").map { String(cString: $0) },
             hostName: name ?? LinkEndpointDefaults.machineName(), announce: !noAnnounce, openPairingAtStart: pair,
             forwarding: .init(virtualKind: virtualKind, maximumPads: maximumPads, lingerMilliseconds: linger * 1000))
-        let output = LineOutput.standardError
         do {
             service = try HostService(
                 configuration: configuration, store: try configDirectory.store(), loop: loop, logger: logger,
@@ -216,8 +221,8 @@ struct ServeCommand: ParsableCommand {
                         })
                 }
             ) { event in
-                output.write("padbridge: " + ServeStatus.line(event))
-                if case let .pairingWindowOpened(code, by: .start) = event { output.write("padbridge: pairing code \(code)") }
+                StatusOutput.say(ServeStatus.event(event))
+                if case let .pairingWindowOpened(code, by: .start) = event { PairingWindowCommand.sayCode("\(code)") }
             }
         } catch let error as HostControlSocketUnavailable {
             // Not a warning: a serve without its socket leaves the path to whoever holds it, and `status`, `revoke`
@@ -260,15 +265,17 @@ struct PairingWindowCommand: ParsableCommand {
     @OptionGroup var control: ControlSocketOptions
 
     func run() throws {
-        let output = LineOutput.standardError
         do {
             var client = try control.connect()
             let window = try ask(&client, close ? .closePairing : .openPairing, "pairing", as: PairingWindowStatus.self)
             if close {
-                output.write("padbridge: the host's pairing window is closed")
+                StatusOutput.say(.pairingWindowClosed, "the host's pairing window is closed")
             } else {
-                output.write("padbridge: pairing window open for \(((window.secondsLeft ?? 0) + 59) / 60) minutes")
-                output.write("padbridge: pairing code \(window.code ?? "?")")
+                let minutes = ((window.secondsLeft ?? 0) + 59) / 60
+                StatusOutput.say(
+                    .pairingWindowOpen, "pairing window open for \(minutes) minutes",
+                    ["by": "controlSocket", "minutes": EventValue(minutes)])
+                Self.sayCode(window.code ?? "?")
             }
             return
         } catch let error as ControlSocketClientError where error.noServe && control.socket == nil && !close {
@@ -276,86 +283,169 @@ struct PairingWindowCommand: ParsableCommand {
             let store = try control.store()
             let code = LinkEndpointDefaults.newPairingCode()
             try store.requestPairingWindow(code)
-            output.write(
-                "padbridge: \(error); asked the host serving from \(store.directory) through its config directory to open "
+            StatusOutput.say(
+                .pairingWindowAsked,
+                "\(error); asked the host serving from \(store.directory) through its config directory to open "
                     + "a pairing window (5 minutes); its status shows \"pairing window open\" once it has")
-            output.write("padbridge: pairing code \(code)")
+            Self.sayCode("\(code)")
         }
+    }
+
+    /// The code a client types into `padbridge pair`.
+    static func sayCode(_ code: String) {
+        StatusOutput.say(.pairingCode, "pairing code \(code)", ["code": .string(code)])
     }
 }
 
-/// `serve`'s status lines, one per event (after "padbridge: ").
+/// `serve`'s status, one event each.
 enum ServeStatus {
-    static func line(_ event: HostService.Event) -> String {
+    static func event(_ event: HostService.Event) -> StatusEvent {
+        let minutes = Int(PairingWindow.lifetimeMicroseconds / 60_000_000)
         switch event {
-        case .ipv6Unavailable: "IPv6 is disabled on this machine; listening on IPv4 only"
-        case let .listening(address, hostKey): "listening on \(address) (UDP port \(address.port)), host key \(hostKey.fingerprint)"
+        case .ipv6Unavailable: return StatusEvent(.ipv6Unavailable, "IPv6 is disabled on this machine; listening on IPv4 only")
+        case let .listening(address, hostKey):
+            return StatusEvent(
+                .listening, "listening on \(address) (UDP port \(address.port)), host key \(hostKey.fingerprint)",
+                ["address": .string("\(address)"), "port": EventValue(address.port), "hostKey": .string("\(hostKey.fingerprint)")])
         case let .virtualDeviceUnusable(finding):
-            "warning: \(finding.subject) \(finding.finding); clients' pads that need it get no virtual pad"
-                + (finding.fix.map { " (fix: \($0))" } ?? "")
-        case .pairingWindowOpened(_, by: .start):
-            "pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes"
-        case .pairingWindowOpened(_, by: .pairingWindowCommand):
-            "pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes (asked for by padbridge pairing-window)"
-        case .pairingWindowOpened(_, by: .controlSocket):
-            "pairing window open for \(PairingWindow.lifetimeMicroseconds / 60_000_000) minutes (asked for on the control socket)"
-        case .pairingWindowClosed: "pairing window closed (asked for on the control socket)"
-        case let .notAnnouncedBecause(reason): "not announced on the LAN: \(reason)"
+            return StatusEvent(
+                .virtualDeviceUnusable,
+                "warning: \(finding.subject) \(finding.finding); clients' pads that need it get no virtual pad"
+                    + (finding.fix.map { " (fix: \($0))" } ?? ""),
+                ["subject": .string(finding.subject)])
+        case let .pairingWindowOpened(_, opener):
+            let (by, asked): (String, String) =
+                switch opener {
+                case .start: ("start", "")
+                case .pairingWindowCommand: ("pairingWindowCommand", " (asked for by padbridge pairing-window)")
+                case .controlSocket: ("controlSocket", " (asked for on the control socket)")
+                }
+            return StatusEvent(
+                .pairingWindowOpen, "pairing window open for \(minutes) minutes" + asked,
+                ["by": .string(by), "minutes": EventValue(minutes)])
+        case .pairingWindowClosed: return StatusEvent(.pairingWindowClosed, "pairing window closed (asked for on the control socket)")
+        case let .notAnnouncedBecause(reason):
+            return StatusEvent(.notAnnounced, "not announced on the LAN: \(reason)", ["reason": .string(reason)])
         case let .announced(name, port):
-            "announced on the LAN as \"\(name)\" (DNS-SD \(HostAnnouncementRecord.serviceType), port \(port)): "
-                + "`padbridge hosts` lists it"
-        case let .announcedRenamed(from, to): "another host on the LAN is announced as \"\(from)\"; this one is announced as \"\(to)\""
+            return StatusEvent(
+                .announced,
+                "announced on the LAN as \"\(name)\" (DNS-SD \(HostAnnouncementRecord.serviceType), port \(port)): "
+                    + "`padbridge hosts` lists it",
+                ["name": .string(name), "port": EventValue(port)])
+        case let .announcedRenamed(from, to):
+            return StatusEvent(
+                .announcedRenamed, "another host on the LAN is announced as \"\(from)\"; this one is announced as \"\(to)\"",
+                ["from": .string(from), "to": .string(to)])
         case let .notAnnounced(problem):
-            "not announced on the LAN: \(problem); serving all the same (clients reach this host by its address)"
-        case let .controlSocketListening(path): "control socket \(path) (padbridge status, clients, revoke, pairing-window)"
-        case let .forwarding(event): line(event)
-        case let .pairing(event): line(event)
+            return StatusEvent(
+                .notAnnounced, "not announced on the LAN: \(problem); serving all the same (clients reach this host by its address)",
+                ["reason": .string(problem)])
+        case let .controlSocketListening(path):
+            return StatusEvent(
+                .controlSocketListening, "control socket \(path) (padbridge status, clients, revoke, pairing-window)",
+                ["path": .string(path)])
+        case let .forwarding(event): return Self.event(event)
+        case let .pairing(event): return Self.event(event)
         }
     }
 
-    static func line(_ event: HostPairing.Event) -> String {
+    static func event(_ event: HostPairing.Event) -> StatusEvent {
         switch event {
         case let .unanswered(count):
-            "dropped \(count) pairing datagram(s) unanswered (answers are never answered; a first message must be padded; "
-                + "junk is noise)"
-        case let .notStored(from, problem): "could not store the client pairing from \(from) (it was told): \(problem)"
-        case let .paired(client, from): "paired with client \"\(client.name)\" (\(client.key.fingerprint)) at \(from)"
+            StatusEvent(
+                .unanswered,
+                "dropped \(count) pairing datagram(s) unanswered (answers are never answered; a first message must be padded; "
+                    + "junk is noise)",
+                ["count": EventValue(count)])
+        case let .notStored(from, problem):
+            StatusEvent(
+                .pairingNotStored, "could not store the client pairing from \(from) (it was told): \(problem)",
+                ["from": .string("\(from)")])
+        case let .paired(client, from):
+            StatusEvent(
+                .paired, "paired with client \"\(client.name)\" (\(client.key.fingerprint)) at \(from)",
+                ["client": .string(client.name), "clientKey": .string("\(client.key.fingerprint)"), "from": .string("\(from)")])
         case let .wrongCode(from, left, closedToEveryone):
-            "wrong pairing code from \(from); "
-                + (left > 0
-                    ? "\(left) tries left"
-                    : closedToEveryone
-                        ? "pairing window closed (\(PairingWindow.wrongTriesAllowed) wrong codes in all)"
-                        : "pairing window closed to this address (\(PairingWindow.wrongTriesPerSource) wrong codes "
-                            + "from it); still open to other machines")
+            StatusEvent(
+                .wrongCode,
+                "wrong pairing code from \(from); "
+                    + (left > 0
+                        ? "\(left) tries left"
+                        : closedToEveryone
+                            ? "pairing window closed (\(PairingWindow.wrongTriesAllowed) wrong codes in all)"
+                            : "pairing window closed to this address (\(PairingWindow.wrongTriesPerSource) wrong codes "
+                                + "from it); still open to other machines"),
+                ["from": .string("\(from)"), "triesLeft": EventValue(left), "closedToEveryone": .bool(closedToEveryone)])
         case let .underLoad(count):
-            "pairing under load: \(count) first message(s) asked to prove their address with a cookie before any "
-                + "public-key work (a flood of first messages? a person's `pair` does so by itself)"
+            StatusEvent(
+                .pairingUnderLoad,
+                "pairing under load: \(count) first message(s) asked to prove their address with a cookie before any "
+                    + "public-key work (a flood of first messages? a person's `pair` does so by itself)",
+                ["count": EventValue(count)])
         }
     }
 
-    static func line(_ event: ForwardingHost.Event) -> String {
+    static func event(_ event: ForwardingHost.Event) -> StatusEvent {
         switch event {
-        case let .clientConnected(name, address): "client \"\(name)\" connected from \(address)"
+        case let .clientConnected(name, address):
+            StatusEvent(
+                .clientConnected, "client \"\(name)\" connected from \(address)",
+                ["client": .string(name), "address": .string("\(address)")])
         case let .padAttached(client, pad, kind, nodes, mac):
-            "pad attached: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\" as "
-                + ReadyLine.json(kind: kind, nodes: nodes, mac: mac, source: pad.fingerprint.rawValue)
-        case let .padDetached(client, pad): "pad detached: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\" (neutral until it is back)"
-        case let .linkLost(client): "link lost: \"\(client)\" (its pads neutral, kept for --linger)"
-        case let .resumed(client): "resumed: \"\(client)\""
-        case let .clientGone(client): "client gone: \"\(client)\""
-        case let .padDestroyed(client, fingerprint): "pad destroyed: [\(fingerprint)] of \"\(client)\" (linger over)"
-        case let .padNotForwarded(client, pad, reason): "pad not forwarded: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\": \(reason)"
-        case let .revoked(client): "revoked: \"\(client)\" (its line left paired-clients): session ended, its pads destroyed"
+            {
+                let virtualPad = ReadyLine.object(kind: kind, nodes: nodes, mac: mac, source: pad.fingerprint.rawValue)
+                return StatusEvent(
+                    .padAttached,
+                    "pad attached: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\" as " + EventValue.object(virtualPad).json,
+                    [
+                        "client": .string(client), "pad": .string(pad.fingerprint.rawValue), "name": .string(pad.name),
+                        "virtualPad": .object(virtualPad),
+                    ])
+            }()
+        case let .padDetached(client, pad):
+            StatusEvent(
+                .padDetached, "pad detached: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\" (neutral until it is back)",
+                ["client": .string(client), "pad": .string(pad.fingerprint.rawValue), "name": .string(pad.name)])
+        case let .linkLost(client):
+            StatusEvent(.linkLost, "link lost: \"\(client)\" (its pads neutral, kept for --linger)", ["client": .string(client)])
+        case let .resumed(client): StatusEvent(.resumed, "resumed: \"\(client)\"", ["client": .string(client)])
+        case let .clientGone(client): StatusEvent(.clientGone, "client gone: \"\(client)\"", ["client": .string(client)])
+        case let .padDestroyed(client, fingerprint):
+            StatusEvent(
+                .padDestroyed, "pad destroyed: [\(fingerprint)] of \"\(client)\" (linger over)",
+                ["client": .string(client), "pad": .string(fingerprint.rawValue)])
+        case let .padNotForwarded(client, pad, reason):
+            StatusEvent(
+                .padNotForwarded, "pad not forwarded: \"\(pad.name)\" [\(pad.fingerprint)] of \"\(client)\": \(reason)",
+                [
+                    "client": .string(client), "pad": .string(pad.fingerprint.rawValue), "name": .string(pad.name),
+                    "reason": .string(reason),
+                ])
+        case let .revoked(client):
+            StatusEvent(
+                .revoked, "revoked: \"\(client)\" (its line left paired-clients): session ended, its pads destroyed",
+                ["client": .string(client)])
         case let .takenOver(client, previous, by):
-            "taken over: \"\(client)\" connected again from \(by) while its session from \(previous) was live (two "
-                + "`padbridge connect` with one identity?); the one at \(previous) was told to stop"
-        case let .handshakeRefused(client, reason): "handshake refused: \"\(client)\": \(reason)"
-        case let .pairedClientsUnreadable(problem): "cannot read the paired clients: \(problem)"
-        case let .dropped(count, reason): "dropped \(count) datagram(s): \(reason)"
+            StatusEvent(
+                .takenOver,
+                "taken over: \"\(client)\" connected again from \(by) while its session from \(previous) was live (two "
+                    + "`padbridge connect` with one identity?); the one at \(previous) was told to stop",
+                ["client": .string(client), "previous": .string("\(previous)"), "by": .string("\(by)")])
+        case let .handshakeRefused(client, reason):
+            StatusEvent(
+                .handshakeRefused, "handshake refused: \"\(client)\": \(reason)",
+                ["client": .string(client), "reason": .string(reason)])
+        case let .pairedClientsUnreadable(problem):
+            StatusEvent(.pairedClientsUnreadable, "cannot read the paired clients: \(problem)", ["problem": .string(problem)])
+        case let .dropped(count, reason):
+            StatusEvent(
+                .dropped, "dropped \(count) datagram(s): \(reason)", ["count": EventValue(count), "reason": .string(reason)])
         case let .underLoad(count):
-            "under load: \(count) handshake(s) asked to prove their address with a cookie before any public-key work "
-                + "(more handshakes than usual are coming: a flood? paired clients prove theirs by themselves)"
+            StatusEvent(
+                .underLoad,
+                "under load: \(count) handshake(s) asked to prove their address with a cookie before any public-key work "
+                    + "(more handshakes than usual are coming: a flood? paired clients prove theirs by themselves)",
+                ["count": EventValue(count)])
         }
     }
 }

@@ -74,8 +74,9 @@ struct RecordCommand: ParsableCommand {
         do {
             return try HidrawDeclaration.read(path: path, logger: logger)
         } catch {
-            LineOutput.standardError.write(
-                "padbridge: \(name) holds the event nodes of \(controller.name) only, not its hidraw node (\(error)); "
+            StatusOutput.say(
+                .hidrawNotRecorded,
+                "\(name) holds the event nodes of \(controller.name) only, not its hidraw node (\(error)); "
                     + "a replay brings the pad back through /dev/uinput, without its raw HID reports")
             return nil
         }
@@ -102,7 +103,7 @@ struct RecordCommand: ParsableCommand {
             ? EvemuRecordingOutput(
                 writers: Dictionary(uniqueKeysWithValues: destinations.enumerated().map { ($0, $1.write) }))
             : PadRecordingTextOutput(write: destinations[0].write)
-        var writeFailure: String?
+        var writeFailure: StatusEvent?
         for destination in destinations {
             destination.onWriteFailed = { message in
                 if writeFailure == nil { writeFailure = message }
@@ -127,18 +128,25 @@ struct RecordCommand: ParsableCommand {
             deadline = loop.deadline(afterMilliseconds: UInt64(duration * 1000)) { loop.stop() }
         }
         let started = MonotonicInstant.now()
-        LineOutput.standardError.write(
-            "padbridge: recording \(controller.name) [\(controller.fingerprint)] to "
+        StatusOutput.say(
+            .recording,
+            "recording \(controller.name) [\(controller.fingerprint)] to "
                 + "\(destinations.map(\.name).joined(separator: ", ")) "
-                + "(\(controller.nodes.allPaths.joined(separator: ", "))); SIGINT or SIGTERM ends")
+                + "(\(controller.nodes.allPaths.joined(separator: ", "))); SIGINT or SIGTERM ends",
+            [
+                "pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name),
+                "files": EventValue(strings: destinations.map(\.name)), "nodes": EventValue(strings: controller.nodes.allPaths),
+            ])
         try loop.run()
         deadline?.cancel()
-        if let writeFailure { LineOutput.standardError.write(writeFailure) } else { recorder.finish() }
+        if let writeFailure { StatusOutput.say(writeFailure) } else { recorder.finish() }
         recorder.close()
         let seconds = Double(MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1e9
-        LineOutput.standardError.write(
-            "padbridge: recorded \(recorder.entryCount) entries in \(NumberText.fixed(seconds, places: 1)) s"
-                + (unplugged ? " (the pad was unplugged)" : ""))
+        StatusOutput.say(
+            .recorded,
+            "recorded \(recorder.entryCount) entries in \(NumberText.fixed(seconds, places: 1)) s"
+                + (unplugged ? " (the pad was unplugged)" : ""),
+            ["entries": EventValue(recorder.entryCount), "unplugged": .bool(unplugged)])
     }
 
     /// `--from FILE --evemu`: each event node of a recording as an evemu file.
@@ -155,8 +163,9 @@ struct RecordCommand: ParsableCommand {
             destinations[position].write(EvemuFormat.text(of: recording, node: node.index) ?? "")
             try destinations[position].commit()
             let events = recording.entries.count { if case .evdev(_, node.index, _, _, _) = $0 { true } else { false } }
-            LineOutput.standardError.write(
-                "padbridge: wrote \(destinations[position].name) (\(roles[position]), \(events) events)")
+            StatusOutput.say(
+                .wrote, "wrote \(destinations[position].name) (\(roles[position]), \(events) events)",
+                ["file": .string(destinations[position].name), "role": .string(roles[position]), "events": EventValue(events)])
         }
     }
 }
@@ -212,7 +221,7 @@ struct ReplayCommand: ParsableCommand {
         func print(_ line: String) {
             guard printing, !LineOutput.standardOutput.write(line) else { return }
             printing = false
-            LineOutput.standardError.write(LineOutput.readerWentAwayMessage("feedback is no longer printed"))
+            StatusOutput.say(LineOutput.readerWentAway("feedback is no longer printed"))
         }
         let kind: VirtualPadKind = recording.identity.kind == .dualSense ? .dualSense : .xbox360
         var lastStateShown: LoopDeadline?
@@ -221,8 +230,7 @@ struct ReplayCommand: ParsableCommand {
         ) { happening in
             switch happening {
             case .ready(let nodes):
-                LineOutput.standardError.write(
-                    "padbridge: ready " + ReadyLine.json(kind: kind, nodes: nodes, mac: nil, source: recording.identity.id))
+                StatusOutput.say(ReadyLine.event(kind: kind, nodes: nodes, mac: nil, source: recording.identity.id))
             case .recordedFeedback(let line):
                 print("recorded \(line)")
             case .outputReport(let report):
@@ -230,10 +238,12 @@ struct ReplayCommand: ParsableCommand {
             case .feedback(let event):
                 print("now \(FeedbackLines.line(for: event))")
             case .finished:
-                LineOutput.standardError.write(
-                    "padbridge: replay finished (\(recording.entries.count) entries, "
+                StatusOutput.say(
+                    .replayFinished,
+                    "replay finished (\(recording.entries.count) entries, "
                         + "\(NumberText.fixed(Double(recording.durationMicroseconds) / 1e6 / speed, places: 1)) s)"
-                        + (hold ? "; holding the pad until SIGINT or SIGTERM" : ""))
+                        + (hold ? "; holding the pad until SIGINT or SIGTERM" : ""),
+                    ["entries": EventValue(recording.entries.count), "holding": .bool(hold)])
                 // The last state stays for the grace a bridge gives its release: a reader that has not read the
                 // last events yet would lose them with the node.
                 if !hold {
@@ -245,9 +255,11 @@ struct ReplayCommand: ParsableCommand {
             }
         }
         defer { replayer.close() }
-        LineOutput.standardError.write(
-            "padbridge: replaying \(recording.identity.name) [\(recording.identity.id)] through "
-                + (replayer.route == .uhid ? "/dev/uhid" : "/dev/uinput") + "; SIGINT or SIGTERM ends")
+        StatusOutput.say(
+            .replaying,
+            "replaying \(recording.identity.name) [\(recording.identity.id)] through "
+                + (replayer.route == .uhid ? "/dev/uhid" : "/dev/uinput") + "; SIGINT or SIGTERM ends",
+            ["pad": .string(recording.identity.id), "name": .string(recording.identity.name)])
         try loop.run()
     }
 

@@ -14,7 +14,7 @@ final class RecordingFile {
     private var descriptor: Int32
     private var writeFailure: Int32?
     /// Called once when a write fails (the reader of standard output went away, a full disk).
-    var onWriteFailed: ((_ message: String) -> Void)?
+    var onWriteFailed: ((_ said: StatusEvent) -> Void)?
 
     static func standardOutput() -> RecordingFile { RecordingFile(standardOutput: ()) }
 
@@ -48,11 +48,11 @@ final class RecordingFile {
         guard writeFailure == nil, descriptor >= 0 else { return }
         guard !LineOutput(descriptor: descriptor).writeRaw(text) else { return }
         writeFailure = errno
-        let message =
+        let said =
             path == nil && errno == EPIPE
-            ? LineOutput.readerWentAwayMessage("the recording ends")
-            : "padbridge: \(FileError(.write, path: name, errno: errno)); the recording ends"
-        onWriteFailed?(message)
+            ? LineOutput.readerWentAway("the recording ends")
+            : StatusEvent(.recordingEnded, "\(FileError(.write, path: name, errno: errno)); the recording ends")
+        onWriteFailed?(said)
     }
 
     /// Gives the file its name (replacing a file there); once. Standard output: nothing to do.

@@ -102,6 +102,13 @@ struct RemapCommand: ParsableCommand {
 
     /// The profile for a virtual pad of `kind` (none: nil), parsed and validated: a mistake names the file, key and
     /// line.
+    /// One pad of --all that cannot be bridged (grabbed by another program, no access): the others stay bridged.
+    static func sayCannotBridge(_ controller: Controller, _ error: any Error) {
+        StatusOutput.say(
+            .cannotBridge, "cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)",
+            ["pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name)])
+    }
+
     static func loadProfile(_ path: String?, for kind: VirtualPadKind?) throws -> RemapProfile {
         guard let path else { return .identity }
         return try loadProfile(path, for: kind?.capabilities ?? .nothing)
@@ -142,7 +149,6 @@ struct RemapCommand: ParsableCommand {
         // Without --profile, each pad's own from the profiles directory.
         let directory: RemapProfileDirectory? =
             profile != nil ? nil : (profilesDirectory ?? RemapProfileDirectory.defaultPath()).map(RemapProfileDirectory.init(path:))
-        let status = LineOutput.standardError
 
         let loop = try DeviceEventLoop()
         var shutdown: (() -> Void)?
@@ -163,7 +169,7 @@ struct RemapCommand: ParsableCommand {
         // were plugged in. Never a bridge's own virtual pad.
         let chosen: [Controller] =
             all ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint } : [try MonitorCommand.choose(pad, from: controllers)]
-        if chosen.isEmpty { status.write("padbridge: no pad yet; each one plugged in will be bridged") }
+        if chosen.isEmpty { StatusOutput.say(.noPadYet, "no pad yet; each one plugged in will be bridged") }
 
         // Given back after the bridges closed (defers run last to first): games see the pad again once its virtual
         // pad is gone, not both at once.
@@ -183,7 +189,7 @@ struct RemapCommand: ParsableCommand {
             if profile != nil { return try startingProfile(for: kind) }
             guard let directory else { return .identity }
             let outcome = directory.outcome(for: controller, as: kind)
-            status.write(directory.describe(outcome, for: controller))
+            StatusOutput.say(directory.describe(outcome, for: controller))
             if case let .profile(chosen, _) = outcome { return chosen }
             return .identity
         }
@@ -201,11 +207,10 @@ struct RemapCommand: ParsableCommand {
                     made.onVirtualFeedback = recording.gameFeedback
                     made.onPhysicalFeedbackWritten = recording.reachedPad
                 }
-                status.write(
-                    "padbridge: ready "
-                        + ReadyLine.json(
-                            kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue,
-                            desktop: (made?.keyboardNode, made?.mouseNode)))
+                StatusOutput.say(
+                    ReadyLine.event(
+                        kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue,
+                        desktop: (made?.keyboardNode, made?.mouseNode)))
             }
             made = bridge
             bridges.append(bridge)
@@ -219,9 +224,7 @@ struct RemapCommand: ParsableCommand {
             if all {
                 // One pad that cannot be bridged (grabbed by another program, no access) leaves the others bridged;
                 // it is tried again when pads next come or go.
-                do { try startBridge(controller) } catch {
-                    status.write("padbridge: cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)")
-                }
+                do { try startBridge(controller) } catch { Self.sayCannotBridge(controller, error) }
             } else {
                 try startBridge(controller)
             }
@@ -232,9 +235,11 @@ struct RemapCommand: ParsableCommand {
                 if let profile {
                     do {
                         try bridge.use(try Self.loadProfile(profile, for: bridge.kind))
-                        logger.notice("reloaded \(profile) for \(bridge.fingerprint)")
+                        StatusOutput.say(
+                            .profileReloaded, "reloaded \(profile) for \(bridge.fingerprint)",
+                            ["pad": .string(bridge.fingerprint.rawValue), "file": .string(profile)])
                     } catch {
-                        status.write("padbridge: \(error); keeping the previous profile")
+                        StatusOutput.say(.profileKept, "\(error); keeping the previous profile", ["pad": .string(bridge.fingerprint.rawValue)])
                     }
                 } else if let directory, let controller = bridge.controller {
                     let outcome = directory.outcome(for: controller, as: bridge.kind)
@@ -242,15 +247,17 @@ struct RemapCommand: ParsableCommand {
                     case let .profile(chosen, _):
                         do {
                             try bridge.use(chosen)
-                            status.write(directory.describe(outcome, for: controller))
+                            StatusOutput.say(directory.describe(outcome, for: controller))
                         } catch {
-                            status.write("padbridge: \(error); keeping the previous profile")
+                            StatusOutput.say(.profileKept, "\(error); keeping the previous profile", ["pad": .string(bridge.fingerprint.rawValue)])
                         }
                     case .noProfile:
                         try? bridge.use(.identity)
-                        status.write(directory.describe(outcome, for: controller))
+                        StatusOutput.say(directory.describe(outcome, for: controller))
                     case let .broken(_, problem):
-                        status.write("padbridge: \(problem); \(controller.name) [\(controller.fingerprint)] keeps its profile")
+                        StatusOutput.say(
+                            .profileKept, "\(problem); \(controller.name) [\(controller.fingerprint)] keeps its profile",
+                            ["pad": .string(controller.fingerprint.rawValue)])
                     }
                 }
             }
@@ -290,9 +297,11 @@ struct RemapCommand: ParsableCommand {
                 where !controller.isBridgeOutput && !bridged.contains(controller.fingerprint) {
                     do {
                         try startBridge(controller)
-                        status.write("padbridge: bridging \(controller.name) [\(controller.fingerprint)] too (plugged in)")
+                        StatusOutput.say(
+                            .padAdded, "bridging \(controller.name) [\(controller.fingerprint)] too (plugged in)",
+                            ["pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name)])
                     } catch {
-                        status.write("padbridge: cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)")
+                        Self.sayCannotBridge(controller, error)
                     }
                 }
             }

@@ -51,22 +51,30 @@ struct RemapProfileDirectory {
     }
 
     /// The status line for `outcome` (standard error, one per pad, at start and at each reload).
-    func describe(_ outcome: Outcome, for controller: Controller) -> String {
+    func describe(_ outcome: Outcome, for controller: Controller) -> StatusEvent {
         let pad = "\(controller.name) [\(controller.fingerprint)]"
+        let id: EventValue = .string(controller.fingerprint.rawValue)
         switch outcome {
         case let .profile(_, file):
             if let earlier = ProfileDirectoryMatch.earlierFileName(forKind: controller.kind), file.hasSuffix("/" + earlier) {
                 let current = ProfileDirectoryMatch.fileName(forKind: controller.kind)
-                return "padbridge: \(pad) remapped by \(file) (the kind's file is named \(current) now, as `list` "
-                    + "prints the kind; \(earlier) is still read when there is no \(current))"
+                return StatusEvent(
+                    .profileChosen,
+                    "\(pad) remapped by \(file) (the kind's file is named \(current) now, as `list` "
+                        + "prints the kind; \(earlier) is still read when there is no \(current))",
+                    ["pad": id, "file": .string(file)])
             }
-            return "padbridge: \(pad) remapped by \(file)"
+            return StatusEvent(.profileChosen, "\(pad) remapped by \(file)", ["pad": id, "file": .string(file)])
         case let .noProfile(directoryMissing):
             let names = ProfileDirectoryMatch.candidates(for: controller.fingerprint, kind: controller.kind)
             let place = directoryMissing ? "\(path) does not exist" : "none in \(path)"
-            return "padbridge: \(pad) passes through unchanged: no profile (\(names.joined(separator: ", ")); \(place))"
+            return StatusEvent(
+                .noProfile, "\(pad) passes through unchanged: no profile (\(names.joined(separator: ", ")); \(place))",
+                ["pad": id, "candidates": EventValue(strings: names)])
         case let .broken(_, problem):
-            return "padbridge: \(problem); \(pad) passes through unchanged until the profile is fixed"
+            return StatusEvent(
+                .profileBroken, "\(problem); \(pad) passes through unchanged until the profile is fixed",
+                ["pad": id, "problem": .string(problem)])
         }
     }
 }

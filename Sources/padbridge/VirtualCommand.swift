@@ -66,8 +66,7 @@ struct VirtualCommand: ParsableCommand {
         let onFeedback: (FeedbackEvent) -> Void = { event in
             guard feedbackPrinted, !LineOutput.standardOutput.write(FeedbackLines.line(for: event)) else { return }
             feedbackPrinted = false
-            LineOutput.standardError.write(
-                LineOutput.readerWentAwayMessage("feedback is no longer printed; the pad stays"))
+            StatusOutput.say(LineOutput.readerWentAway("feedback is no longer printed; the pad stays"))
         }
 
         // End of input before the kernel has made the pad's nodes would destroy a pad nobody could see:
@@ -81,9 +80,7 @@ struct VirtualCommand: ParsableCommand {
             ready = true
             readinessDeadline?.cancel()
             readinessDeadline = nil
-            LineOutput.standardError.write(
-                "padbridge: ready "
-                    + ReadyLine.json(kind: type, nodes: nodes, mac: type == .dualSense ? identity.uniq : nil))
+            StatusOutput.say(ReadyLine.event(kind: type, nodes: nodes, mac: type == .dualSense ? identity.uniq : nil))
             if inputEnded { shutdown?() }
         }
 
@@ -119,7 +116,7 @@ struct VirtualCommand: ParsableCommand {
                 do throws(JSONLineError) {
                     snapshot.apply(try PadEventLines.event(from: line, current: snapshot))
                 } catch {
-                    LineOutput.standardError.write("padbridge: line \(lineNumber): \(error.message); line ignored")
+                    StatusOutput.say(.lineIgnored, "line \(lineNumber): \(error.message); line ignored", ["line": EventValue(lineNumber)])
                 }
             },
             onBatchEnd: {
@@ -127,15 +124,15 @@ struct VirtualCommand: ParsableCommand {
                 do {
                     try pad.apply(snapshot)
                 } catch {
-                    LineOutput.standardError.write("padbridge: \(error)")
+                    StatusOutput.say(.padFailed, "\(error)")
                     loop.stop()
                 }
             },
             onOverlongLine: {
                 lineNumber += 1
-                LineOutput.standardError.write(
-                    "padbridge: line \(lineNumber): longer than \(DeviceEventLoop.maximumLineBytes) bytes (no newline?); "
-                        + "line ignored")
+                StatusOutput.say(
+                    .lineIgnored, "line \(lineNumber): longer than \(DeviceEventLoop.maximumLineBytes) bytes (no newline?); "
+                        + "line ignored", ["line": EventValue(lineNumber)])
             },
             onEndOfFile: {
                 logger.debug("end of input after \(lineNumber) lines")
@@ -147,8 +144,9 @@ struct VirtualCommand: ParsableCommand {
                 let seconds: UInt64 = 20
                 logger.info("end of input before the kernel made the pad's nodes; waiting up to \(seconds) s for it")
                 readinessDeadline = loop.deadline(afterMilliseconds: seconds * 1000) {
-                    LineOutput.standardError.write(
-                        "padbridge: the kernel did not make the pad's device nodes within \(seconds) s"
+                    StatusOutput.say(
+                        .notReady,
+                        "the kernel did not make the pad's device nodes within \(seconds) s"
                             + (type == .dualSense
                                 ? "; is hid-playstation loaded? Run `sudo modprobe hid-playstation`" : ""))
                     loop.stop()
@@ -174,20 +172,40 @@ extension HIDTransport: ExpressibleByArgument {
 
 /// The JSON object of the "ready" status line.
 enum ReadyLine {
-    /// `source`: for `remap`, the ID of the physical pad the virtual one stands for; `desktop`: its virtual
-    /// keyboard's and mouse's event nodes, where the profile made them. `kind` nil: no virtual pad (`--as none`).
+    /// The ready object: what was made, where. `source`: for `remap`, the ID of the physical pad the virtual one stands
+    /// for; `desktop`: its virtual keyboard's and mouse's event nodes, where the profile made them. `kind` nil: no
+    /// virtual pad (`--as none`).
+    static func object(
+        kind: VirtualPadKind?, nodes: VirtualPadNodes, mac: String?, source: String? = nil,
+        desktop: (keyboard: String?, mouse: String?)? = nil
+    ) -> [EventValue.Field] {
+        var fields: [EventValue.Field] = [
+            .init("kind", .string(kind?.rawValue ?? "none")), .init("eventNodes", EventValue(strings: nodes.eventNodes)),
+            .init("hidraw", EventValue(nodes.hidrawNode)), .init("sysfs", EventValue(nodes.sysfsPath)),
+            .init("mac", EventValue(mac)),
+        ]
+        if let source { fields.append(.init("source", .string(source))) }
+        if let desktop {
+            fields += [.init("keyboard", EventValue(desktop.keyboard)), .init("mouse", EventValue(desktop.mouse))]
+        }
+        return fields
+    }
+
+    /// The ready object as JSON text.
     static func json(
         kind: VirtualPadKind?, nodes: VirtualPadNodes, mac: String?, source: String? = nil,
         desktop: (keyboard: String?, mouse: String?)? = nil
     ) -> String {
-        func string(_ value: String?) -> String {
-            guard let value else { return "null" }
-            return "\"" + value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
-        }
-        let events = nodes.eventNodes.map { string($0) }.joined(separator: ",")
-        let sourceField = source.map { #","source":\#(string($0))"# } ?? ""
-        let desktopFields = desktop.map { #","keyboard":\#(string($0.keyboard)),"mouse":\#(string($0.mouse))"# } ?? ""
-        return #"{"kind":"\#(kind?.rawValue ?? "none")","eventNodes":[\#(events)],"hidraw":\#(string(nodes.hidrawNode)),"sysfs":\#(string(nodes.sysfsPath)),"mac":\#(string(mac))\#(sourceField)\#(desktopFields)}"#
+        EventValue.object(object(kind: kind, nodes: nodes, mac: mac, source: source, desktop: desktop)).json
+    }
+
+    /// The ready event: "ready {OBJECT}" in text; in JSON the object's keys are the event's fields.
+    static func event(
+        kind: VirtualPadKind?, nodes: VirtualPadNodes, mac: String?, source: String? = nil,
+        desktop: (keyboard: String?, mouse: String?)? = nil
+    ) -> StatusEvent {
+        let fields = object(kind: kind, nodes: nodes, mac: mac, source: source, desktop: desktop)
+        return StatusEvent(.ready, "ready " + EventValue.object(fields).json, fields: fields)
     }
 }
 

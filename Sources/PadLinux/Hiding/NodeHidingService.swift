@@ -231,7 +231,11 @@ public final class NodeHidingService {
         }
         udevRefresh.request(
             hiddenNow.map { node in
-                .init(devpath: node.record.devpath) { [logger] in logger.info("udev sees \(node.record.node.path) hidden") }
+                .init(devpath: node.record.devpath) { [logger] in
+                    logger.info(
+                        "udev sees \(node.record.node.path) hidden",
+                        metadata: ["event": "udevSeesHidden", "node": "\(node.record.node.path)"])
+                }
             })
         giveBack(released)
         return connection.socket.send((replies + [.end]).map { $0.line + "\n" }.joined())
@@ -313,7 +317,9 @@ public final class NodeHidingService {
         hidden[identity] = entry
         connection.nodes[path] = identity
         connection.idleDeadline = nil
-        logger.info("hid \(path) for pid \(connection.pid) (uid \(connection.uid))")
+        logger.info(
+            "hid \(path) for pid \(connection.pid) (uid \(connection.uid))",
+            metadata: ["event": "nodeHidden", "node": "\(path)", "pid": "\(connection.pid)", "uid": "\(connection.uid)"])
         return .success(entry)
     }
 
@@ -341,7 +347,7 @@ public final class NodeHidingService {
         }
         guard udevd else {
             for node in nodes {
-                logger.info("gave back \(node.record.node.path)")
+                logger.info("gave back \(node.record.node.path)", metadata: ["event": "nodeGivenBack", "node": "\(node.record.node.path)"])
                 node.descriptor.close()
             }
             return
@@ -365,7 +371,7 @@ public final class NodeHidingService {
             logger.notice("\(record.node.path) was hidden again while udev re-read its rules; giving it back again")
             restore(record, through: fd, acl: false)
         }
-        logger.info("gave back \(record.node.path)")
+        logger.info("gave back \(record.node.path)", metadata: ["event": "nodeGivenBack", "node": "\(record.node.path)"])
     }
 
     /// Puts back what the node was, through a descriptor of it (also an O_PATH one: through /proc/self/fd, which
