@@ -38,6 +38,7 @@ final class BridgeHiding {
         release(controller.fingerprint)
         let name = "\(controller.name) [\(controller.fingerprint)]"
         let pad: EventValue = .string(controller.fingerprint.rawValue)
+        let padName: EventValue = .string(controller.name)
         do {
             leases[controller.fingerprint] = try NodeHidingLease(
                 hiding: controller.nodes.allPaths
@@ -49,7 +50,7 @@ final class BridgeHiding {
                             .hidden,
                             "\(name) is hidden from other programs while \(command.rawValue) runs (\(answer.hidden.joined(separator: ", "))): "
                                 + command.whatOthersSee,
-                            ["pad": pad, "command": .string(command.rawValue), "nodes": EventValue(strings: answer.hidden)])
+                            ["pad": pad, "name": padName, "command": .string(command.rawValue), "nodes": EventValue(strings: answer.hidden)])
                     }
                     for (path, reason) in answer.refused.sorted(by: { $0.key < $1.key }) {
                         StatusOutput.say(
@@ -62,7 +63,7 @@ final class BridgeHiding {
                     StatusOutput.say(
                         .hidingServiceGone,
                         "the hiding service went away: \(name) is visible to other programs again (a game may see it twice)",
-                        ["pad": pad])
+                        ["pad": pad, "name": padName])
                 })
         } catch {
             sayUnavailable(controller, error)
