@@ -337,6 +337,100 @@ def padbridge():
         pytest.fail("; ".join(problems))
 
 
+class Feedback:
+    """One `padbridge feedback ...` process (`--events json`); a thread collects its stderr lines, each parsed once
+    (parse_event), for waits on events and for failure messages. Shared here: test_feedback, test_xpad,
+    test_switch_pro and test_xbox_bluetooth use the `feedback` fixture."""
+
+    def __init__(self, *args: str, stdin: bool = False):
+        self.argv = [padbridge_binary(), "feedback", "--events", "json", *args]
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        self.stderr: list[str] = []
+        self.stderr_events: list[dict | None] = []  # parse_event of the stderr line at the same index
+        self._eof = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+
+    def _pump(self):
+        for raw in iter(self.proc.stderr.readline, b""):
+            line = raw.decode(errors="replace").rstrip("\n")
+            event = parse_event(line)
+            with self._cond:
+                self.stderr.append(line)
+                self.stderr_events.append(event)
+                self._cond.notify_all()
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    def send(self, line: str):
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def close_stdin(self):
+        self.proc.stdin.close()
+
+    def wait_event(self, name: str, where=None, timeout: float = DEADLINE, what: str | None = None) -> dict:
+        """Waits for a stderr event called `name` for which `where(event)` holds (any, when None); returns it."""
+
+        def match(event):
+            if event is None or event["event"] != name:
+                return None
+            return event if where is None or where(event) else None
+
+        def fail(reason):
+            raise AssertionError(f"{self.argv}: no {what or repr(name) + ' event'}: {reason}; stderr: {self.stderr}")
+
+        def closed():
+            return f"stderr closed (exit status {self.proc.poll()})" if self._eof else None
+
+        _, event = wait_for_item(self._cond, self.stderr_events, 0, match, timeout, fail, closed)
+        return event
+
+    def messages(self) -> list[str]:
+        """The human sentences on stderr (each event's "message", or the line itself when it is no event), for
+        assertions about wording; never wait on these."""
+        with self._cond:
+            return [event_message(line) for line in self.stderr]
+
+    def wait(self, timeout: float = DEADLINE) -> int:
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"{self.argv} still running after {timeout:.0f} s; stderr: {self.stderr}")
+        self._thread.join(5)
+        return status
+
+    def expect_success(self, timeout: float = DEADLINE):
+        status = self.wait(timeout)
+        assert status == 0, f"{self.argv} exited with {status}; stderr: {self.stderr}"
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def feedback():
+    """Factory: feedback(PAD, "--rumble", "1,1") starts a `padbridge feedback` process; all are killed when the
+    test ends."""
+    started: list[Feedback] = []
+
+    def start(*args: str, stdin: bool = False) -> Feedback:
+        process = Feedback(*args, stdin=stdin)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.kill()
+
+
 def start_xbox(padbridge, *extra: str) -> tuple[Padbridge, dict, evdev.InputDevice]:
     pad = padbridge("--type", "xbox360", *extra)
     ready = pad.wait_ready()
@@ -366,12 +460,6 @@ def start_dualsense(padbridge, *extra: str, name: str = "padbridge test DualSens
 
 class DeviceGone(Exception):
     pass
-
-
-def says_link_lost(event: dict | None) -> bool:
-    """Whether a stderr event of `serve` or `connect` says the link was lost ("linkLost": serve's names the client,
-    connect's the host), not, say, connect's warning that the kernel dropped a pad's events it fell behind on."""
-    return event is not None and event["event"] == "linkLost"
 
 
 LINK_TIMEOUT_S = 0.4   # the link is counted lost after this long with nothing heard (LinkLiveness.timeoutMicroseconds)

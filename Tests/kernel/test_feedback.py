@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import DEADLINE, padbridge_binary
+from conftest import DEADLINE, padbridge_binary, parse_event
 from standins import BUS_BLUETOOTH, PhysicalDualSense, RumbleOnlyPad
 
 
@@ -26,77 +26,6 @@ def dualsense(request):
     finally:
         print(f"stand-in {pad.mac} ({request.param}) received:{pad.describe()}")
         pad.close()
-
-
-class Feedback:
-    """One `padbridge feedback ...` process; stderr is collected by a thread (for failure messages)."""
-
-    def __init__(self, *args: str, stdin: bool = False):
-        self.argv = [padbridge_binary(), "feedback", *args]
-        self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
-        self.stderr: list[str] = []
-        self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._pump, daemon=True)
-        self._thread.start()
-
-    def _pump(self):
-        for raw in iter(self.proc.stderr.readline, b""):
-            with self._cond:
-                self.stderr.append(raw.decode(errors="replace").rstrip("\n"))
-                self._cond.notify_all()
-
-    def send(self, line: str):
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def close_stdin(self):
-        self.proc.stdin.close()
-
-    def wait_stderr(self, predicate, timeout: float = DEADLINE):
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for line in self.stderr:
-                    if predicate(line):
-                        return line
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"{self.argv}: no matching stderr line; stderr: {self.stderr}")
-                self._cond.wait(remaining)
-
-    def wait(self, timeout: float = DEADLINE) -> int:
-        try:
-            status = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError(f"{self.argv} still running after {timeout:.0f} s; stderr: {self.stderr}")
-        self._thread.join(5)
-        return status
-
-    def expect_success(self, timeout: float = DEADLINE):
-        status = self.wait(timeout)
-        assert status == 0, f"{self.argv} exited with {status}; stderr: {self.stderr}"
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-@pytest.fixture
-def feedback():
-    started: list[Feedback] = []
-
-    def start(*args: str, stdin: bool = False) -> Feedback:
-        process = Feedback(*args, stdin=stdin)
-        started.append(process)
-        return process
-
-    yield start
-    for process in started:
-        process.kill()
 
 
 def check_framing(pad: PhysicalDualSense, report):
@@ -238,7 +167,7 @@ def test_feedback_stdin_sends_only_changes_and_restores(dualsense, feedback):
         assert not report.rumble_flagged and not report.valid_flag1 & 0x04, report.describe()
     assert seen["trigger"].left_trigger.hex() == "21ff03ffffff3f00000000", seen["trigger"].describe()
     assert seen["players"].player_leds & 0x1F == 31, seen["players"].describe()
-    process.wait_stderr(lambda line: "line 3" in line)
+    process.wait_event("lineIgnored", where=lambda e: e["line"] == 3, what="line 3 reported and ignored")
 
     process.close_stdin()
     _, closing = dualsense.wait_report(lambda r: is_rumble_off(r) and r.valid_flag0 & 0x08, index + 1,
@@ -263,7 +192,7 @@ def test_feedback_pad_unplugged_ends_cleanly(feedback):
     finally:
         pad.close()
     process.send('{"type":"lightbar","red":8,"green":8,"blue":8}')
-    process.wait_stderr(lambda line: "went away" in line)
+    process.wait_event("padWentAway", what="feedback saying the pad went away")
     try:
         process.close_stdin()
     except BrokenPipeError:
@@ -306,13 +235,13 @@ def test_feedback_finds_a_pad_by_its_list_id(dualsense, feedback):
 def test_feedback_rejects_other_pad_names(feedback):
     process = feedback("99", "--rumble", "1,1")
     assert process.wait() == 64
-    assert any("padbridge list" in line for line in process.stderr), process.stderr
+    assert any("padbridge list" in line for line in process.messages()), process.stderr
     process = feedback("/dev/null", "--rumble", "1,1")
     assert process.wait() == 64
-    assert any("neither a hidraw node" in line for line in process.stderr), process.stderr
+    assert any("neither a hidraw node" in line for line in process.messages()), process.stderr
     process = feedback("/dev/hidraw0", "--player", "9")
     assert process.wait() == 64
-    assert any("--player must be 1...5" in line for line in process.stderr), process.stderr
+    assert any("--player must be 1...5" in line for line in process.messages()), process.stderr
 
 
 def test_feedback_loop_from_a_virtual_dualsense_through_sdl(feedback):
@@ -330,18 +259,19 @@ def test_feedback_loop_from_a_virtual_dualsense_through_sdl(feedback):
     try:
         hidraw = physical.wait_bound()
         known = joystick_ids(sdl2)
-        virtual = subprocess.Popen([padbridge_binary(), "virtual", "--type", "dualsense", "--name", "loop pad"],
+        virtual = subprocess.Popen([padbridge_binary(), "virtual", "--events", "json", "--type", "dualsense", "--name",
+                                    "loop pad"],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
-        bridge = subprocess.Popen([padbridge_binary(), "feedback", hidraw, "--stdin"], stdin=virtual.stdout,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        bridge = subprocess.Popen([padbridge_binary(), "feedback", "--events", "json", hidraw, "--stdin"],
+                                  stdin=virtual.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         virtual.stdout.close()  # the bridge holds the pipe's read end now
-        ready_line = []
+        ready_event = []
 
         def read_ready():
             for raw in iter(virtual.stderr.readline, b""):
-                line = raw.decode(errors="replace")
-                if line.startswith("padbridge: ready "):
-                    ready_line.append(line[len("padbridge: ready "):])
+                event = parse_event(raw.decode(errors="replace"))
+                if event is not None and event["event"] == "ready":
+                    ready_event.append(event)
                     physical._cond.acquire()
                     physical._cond.notify_all()
                     physical._cond.release()
@@ -349,12 +279,11 @@ def test_feedback_loop_from_a_virtual_dualsense_through_sdl(feedback):
         threading.Thread(target=read_ready, daemon=True).start()
         deadline = time.monotonic() + 60
         with physical._cond:
-            while not ready_line:
+            while not ready_event:
                 remaining = deadline - time.monotonic()
-                assert remaining > 0, "padbridge virtual never printed its ready line"
+                assert remaining > 0, "padbridge virtual never said it was ready"
                 physical._cond.wait(remaining)
-        import json
-        ready = json.loads(ready_line[0])
+        ready = ready_event[0]
         controller = open_controller(sdl2, [ready["hidraw"], *ready["eventNodes"]], known)
         wait_for_enhanced_mode(sdl2, controller)
 
@@ -424,7 +353,7 @@ def test_feedback_dualshock4_rumble_stops_after_duration(dualshock4, feedback):
     # sees, so the bound leaves half the duration for that (one CI run saw less than 250 ms of a 300 ms rumble).
     assert off.received - on.received >= 0.5, f"rumble stopped after {off.received - on.received:.3f} s"
     process.expect_success()
-    assert any("DualShock 4 over USB" in line for line in process.stderr), \
+    assert any("DualShock 4 over USB" in line for line in process.messages()), \
         f"not identified as a USB DualShock 4: {process.stderr}"
 
 
@@ -444,10 +373,12 @@ from conftest import READY_DEADLINE, rumble_effect  # noqa: E402
 
 
 class LineCollector:
-    """Collects a stream's lines on a thread; waits for a matching one with a deadline."""
+    """Collects a padbridge process's stderr lines on a thread, each parsed once (parse_event); waits for an event
+    with a deadline."""
 
     def __init__(self, stream):
         self.lines: list[str] = []
+        self.events: list[dict | None] = []  # parse_event of the line at the same index
         self.eof = False
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
@@ -455,20 +386,23 @@ class LineCollector:
 
     def _pump(self, stream):
         for raw in iter(stream.readline, b""):
+            line = raw.decode(errors="replace").rstrip("\n")
+            event = parse_event(line)
             with self._cond:
-                self.lines.append(raw.decode(errors="replace").rstrip("\n"))
+                self.lines.append(line)
+                self.events.append(event)
                 self._cond.notify_all()
         with self._cond:
             self.eof = True
             self._cond.notify_all()
 
-    def wait(self, predicate, timeout: float, what: str) -> str:
+    def wait_event(self, name: str, timeout: float, what: str) -> dict:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                for line in self.lines:
-                    if predicate(line):
-                        return line
+                for event in self.events:
+                    if event is not None and event["event"] == name:
+                        return event
                 remaining = deadline - time.monotonic()
                 if self.eof or remaining <= 0:
                     raise AssertionError(f"no {what} ({'stream closed' if self.eof else 'timed out'}); "
@@ -480,8 +414,6 @@ def test_feedback_xbox_loop_rumble_reaches_the_physical_dualsense():
     """`padbridge virtual --type xbox360 | padbridge feedback HIDRAW --stdin`: a client (python-evdev) uploads and
     plays FF_RUMBLE strong 0x8000 / weak 0x4000 on the virtual Xbox pad; the physical stand-in DualSense receives
     motors 128/64, then a rumble-off report once the effect stops."""
-    import json
-
     import evdev
     from evdev import ecodes
 
@@ -490,16 +422,15 @@ def test_feedback_xbox_loop_rumble_reaches_the_physical_dualsense():
     virtual_err = bridge_err = None
     try:
         hidraw = physical.wait_bound()
-        virtual = subprocess.Popen([padbridge_binary(), "virtual", "--type", "xbox360", "--name", "loop xbox pad"],
+        virtual = subprocess.Popen([padbridge_binary(), "virtual", "--events", "json", "--type", "xbox360", "--name",
+                                    "loop xbox pad"],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
-        bridge = subprocess.Popen([padbridge_binary(), "feedback", hidraw, "--stdin"], stdin=virtual.stdout,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        bridge = subprocess.Popen([padbridge_binary(), "feedback", "--events", "json", hidraw, "--stdin"],
+                                  stdin=virtual.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         virtual.stdout.close()  # the bridge holds the pipe's read end now
         virtual_err = LineCollector(virtual.stderr)
         bridge_err = LineCollector(bridge.stderr)
-        prefix = "padbridge: ready "
-        ready = json.loads(virtual_err.wait(lambda line: line.startswith(prefix), READY_DEADLINE,
-                                            "ready line from padbridge virtual")[len(prefix):])
+        ready = virtual_err.wait_event("ready", READY_DEADLINE, "'ready' event from padbridge virtual")
         assert ready["kind"] == "xbox360" and len(ready["eventNodes"]) == 1, ready
         device = evdev.InputDevice(ready["eventNodes"][0])
 

@@ -37,7 +37,6 @@ from monitor_against_sdl import MonitorAgainstSDL
 from motion_node import MotionNode
 from switch_pro import BUTTON_BITS, NAME, RUMBLE_AMPLITUDE_MAX, PhysicalSwitchPro
 from test_discovery import controller_with_node, list_json, run_padbridge
-from test_feedback import feedback  # noqa: F401  (fixture)
 from test_forward import attached, connect, paired_host
 from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
                          logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
@@ -141,7 +140,7 @@ def test_monitor_names_every_control_as_sdl_reads_it(sdl, switch_pad, padbridge,
     hidraw = f"/dev/{os.listdir(pad.hid_directory() + '/hidraw')[0]}"
     controller = open_controller(sdl, [hidraw if bus == "bluetooth" else node], known)
     monitor = padbridge(node, "--json", command="monitor")
-    monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
+    monitor.wait_event("monitoring", what="monitor under way")
     both = MonitorAgainstSDL(sdl, controller, monitor, node)
     try:
         both.each_button_alone([n for n in BUTTON_BITS if n not in TRIGGERS],
@@ -225,7 +224,7 @@ def test_feedback_rumbles_the_pad_and_lights_its_players_and_refuses_a_lightbar(
     since, _ = pad.mark()
     process = feedback(node, "--lightbar", "ff0040")
     assert process.wait() == 64, process.stderr
-    message = " ".join(process.stderr)
+    message = " ".join(process.messages())
     assert NAME in message and "no lightbar" in message and "rumble" in message, message
     assert pad.player_lights(since) == [], "a refused request sent nothing"
 

@@ -16,7 +16,6 @@ from conftest import expect_events, rumble_effect
 from monitor_against_sdl import MonitorAgainstSDL
 from standins import XBOX_BLUETOOTH_BUTTONS, XBOX_BLUETOOTH_HAT, PhysicalXboxBluetooth
 from test_discovery import controller_with_node, list_json
-from test_feedback import feedback  # noqa: F401  (fixture)
 from test_forward import attached, connect, paired_host
 from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
 
@@ -41,7 +40,7 @@ def test_an_xbox_series_pad_on_bluetooth_is_listed_monitored_as_sdl_reads_it_and
 
         sdl_controller = open_controller(sdl, [node], known)
         monitor = padbridge(node, "--json", command="monitor")
-        monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
+        monitor.wait_event("monitoring", what="monitor under way")
         both = MonitorAgainstSDL(sdl, sdl_controller, monitor, node)
         try:
             both.each_button_alone([*XBOX_BLUETOOTH_BUTTONS, *XBOX_BLUETOOTH_HAT, "misc1"],

@@ -30,7 +30,6 @@ from evdev import ecodes
 from conftest import DEADLINE, expect_events, padbridge_binary, rumble_effect
 from monitor_against_sdl import MonitorAgainstSDL
 from test_discovery import controller_with_node, list_json, run_padbridge
-from test_feedback import feedback  # noqa: F401  (fixture)
 from test_forward import attached, connect, paired_host
 from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
                          logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
@@ -164,8 +163,8 @@ def test_a_pad_listed_before_udevd_is_done_with_it_gets_the_id_it_keeps(gadget_f
     try:
         xbox = gadget_factory()
         listing = padbridge("--json", command="list")
-        listing.wait_stderr(lambda line: "waiting" in line and "udevd" in line and xbox.node in line,
-                            what="list saying it waits for udevd to finish with the pad's node")
+        listing.wait_event("waitingForUdevd", where=lambda e: xbox.node in e["nodes"],
+                           what="list saying it waits for udevd to finish with the pad's node")
     finally:
         for pid in udevd:
             os.kill(pid, signal.SIGCONT)
@@ -190,7 +189,7 @@ def test_monitor_names_every_control_as_sdl_reads_it(sdl, gadget_factory, padbri
     reports = PadReports(xbox)
     controller = open_controller(sdl, [xbox.node], known)
     monitor = padbridge(xbox.node, "--json", command="monitor")
-    monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
+    monitor.wait_event("monitoring", what="monitor under way")
     both = MonitorAgainstSDL(sdl, controller, monitor, xbox.node)
     try:
         if protocol == "xbox360":
@@ -260,11 +259,11 @@ def test_feedback_lightbar_is_refused_naming_the_pad(xbox, feedback):
     since = xbox.mark()
     process = feedback(controller["id"][:6], "--lightbar", "ff0040", "--rumble", "1,1", "--duration", "100")
     assert process.wait() == 64, process.stderr
-    message = " ".join(process.stderr)
+    message = " ".join(process.messages())
     assert "Microsoft X-Box 360 pad" in message and "no lightbar" in message and "rumble" in message, message
     process = feedback(xbox.node, "--lightbar", "ff0040")
     assert process.wait() == 64, process.stderr
-    message = " ".join(process.stderr)
+    message = " ".join(process.messages())
     assert "Microsoft X-Box 360 pad" in message and "no lightbar" in message, message
     # nothing was sent, not even the rumble it can do: a fence (a rumble asked afterwards) arrives alone
     check_rumble_on_then_off(xbox, feedback, xbox.node, 0.5, 0.5, (128, 128))
@@ -462,7 +461,7 @@ def test_an_xbox_series_pad_is_xbox_one_its_share_button_is_misc1_it_rumbles_and
 
     # xpad reads input only once its node is open, and then first sends the pad GIP's power-on
     monitor = padbridge(pad.node, "--json", command="monitor")
-    monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
+    monitor.wait_event("monitoring", what="monitor under way")
     pad.wait_out(lambda p: p.data[:2] == b"\x05\x20" and p.data[3:] == b"\x01\x00", "GIP power-on 05 20 SEQ 01 00")
     mark = monitor.stdout_mark()
     pad.send(gip_input_report(pad.next_sequence(), share=True))
@@ -476,7 +475,7 @@ def test_an_xbox_series_pad_is_xbox_one_its_share_button_is_misc1_it_rumbles_and
     check_rumble_on_then_off(pad, feedback, controller["id"][:6], 0.5, 0.25, (64, 32))
     refused = feedback(pad.node, "--player", "2")
     assert refused.wait() == 64, refused.stderr
-    message = " ".join(refused.stderr)
+    message = " ".join(refused.messages())
     assert "Microsoft Xbox Series S|X Controller" in message and "no player LEDs" in message, message
 
 
