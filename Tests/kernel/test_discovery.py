@@ -149,7 +149,7 @@ def test_list_watch_reports_add_and_remove(padbridge):
     watch = padbridge("--watch", "--json", command="list")
     # the initial listing comes first, as one "present" line per pad; then changes
     # udevd runs in the VM (virtme-ng's init starts it): the udev source; test_without_udevd covers the kernel's
-    watch.wait_stderr(lambda line: "watching for pads (udev uevents)" in line, what="'watching' status line")
+    watch.wait_event("watching", where=lambda e: e["source"] == "udev", what="the watch under way through udev")
     mark = watch.stdout_mark()
     pad, ready, _ = start_dualsense(padbridge, "--seed", "watch")
 

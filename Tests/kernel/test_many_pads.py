@@ -15,7 +15,6 @@ does not depend on the rate; the cost per event is the benchmark's to measure.""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import threading

@@ -18,7 +18,8 @@ import time
 import evdev
 from evdev import ecodes
 
-from conftest import DEADLINE, Padbridge, expect_events, padbridge_binary, read_available, start_dualsense, start_xbox
+from conftest import (DEADLINE, Padbridge, event_message, expect_events, padbridge_binary, parse_event, read_available,
+                      start_dualsense, start_xbox)
 from test_discovery import controller_with_node, list_json, make_dual_action
 
 
@@ -34,7 +35,7 @@ def json_event(predicate):
 
 def start_monitor(padbridge, pad_argument: str, *options: str) -> Padbridge:
     monitor = padbridge(pad_argument, *options, command="monitor")
-    monitor.wait_stderr(lambda line: "monitoring" in line, what="'monitoring' status line")
+    monitor.wait_event("monitoring", what="monitor under way")
     return monitor
 
 
@@ -73,8 +74,8 @@ def test_monitor_json_forwards_into_a_virtual_pad(padbridge):
     source, ready, _ = start_xbox(padbridge)
     monitor = subprocess.Popen([padbridge_binary(), "monitor", ready["eventNodes"][0], "--json"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    sink = subprocess.Popen([padbridge_binary(), "virtual", "--type", "xbox360", "--name", "forwarded pad"],
-                            stdin=monitor.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sink = subprocess.Popen([padbridge_binary(), "virtual", "--events", "json", "--type", "xbox360", "--name",
+                             "forwarded pad"], stdin=monitor.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     monitor.stdout.close()  # the sink holds the pipe's read end now
     status_lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [status_lines.put(line) for line in iter(sink.stderr.readline, "")],
@@ -83,9 +84,9 @@ def test_monitor_json_forwards_into_a_virtual_pad(padbridge):
         deadline = time.monotonic() + DEADLINE
         forwarded = None
         while forwarded is None:
-            line = status_lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            if line.startswith("padbridge: ready "):
-                forwarded = evdev.InputDevice(json.loads(line[len("padbridge: ready "):])["eventNodes"][0])
+            event = parse_event(status_lines.get(timeout=max(0.0, deadline - time.monotonic())))
+            if event is not None and event["event"] == "ready":
+                forwarded = evdev.InputDevice(event["eventNodes"][0])
         source.button("y", True)
         source.axis("lefty", -30000)
         expect_events(forwarded, [(ecodes.EV_KEY, ecodes.BTN_Y, 1), (ecodes.EV_ABS, ecodes.ABS_Y, -30000)])
@@ -168,8 +169,8 @@ def test_monitor_ends_cleanly_when_the_pad_is_unplugged(padbridge):
     monitor.wait_stdout(lambda line: " a " in f" {line} " or "button a" in line, what="readable line for a")
     assert pad.stop() == 0
     assert monitor.wait_exit() == 0
-    monitor.wait_stderr(lambda line: "unplugged" in line, what="'unplugged' message")
-    assert not any("Fatal error" in line or "fatal" in line.lower() for _, line in monitor.stderr)
+    monitor.wait_event("padUnplugged", what="monitor saying the pad was unplugged")
+    assert not any("Fatal error" in line or "fatal" in line.lower() for line in monitor.messages())
 
 
 def test_monitor_stats_reports_the_report_interval(padbridge):
@@ -179,23 +180,26 @@ def test_monitor_stats_reports_the_report_interval(padbridge):
     for value in (1000, 2000, 3000, 4000):
         pad.axis("leftx", value)
         monitor.wait_stdout(lambda line, v=value: line.endswith(f"axis leftx {v}"), what=f"leftx {value} line")
-    _, line = monitor.wait_stderr(lambda l: "reports/s" in l and "interval" in l, what="rate summary on stderr")
-    assert re.search(r"interval min [\d.]+ ms avg [\d.]+ ms max [\d.]+ ms", line), line
+    _, statistics = monitor.wait_event("statistics", what="rate summary on stderr")
+    line = statistics["message"]
+    assert "reports/s" in line and re.search(r"interval min [\d.]+ ms avg [\d.]+ ms max [\d.]+ ms", line), line
 
 
 def test_monitor_ends_when_its_reader_goes_away_and_releases_the_grab(padbridge):
     """`monitor --json --grab PAD | padbridge virtual ...` whose reader died: the next write finds the pipe closed
     (EPIPE); monitor ends (status 0, saying why) and gives the grab back, instead of holding the pad forever."""
     pad, ready, device = start_xbox(padbridge)
-    monitor = subprocess.Popen([padbridge_binary(), "monitor", device.path, "--json", "--grab"],
+    monitor = subprocess.Popen([padbridge_binary(), "monitor", "--events", "json", device.path, "--json", "--grab"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     status_lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [status_lines.put(line) for line in iter(monitor.stderr.readline, "")],
                      daemon=True).start()
     try:
         deadline = time.monotonic() + DEADLINE
-        while "monitoring" not in status_lines.get(timeout=max(0.0, deadline - time.monotonic())):
-            pass
+        while True:
+            event = parse_event(status_lines.get(timeout=max(0.0, deadline - time.monotonic())))
+            if event is not None and event["event"] == "monitoring":
+                break
         monitor.stdout.close()  # the reader goes away
         pad.button("x", True)  # monitor's next write finds no reader
         try:
@@ -205,7 +209,7 @@ def test_monitor_ends_when_its_reader_goes_away_and_releases_the_grab(padbridge)
         assert status == 0, status
         said = []
         while not status_lines.empty():
-            said.append(status_lines.get())
+            said.append(event_message(status_lines.get()))
         assert any("standard output" in line for line in said), said
         # the grab is gone with it: an ungrabbed reader sees the pad again
         pad.button("y", True)

@@ -22,7 +22,7 @@ import time
 import evdev
 import pytest
 
-from conftest import DEADLINE, says_link_lost
+from conftest import DEADLINE
 from motion_node import MotionNode
 from standins import PhysicalDualSense
 from test_forward import HOST_ADDRESS, PORT, attached, joined_namespaces, paired_across_namespaces, run
@@ -71,7 +71,7 @@ def stream_one_round(padbridge, directory) -> tuple[list[tuple[int, int, int]], 
         hidraw = stand_in.wait_bound()
         client = padbridge(f"{HOST_ADDRESS}:{PORT}", hidraw, "--config-dir", str(client_config),
                            command="connect", wrapper=("ip", "netns", "exec", "pbclient"))
-        client.wait_stderr(lambda line: "connected to" in line, what="the client connected over the jittery link")
+        client.wait_event("connected", what="the client connected over the jittery link")
         _, ready = attached(serve)
         assert ready["kind"] == "dualsense" and len(ready["eventNodes"]) == 3, ready
         motion = evdev.InputDevice(ready["eventNodes"][1])
@@ -89,8 +89,8 @@ def stream_one_round(padbridge, directory) -> tuple[list[tuple[int, int, int]], 
         assert not reader.dropped, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
     finally:
         stand_in.close()
-    lost = [(at, f"{name}: {line}") for name, process in (("serve", serve), ("connect", client))
-            for at, line in process.stderr if says_link_lost(line)]
+    lost = [(at, f"{name}: {event['message']}") for name, process in (("serve", serve), ("connect", client))
+            for at, event in process.timed_events("linkLost")]
     for process in (client, serve):
         assert process.stop() == 0, f"{process!r} did not exit with status 0 when told to stop\n{process.describe()}"
     return frames, lost

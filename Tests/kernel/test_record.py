@@ -11,8 +11,8 @@ import time
 import evdev
 from evdev import ecodes
 
-from conftest import (DEADLINE, drain, expect_events, is_rumble, padbridge_binary, read_available, rumble_effect,
-                      start_dualsense, start_xbox, wait_abs)
+from conftest import (DEADLINE, drain, expect_events, is_rumble, padbridge_binary, parse_event, read_available,
+                      rumble_effect, start_dualsense, start_xbox, wait_abs)
 
 # Replayed timing: the gap between two recorded events and the same gap on the replayed node (kernel stamps)
 # agree within this, at --speed 1 and 2, in the emulated VM.
@@ -49,7 +49,7 @@ def record_taps(padbridge, tmp_path, target, pad, reader, name, to_file, then=No
     path."""
     path = tmp_path / name
     recorder = padbridge(target, *(["-o", str(path)] if to_file else []), command="record")
-    recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    recorder.wait_event("recording", what="the recording started")
     drain(reader)
     for tap, pressed in enumerate((True, False, True, False)):
         pad.button("a", pressed)
@@ -68,7 +68,7 @@ def record_taps(padbridge, tmp_path, target, pad, reader, name, to_file, then=No
         then()
     # With -o, the recorder reads what is queued before it exits: everything the reader saw is in the file.
     assert recorder.stop() == 0
-    assert any("padbridge: recorded" in line for _, line in recorder.stderr), recorder.describe()
+    assert recorder.events("recorded"), recorder.describe()
     if not to_file:
         path.write_text("".join(line + "\n" for _, line in recorder.stdout))
     assert [v for v, _ in recorded_key_times(path, "pad", ecodes.BTN_SOUTH)] == [1, 0, 1, 0], path.read_text()[-2000:]
@@ -129,8 +129,7 @@ def test_a_recorded_dualsense_comes_back_through_uhid_and_hid_playstation_binds_
     assert gamepad.absinfo(ecodes.ABS_X).value > 200, "the stick moved with the first tap"
     # After the taps, the touch and the motion sample come back on their own nodes (--hold keeps the pad after
     # the last report).
-    replay.wait_stderr(lambda line: "padbridge: replay finished" in line and "holding the pad" in line,
-                       what="'replay finished' line")
+    replay.wait_event("replayFinished", where=lambda e: e["holding"] is True, what="the replay finished, holding the pad")
     touchpad = by_name["padbridge recorded DualSense Touchpad"]
     wait_abs(touchpad, TOUCH_AT, tolerance={code: 1 for code in TOUCH_AT})
     assert ecodes.BTN_TOUCH in touchpad.active_keys(), touchpad.active_keys()
@@ -168,7 +167,7 @@ def test_a_recorded_xbox_pad_comes_back_through_uinput_at_twice_the_speed_with_f
     replay.wait_stdout(lambda line: line.startswith("now {") and is_rumble(0.5, 0.25)(json.loads(line[4:])),
                        what="the rumble the replayed pad was sent, as a 'now' line")
     assert_same_gaps(recorded_key_times(path, "pad", ecodes.BTN_SOUTH), key_times(copy, ecodes.BTN_SOUTH, 4), speed=2)
-    replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
+    replay.wait_event("replayFinished", what="the replay finished")
     assert replay.wait_exit() == 0
 
 
@@ -193,7 +192,7 @@ def test_record_evemu_writes_what_evemu_describe_sees_and_evemu_play_plays_it(pa
     pad, ready, device = start_xbox(padbridge)
     path = tmp_path / "xbox.evemu"
     recorder = padbridge(ready["eventNodes"][0], "--evemu", "-o", str(path), command="record")
-    recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    recorder.wait_event("recording", what="the recording started")
     drain(device)
     for pressed in (True, False, True, False):
         pad.button("a", pressed)
@@ -227,7 +226,7 @@ def test_record_evemu_writes_a_file_per_dualsense_node(padbridge, tmp_path):
                              capture_output=True, text=True, timeout=DEADLINE)
     assert no_file.returncode != 0 and "-o FILE" in no_file.stderr, no_file.stderr
     recorder = padbridge(ready["hidraw"], "--evemu", "-o", str(base), command="record")
-    recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    recorder.wait_event("recording", what="the recording started")
     drain(nodes["gamepad"])
     pad.button("a", True)
     expect_events(nodes["gamepad"], [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
@@ -273,7 +272,7 @@ def replay_and_hold(padbridge, path):
     """Replays `path` with --hold until it is all played; returns (replay process, the replayed node)."""
     replay = padbridge(str(path), "--hold", command="replay")
     (node,) = replay.wait_ready()["eventNodes"]
-    replay.wait_stderr(lambda line: "padbridge: replay finished" in line, what="'replay finished' line")
+    replay.wait_event("replayFinished", what="the replay finished")
     return replay, evdev.InputDevice(node)
 
 
@@ -292,8 +291,8 @@ def test_a_release_the_kernel_dropped_is_recorded_and_replayed(padbridge, tmp_pa
     try:
         read_end, write_end = os.pipe()
         fcntl.fcntl(read_end, F_SETPIPE_SZ, 4096)  # the smallest pipe: the recorder blocks soon
-        recorder = subprocess.Popen([padbridge_binary(), "record", pad.device.path], stdout=write_end,
-                                    stderr=subprocess.PIPE, text=True)
+        recorder = subprocess.Popen([padbridge_binary(), "record", "--events", "json", pad.device.path],
+                                    stdout=write_end, stderr=subprocess.PIPE, text=True)
         os.close(write_end)
         status = []
         started = threading.Event()
@@ -301,13 +300,14 @@ def test_a_release_the_kernel_dropped_is_recorded_and_replayed(padbridge, tmp_pa
         def read_status():
             for line in iter(recorder.stderr.readline, ""):
                 status.append(line)
-                if "padbridge: recording" in line:
+                event = parse_event(line)
+                if event is not None and event["event"] == "recording":
                     started.set()
 
         threading.Thread(target=read_status, daemon=True).start()
         collected = bytearray()
         try:
-            assert started.wait(DEADLINE), f"no 'recording' line: {status}"
+            assert started.wait(DEADLINE), f"no 'recording' event: {status}"
 
             def frame(type_, code, value):
                 pad.write(type_, code, value)
@@ -376,7 +376,7 @@ def test_what_is_held_when_recording_starts_is_recorded_and_replayed(padbridge, 
                            (ecodes.EV_ABS, ecodes.ABS_RZ, 255)])
     path = tmp_path / "held.rec"
     recorder = padbridge(device.path, "-o", str(path), command="record")
-    recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+    recorder.wait_event("recording", what="the recording started")
     pad.button("b", True)
     expect_events(device, [(ecodes.EV_KEY, ecodes.BTN_EAST, 1)])
     assert recorder.stop() == 0
@@ -417,14 +417,14 @@ def test_a_hidraw_node_the_user_cannot_open_is_left_out_and_said(padbridge, tmp_
     try:
         path = tmp_path / "evdev-only.rec"
         recorder = padbridge(ready["eventNodes"][0], "-o", str(path), command="record")
-        recorder.wait_stderr(lambda line: "padbridge: recording" in line, what="'recording' status line")
+        recorder.wait_event("recording", what="the recording started")
     finally:
         os.rename(hidden, hidraw)
     drain(nodes["gamepad"])
     pad.button("a", True)
     expect_events(nodes["gamepad"], [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
     assert recorder.stop() == 0
-    said = "\n".join(line for _, line in recorder.stderr)
+    said = "\n".join(recorder.messages())
     assert hidraw in said and "event nodes" in said and "/dev/uinput" in said, said
     assert recorded_lines(path, "hidraw") == [], "no hidraw node in the recording"
     assert [v for v, _ in recorded_key_times(path, "pad", ecodes.BTN_SOUTH)] == [1], path.read_text()[-1500:]

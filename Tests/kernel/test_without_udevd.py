@@ -53,7 +53,7 @@ def test_same_controller_and_id_without_udevs_rules(padbridge, without_udevd):
 
 def test_list_watch_hears_the_kernels_uevents(padbridge, without_udevd):
     watch = padbridge("--watch", "--json", command="list")
-    watch.wait_stderr(lambda line: "watching for pads (kernel uevents)" in line, what="watching via kernel uevents")
+    watch.wait_event("watching", where=lambda e: e["source"] == "kernel", what="watching via kernel uevents")
     mark = watch.stdout_mark()
     pad, ready, _ = start_dualsense(padbridge, "--seed", "no-udevd-watch")
 
