@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -335,6 +336,21 @@ def padbridge():
             problems.append(f"{process!r} exited with status {status} when told to stop")
     if problems:
         pytest.fail("; ".join(problems))
+
+
+def attached(serve: Padbridge, since: int = 0) -> tuple[int, dict]:
+    """Waits for a pad attached on the host (`serve`'s "padAttached" from stderr index `since` on); returns (its
+    index, the virtual pad's ready object)."""
+    index, event = serve.wait_event("padAttached", since=since, what="a pad attached on the host")
+    return index, event["virtualPad"]
+
+
+def pairing_code(serve: Padbridge) -> str:
+    """The code of the pairing window `serve --pair` opened (its "pairingCode" event), checked for its form."""
+    _, event = serve.wait_event("pairingCode", what="the pairing code")
+    code = event["code"]
+    assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}", code), event
+    return code
 
 
 class Feedback:

@@ -24,8 +24,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import DEADLINE, padbridge_binary, read_until_gone, rumble_effect, start_xbox
-from test_forward import PORT, attached, connect
+from conftest import DEADLINE, attached, padbridge_binary, read_until_gone, rumble_effect, start_xbox
+from test_forward import PORT, connect
 from test_pairing import pair
 
 

@@ -29,11 +29,11 @@ import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import DEADLINE, StallWitness, kernel_suite_tool, padbridge_binary, read_available
-from test_forward import HOST_ADDRESS, PORT, attached, namespaces, paired_across_namespaces, run, \
+from conftest import (DEADLINE, StallWitness, attached, kernel_suite_tool, padbridge_binary, pairing_code,
+                      read_available)
+from test_forward import HOST_ADDRESS, PORT, namespaces, paired_across_namespaces, run, \
     xpad_like_source  # noqa: F401 (namespaces is a fixture)
 from test_link_corrections import _Namespace, in_client, udp_counters
-from test_pairing import pairing_code
 
 FLOOD_NAMESPACE, FLOOD_ADDRESS, FLOOD_GATEWAY = "pbflood", "198.51.100.1", "198.51.100.2"  # TEST-NET-2
 LINK_JUNK_PER_SECOND, PAIRING_FLOOD_PER_SECOND, VALID_MAC1_PER_SECOND = 5000, 1000, 500

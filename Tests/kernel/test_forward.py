@@ -11,9 +11,9 @@ import subprocess
 import evdev
 from evdev import ecodes
 
-from conftest import (DEADLINE, expect_events, padbridge_binary, read_available, rumble_effect, start_dualsense,
-                      start_xbox, wait_abs)
-from test_pairing import pair, pairing_code
+from conftest import (DEADLINE, attached, expect_events, padbridge_binary, pairing_code, read_available, rumble_effect,
+                      start_dualsense, start_xbox, wait_abs)
+from test_pairing import pair
 
 PORT = 48177
 
@@ -31,12 +31,6 @@ def connect(padbridge, client_config, *pads: str):
     process = padbridge(f"127.0.0.1:{PORT}", *pads, "--config-dir", str(client_config), command="connect")
     process.wait_event("connected", what="the client connected")
     return process
-
-
-def attached(serve, since: int = 0) -> tuple[int, dict]:
-    """Waits for a pad attached on the host; returns (its stderr index, the virtual pad's ready object)."""
-    index, event = serve.wait_event("padAttached", since=since, what="a pad attached on the host")
-    return index, event["virtualPad"]
 
 
 def test_a_dualsense_is_forwarded_and_rumble_comes_back_and_connect_records_both_sides(padbridge, tmp_path):

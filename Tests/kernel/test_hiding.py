@@ -26,8 +26,7 @@ from pathlib import Path
 import evdev
 import pytest
 
-from conftest import DEADLINE, padbridge_binary, start_dualsense, start_xbox
-from test_pairing import pairing_code
+from conftest import DEADLINE, padbridge_binary, pairing_code, start_dualsense, start_xbox
 
 NOBODY = 65534
 AS_NOBODY = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")

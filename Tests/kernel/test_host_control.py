@@ -17,9 +17,9 @@ import time
 import evdev
 from evdev import ecodes
 
-from conftest import DEADLINE, expect_events, padbridge_binary, read_until_gone, rumble_effect, start_xbox
-from test_forward import PORT, attached, connect, paired_host
-from test_pairing import pair, pairing_code
+from conftest import DEADLINE, attached, expect_events, padbridge_binary, read_until_gone, rumble_effect, start_xbox
+from test_forward import PORT, connect, paired_host
+from test_pairing import pair
 from test_remap import assert_released_before_gone
 
 

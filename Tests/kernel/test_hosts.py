@@ -22,9 +22,8 @@ import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import DEADLINE, expect_events, padbridge_binary
-from test_forward import (CLIENT_ADDRESS, HOST_ADDRESS, attached, joined_namespaces, run, xpad_like_source)
-from test_pairing import pairing_code
+from conftest import DEADLINE, attached, expect_events, padbridge_binary, pairing_code
+from test_forward import (CLIENT_ADDRESS, HOST_ADDRESS, joined_namespaces, run, xpad_like_source)
 
 NAME = "gaming-pc"
 MOVED_ADDRESS = "192.0.2.3"

@@ -16,11 +16,10 @@ import threading
 import evdev
 from evdev import ecodes
 
-from conftest import DEADLINE, expect_events, kernel_suite_tool, padbridge_binary, read_available, read_until_gone, rumble_effect, \
-    start_dualsense, start_xbox, wait_abs
-from test_forward import CLIENT_ADDRESS, HOST_ADDRESS, PORT, attached, connect, namespaces, paired_across_namespaces, \
+from conftest import DEADLINE, attached, expect_events, kernel_suite_tool, padbridge_binary, pairing_code, read_available, \
+    read_until_gone, rumble_effect, start_dualsense, start_xbox, wait_abs
+from test_forward import CLIENT_ADDRESS, HOST_ADDRESS, PORT, connect, namespaces, paired_across_namespaces, \
     paired_host, run, xpad_like_source  # noqa: F401 (namespaces is a fixture)
-from test_pairing import pairing_code
 
 
 def in_client(*command: str) -> tuple[str, ...]:

@@ -23,9 +23,8 @@ import time
 import evdev
 from evdev import ecodes
 
-from conftest import DEADLINE, padbridge_binary, read_available, unexplained_link_losses
+from conftest import DEADLINE, padbridge_binary, pairing_code, read_available, unexplained_link_losses
 from test_forward import xpad_like_source
-from test_pairing import pairing_code
 
 PORT = 48179
 CLIENTS, PADS_PER_CLIENT = 4, 2

@@ -9,7 +9,7 @@ import re
 import stat
 import subprocess
 
-from conftest import DEADLINE, padbridge_binary
+from conftest import DEADLINE, padbridge_binary, pairing_code
 
 PORT = 48177
 
@@ -21,13 +21,6 @@ def start_serve(padbridge, config, *extra: str):
     host_fingerprint = listening["hostKey"]
     assert re.fullmatch(r"SHA256:[0-9a-f-]+", host_fingerprint), listening
     return serve, host_fingerprint
-
-
-def pairing_code(serve) -> str:
-    _, event = serve.wait_event("pairingCode", what="the pairing code")
-    code = event["code"]
-    assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}", code), event
-    return code
 
 
 def pair(config, code: str, *extra: str) -> subprocess.CompletedProcess:

@@ -265,7 +265,8 @@ def test_sdl_sees_a_full_ps5_controller(sdl, padbridge):
 # read by SDL; what SDL sends to the virtual pad comes back to the stand-in.
 
 def test_sdl_reads_a_forwarded_dualsense_and_its_feedback_reaches_the_physical_pad(sdl, padbridge, tmp_path):
-    from test_forward import attached, connect, paired_host
+    from conftest import attached
+    from test_forward import connect, paired_host
 
     known = joystick_ids(sdl)
     serve, client = paired_host(padbridge, tmp_path)
@@ -291,7 +292,8 @@ def test_sdl_reads_a_forwarded_dualsense_and_its_feedback_reaches_the_physical_p
 
 
 def test_sdl_reads_a_forwarded_xbox_pad_and_its_rumble_reaches_the_physical_pad(sdl, padbridge, tmp_path):
-    from test_forward import attached, connect, paired_host
+    from conftest import attached
+    from test_forward import connect, paired_host
 
     known = joystick_ids(sdl)
     serve, client = paired_host(padbridge, tmp_path)
