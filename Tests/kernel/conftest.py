@@ -86,6 +86,15 @@ def parse_event(line: str) -> dict | None:
     return None
 
 
+def holds(where, event: dict, process) -> bool:
+    """where(event), for a wait; an event without a field that `where` reads fails the test, naming the event (the
+    contract in docs/diagnostics.md broken, or the test reading a field the event never had)."""
+    try:
+        return bool(where(event))
+    except KeyError as missing:
+        raise AssertionError(f"{process!r}: {event['event']!r} event without the field {missing}: {event}") from None
+
+
 def event_message(line: str) -> str:
     """The human sentence of a stderr line: its event's "message", or the line itself when it is no event."""
     event = parse_event(line)
@@ -160,14 +169,14 @@ class Padbridge:
                    what: str | None = None) -> tuple[int, dict]:
         """Waits for a stderr event called `name` (or any of several names, given as a tuple), at a stderr index
         >= since, for which `where(event)` holds (any such event when `where` is None); returns (its index, the
-        event). A `where` that reads a field the event lacks fails the test (KeyError): that is the contract
-        broken, not a line to skip."""
+        event). A `where` that reads a field the event lacks fails the test: that is the contract broken, not an
+        event to skip."""
         names = (name,) if isinstance(name, str) else tuple(name)
 
         def match(event):
             if event is None or event["event"] not in names:
                 return None
-            return event if where is None or where(event) else None
+            return event if where is None or holds(where, event, self) else None
 
         return self._wait_events(match, since, timeout, what or f"{name!r} event on stderr")
 
@@ -394,7 +403,7 @@ class Feedback:
         def match(event):
             if event is None or event["event"] != name:
                 return None
-            return event if where is None or where(event) else None
+            return event if where is None or holds(where, event, self.argv) else None
 
         def fail(reason):
             raise AssertionError(f"{self.argv}: no {what or repr(name) + ' event'}: {reason}; stderr: {self.stderr}")
