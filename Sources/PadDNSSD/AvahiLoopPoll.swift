@@ -47,7 +47,7 @@ final class AvahiLoopPoll {
     }
 
     private final class WatchedDescriptor {
-        var token: DeviceEventLoop.WatchToken?
+        var watch: LoopWatch?
         var registered: DeviceEventLoop.WatchedEvents = []
         var watches: [Watch] = []
     }
@@ -100,7 +100,7 @@ final class AvahiLoopPoll {
     }
 
     deinit {
-        for (_, entry) in descriptors { if let token = entry.token { loop.removeWatch(token) } }
+        for (_, entry) in descriptors { entry.watch?.cancel() }
         api.deinitialize(count: 1)
         api.deallocate()
     }
@@ -145,17 +145,17 @@ final class AvahiLoopPoll {
             if watch.events & Self.writeBit != 0 { wanted.insert(.writable) }
         }
         if wanted.isEmpty {
-            if let token = entry.token { loop.removeWatch(token) }
-            entry.token = nil
+            entry.watch?.cancel()
+            entry.watch = nil
             entry.registered = []
             if entry.watches.isEmpty { descriptors[descriptor] = nil }
             return true
         }
         do {
-            if let token = entry.token {
-                if wanted != entry.registered { try loop.updateWatch(token, events: wanted) }
+            if let watch = entry.watch {
+                if wanted != entry.registered { try watch.update(events: wanted) }
             } else {
-                entry.token = try loop.watch(
+                entry.watch = try loop.makeWatch(
                     FileDescriptor(rawValue: descriptor), path: "Avahi's D-Bus connection (fd \(descriptor))",
                     events: wanted
                 ) { [weak self] readiness throws(DeviceAccessError) in

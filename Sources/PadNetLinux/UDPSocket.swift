@@ -13,7 +13,7 @@ import SystemPackage
 /// dropped, not cut.
 public final class UDPSocket {
     private var descriptor: FileDescriptor?
-    private var watch: DeviceEventLoop.WatchToken?
+    private var watch: LoopWatch?
     private let loop: DeviceEventLoop
     private let family: Int32
     /// Slots for one batch of received datagrams (`receiveSlotBytes` each) and what the kernel said of each: made
@@ -130,7 +130,7 @@ public final class UDPSocket {
         do {
             // unowned(unsafe): no reference counting (nor a side table) per wake. Sound because the watch ends in
             // close(), which deinit calls.
-            watch = try loop.watch(descriptor, path: "udp \(localAddress)") { [unowned(unsafe) self] _ throws(DeviceAccessError) in
+            watch = try loop.makeWatch(descriptor, path: "udp \(localAddress)") { [unowned(unsafe) self] _ throws(DeviceAccessError) in
                 self.receiveAll()
             }
         } catch {
@@ -191,7 +191,7 @@ public final class UDPSocket {
 
     /// Stops watching and closes the socket. Idempotent.
     public func close() {
-        if let watch { loop.removeWatch(watch) }
+        watch?.cancel()  // before the descriptor closes (LoopWatch)
         watch = nil
         if let descriptor { try? descriptor.close() }
         descriptor = nil

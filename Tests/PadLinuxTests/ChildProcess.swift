@@ -52,11 +52,11 @@ final class ChildProcess {
     /// Calls `until` with all lines so far whenever more arrive, on `loop`, until it returns true or `seconds` pass.
     func waitForLines(on loop: DeviceEventLoop, seconds: UInt64 = 30, until done: @escaping ([String]) -> Bool) throws -> Bool {
         if done(lines) { return true }
-        let token = try loop.watch(output, path: "child output") { [self, loop] _ in
+        let watch = try loop.makeWatch(output, path: "child output") { [self, loop] _ in
             readLines()
             if done(lines) || finished { loop.stop() }
         }
-        defer { loop.removeWatch(token) }
+        defer { watch.cancel() }
         _ = try loop.run(forAtMost: seconds)
         return done(lines)
     }

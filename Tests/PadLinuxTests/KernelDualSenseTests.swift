@@ -127,7 +127,7 @@ final class KernelDualSenseTests {
             FilePath(try #require(nodes.hidrawNode)), .readWrite, options: [.nonBlocking, .closeOnExec])
         defer { try? hidraw.close() }
         var reports: [[UInt8]] = []
-        let token = try loop.watch(hidraw, path: "hidraw") { [loop] _ throws(DeviceAccessError) in
+        let watch = try loop.makeWatch(hidraw, path: "hidraw") { [loop] _ throws(DeviceAccessError) in
             var buffer = [UInt8](repeating: 0, count: 128)
             if case let .success(count) = buffer.withUnsafeMutableBytes({ hidraw.readResult(into: $0) }) {
                 reports.append(Array(buffer.prefix(count)))
@@ -135,7 +135,7 @@ final class KernelDualSenseTests {
             }
         }
         #expect(try loop.run(forAtMost: 5), "fewer than 5 reports in 5 s")
-        loop.removeWatch(token)
+        watch.cancel()
         for report in reports {
             #expect(report.count == 78 && report[0] == 0x31)
             #expect(report.withUnsafeBytes { PlayStationCRC32.isValid($0, seed: PlayStationCRC32.inputSeed) })

@@ -147,9 +147,9 @@ final class KernelXbox360PadTests {
         let stopped = try loop.run(forAtMost: 10)
         done.open()
         // The client's close erases its effect, which blocks until the loop answers: keep servicing until it is done.
-        let token = try loop.watch(finished.descriptorForPolling, path: "gate") { [loop] _ in loop.stop() }
+        let gate = try loop.makeWatch(finished.descriptorForPolling, path: "gate") { [loop] _ in loop.stop() }
         #expect(try loop.run(forAtMost: 10))
-        loop.removeWatch(token)
+        gate.cancel()
         client.join()
         #expect(stopped, "the effect never stopped")
         let elapsedMilliseconds = (MonotonicInstant.now().nanoseconds - start.nanoseconds) / 1_000_000

@@ -434,7 +434,7 @@ public final class WatchedEvdevDevice {
     public let path: String
     private var device: EvdevDevice?
     private let loop: DeviceEventLoop
-    private var token: DeviceEventLoop.WatchToken?
+    private var watch: LoopWatch?
     /// Reused by every read (its storage is kept when the handler does not hold on to the readings).
     private var readings: [EvdevReading] = []
 
@@ -448,7 +448,7 @@ public final class WatchedEvdevDevice {
         guard let descriptor = device?.descriptorForPolling else { return }
         // unowned(unsafe): no reference counting per read. Sound because the watch ends in close(), which deinit
         // calls, so the loop never calls this after self is gone.
-        token = try loop.watch(descriptor, path: path) { [unowned(unsafe) self] _ throws(DeviceAccessError) in
+        watch = try loop.makeWatch(descriptor, path: path) { [unowned(unsafe) self] _ throws(DeviceAccessError) in
             guard let result = try self.device?.readAvailable(reusing: &self.readings) else { return }
             switch result {
             case let .events(readings):
@@ -462,7 +462,7 @@ public final class WatchedEvdevDevice {
     }
 
     /// Whether the device is still open and watched (false after `.unplugged` or `close()`).
-    public var isWatching: Bool { token != nil }
+    public var isWatching: Bool { watch != nil }
 
     /// Runs `body` with the device; nil once it was closed.
     public func withDevice<Result>(
@@ -481,8 +481,8 @@ public final class WatchedEvdevDevice {
     }
 
     private func stopWatching() {
-        if let token { loop.removeWatch(token) }
-        token = nil
+        watch?.cancel()
+        watch = nil
     }
 
     deinit { close() }

@@ -205,21 +205,10 @@ public final class DeviceEventLoop {
 
     // MARK: - For the owners of descriptors (devices, sockets) and timers
 
-    /// Calls `handler` on the loop thread whenever `descriptor` is readable (level-triggered). For the type that
-    /// owns the descriptor (an evdev device, a socket), which removes the watch with `removeWatch` before it closes
-    /// the descriptor; never hand a descriptor you do not own. (`makeWatch` returns a watch that removes itself.)
-    public func watch(
-        _ descriptor: FileDescriptor, path: String, _ handler: @escaping ReadinessHandler
-    ) throws(DeviceAccessError) -> WatchToken {
-        confinement.preconditionOnLoopThread("watch")
-        return try watch(descriptor, path: path, events: .readable, handler)
-    }
-
-    /// Like `watch(_:path:_:)`, for `events`: a library's connection that at times waits to write as well as read
-    /// (the D-Bus connection under Avahi's client). The library keeps owning the descriptor and must have the watch
-    /// removed before it closes it (libdbus removes its watches before closing).
-    public func watch(
-        _ descriptor: FileDescriptor, path: String, events: WatchedEvents, _ handler: @escaping ReadinessHandler
+    /// Registers `descriptor` for `events`; the registration's owner removes it with `removeWatch` before the
+    /// descriptor closes. Inside PadLinux only: everyone else gets a `LoopWatch` (`makeWatch`), which removes itself.
+    func watch(
+        _ descriptor: FileDescriptor, path: String, events: WatchedEvents = .readable, _ handler: @escaping ReadinessHandler
     ) throws(DeviceAccessError) -> WatchToken {
         confinement.preconditionOnLoopThread("watch")
         let token = WatchToken(rawValue: watches.reserveToken())
@@ -247,8 +236,8 @@ public final class DeviceEventLoop {
         return watches.value(for: token.rawValue) != nil
     }
 
-    /// Changes what a watch from `watch(_:path:events:_:)` waits for.
-    public func updateWatch(_ token: WatchToken, events: WatchedEvents) throws(DeviceAccessError) {
+    /// Changes what a watch waits for (`LoopWatch.update`).
+    func updateWatch(_ token: WatchToken, events: WatchedEvents) throws(DeviceAccessError) {
         confinement.preconditionOnLoopThread("updateWatch")
         guard let watch = watches.value(for: token.rawValue) else { return }
         if case let .failure(failure) = epoll.modify(watch.descriptor, events: events.epollBits, token: token.rawValue) {
@@ -256,9 +245,8 @@ public final class DeviceEventLoop {
         }
     }
 
-    /// Stops watching; safe to call with a token already removed. (A `LoopWatch` from `makeWatch` calls this itself
-    /// when dropped: prefer it.)
-    public func removeWatch(_ token: WatchToken) {
+    /// Stops watching; safe to call with a token already removed (a `LoopWatch` calls it when dropped or cancelled).
+    func removeWatch(_ token: WatchToken) {
         confinement.preconditionOnLoopThread("removeWatch")
         guard let watch = watches.remove(token.rawValue) else { return }
         epoll.remove(watch.descriptor)

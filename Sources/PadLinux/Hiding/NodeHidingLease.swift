@@ -17,7 +17,7 @@ public final class NodeHidingLease {
     public let paths: [String]
     private let loop: DeviceEventLoop
     private var socket: UnixStreamSocket?
-    private var watch: DeviceEventLoop.WatchToken?
+    private var watch: LoopWatch?
     private var holders: [FileDescriptor] = []
     private var lines = StreamLines()
     private var answer = Answer()
@@ -69,7 +69,7 @@ public final class NodeHidingLease {
         }
         let descriptor = socket.descriptor
         self.socket = consume socket
-        watch = try loop.watch(descriptor, path: socketPath) { [weak self] _ in self?.read() }
+        watch = try loop.makeWatch(descriptor, path: socketPath) { [weak self] _ in self?.read() }
         if held.isEmpty { loop.deferWork { [weak self] in self?.finishAnswer() } }
     }
 
@@ -115,7 +115,7 @@ public final class NodeHidingLease {
 
     /// Gives the nodes back (the service sees the connection close) and closes the nodes held. Idempotent.
     public func close() {
-        if let watch { loop.removeWatch(watch) }
+        watch?.cancel()
         watch = nil
         socket.take()?.close()
         for holder in holders { try? holder.close() }

@@ -31,7 +31,7 @@ public final class NodeHidingService {
     private let rulesDirectory: String
     private let udevRefresh: UdevRefreshQueue
     private var listener: UnixStreamSocket?
-    private var listenerWatch: DeviceEventLoop.WatchToken?
+    private var listenerWatch: LoopWatch?
     private var connections: [Int: Connection] = [:]
     private var nextConnection = 0
     /// Hidden nodes by identity: what they were, the descriptor the service acts through, who holds them hidden.
@@ -52,7 +52,7 @@ public final class NodeHidingService {
     private final class Connection {
         let id: Int
         let socket: UnixStreamSocket
-        var watch: DeviceEventLoop.WatchToken?
+        var watch: LoopWatch?
         let pid: pid_t
         let uid: uid_t
         var lines = StreamLines()
@@ -92,12 +92,12 @@ public final class NodeHidingService {
         giveBackLeftovers()
         let descriptor = listener.descriptor
         self.listener = consume listener
-        listenerWatch = try loop.watch(descriptor, path: "hiding service socket") { [weak self] _ in self?.acceptAll() }
+        listenerWatch = try loop.makeWatch(descriptor, path: "hiding service socket") { [weak self] _ in self?.acceptAll() }
     }
 
     /// Gives every hidden node back and stops serving. Idempotent.
     public func close() {
-        if let listenerWatch { loop.removeWatch(listenerWatch) }
+        listenerWatch?.cancel()  // before the listener closes (LoopWatch)
         listenerWatch = nil
         listener.take()?.close()
         for id in connections.keys.sorted() { disconnect(id) }
@@ -123,7 +123,7 @@ public final class NodeHidingService {
             nextConnection += 1
             let connection = Connection(id: nextConnection, socket: socket, pid: peer.pid, uid: peer.uid)
             do {
-                connection.watch = try loop.watch(connection.socket.descriptor, path: "hiding client") {
+                connection.watch = try loop.makeWatch(connection.socket.descriptor, path: "hiding client") {
                     [weak self, id = connection.id] _ in self?.serve(id)
                 }
             } catch {
@@ -180,7 +180,7 @@ public final class NodeHidingService {
 
     private func disconnect(_ id: Int) {
         guard let connection = connections.removeValue(forKey: id) else { return }
-        if let watch = connection.watch { loop.removeWatch(watch) }
+        connection.watch?.cancel()
         connection.idleDeadline?.cancel()
         let released = connection.nodes.sorted { $0.key < $1.key }.compactMap { release($0.value, from: id) }
         giveBack(released)
