@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import PadCore
 import PadLinux
+import SystemPackage
 
 /// `serve`'s control socket (`HostControlRequest`): answers from serve's own loop, and tells subscribers when what
 /// `status` shows changed (at most once per `eventIntervalMilliseconds`), and `live` subscribers when a pad changed
@@ -34,10 +35,11 @@ final class ServeControl {
     private var liveHeartbeat: LoopDeadline?
     private var lastLiveSent = MonotonicInstant(nanoseconds: 0)
 
-    /// Listens at `path` (its directory made, 0700, when missing); the socket file is 0600. See `isAllowed`.
+    /// Listens at `path` (its directory made, 0700, when missing: a directory that cannot be made is the error, not
+    /// the bind that fails after it); the socket file is 0600. See `isAllowed`.
     init(path: String, serve: Serve, loop: DeviceEventLoop, logger: Logger) throws {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !directory.isEmpty { mkdir(directory, 0o700) }
+        if !directory.isEmpty { try TextFile.makeDirectories(directory, permissions: .ownerReadWriteExecute) }
         self.serve = serve
         self.loop = loop
         var handle: ((Substring, ControlConnection) -> Void)?

@@ -2,9 +2,9 @@ import ArgumentParser
 import PadNet
 import PadNetLinux
 
-/// `--config-dir`, as `serve`, `pair`, `connect` and `hosts` take it: where this machine's key and its pairings live.
-/// (`status`, `clients`, `revoke`, `pairing-window` and `console` name a serve's directory instead:
-/// `ControlSocketOptions`.)
+/// `--config-dir`, as every command that reads keys and pairings takes it: where this machine's key and its pairings
+/// live (`serve`, `pair`, `connect`, `hosts`), or for `status`, `clients`, `revoke`, `pairing-window` and `console`
+/// (through `ControlSocketOptions`) the serve's, whose control socket is found from it.
 struct ConfigDirectoryOptions: ParsableArguments {
     @Option(
         name: .customLong("config-dir"),

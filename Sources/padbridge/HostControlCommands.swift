@@ -8,11 +8,9 @@ import PadNetLinux
 
 /// How `status`, `clients`, `revoke` and `pairing-window` find the serve to talk to.
 struct ControlSocketOptions: ParsableArguments {
-    @Option(
-        name: .customLong("config-dir"),
-        help: ArgumentHelp("The serve's config directory (default: $XDG_CONFIG_HOME/padbridge); its socket is found from it.", valueName: "dir"),
-        completion: .directory)
-    var configDirectory: String?
+    /// The serve's config directory (as that serve was given it); its socket is found from it.
+    @OptionGroup var config: ConfigDirectoryOptions
+    var configDirectory: String? { config.configDirectory }
 
     @Flag(name: .long, help: "The system service (config directory /var/lib/padbridge, socket under /run/padbridge-serve); as root.")
     var system = false
@@ -30,7 +28,7 @@ struct ControlSocketOptions: ParsableArguments {
 
     /// The config directory meant (for the trust files when no serve runs).
     func store() throws -> TrustStore {
-        TrustStore(directory: system ? Self.systemConfigDirectory : try TrustStore.resolveDirectory(configDirectory))
+        system ? TrustStore(directory: Self.systemConfigDirectory) : try config.store()
     }
 
     /// The socket's path, and words for the serve it belongs to.
