@@ -127,7 +127,9 @@ public final class PhysicalPadSession {
             let message =
                 "the kernel dropped events of \(name) (\(node.path)): padbridge fell behind reading it (is the "
                 + "machine overloaded?); its state is caught up, presses and releases in between are lost"
-            self.logger.warning("\(message)")
+            self.logger.warning(
+                "\(message)",
+                metadata: ["event": "eventsDropped", "pad": "\(self.fingerprint.rawValue)", "name": "\(name)", "node": "\(node.path)"])
         }
         reader.onEvents = onEvents
         self.reader = reader

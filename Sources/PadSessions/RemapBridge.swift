@@ -98,7 +98,10 @@ public final class RemapBridge {
         }
         logger.info(
             "bridging \(controller.name) [\(fingerprint)] to \(kind.map { "a virtual \($0.rawValue) pad" } ?? "no virtual pad")",
-            metadata: ["nodes": "\(controller.nodes.allPaths.joined(separator: ","))"])
+            metadata: [
+                "event": "bridging", "pad": "\(fingerprint.rawValue)", "name": "\(controller.name)",
+                "nodes": "\(controller.nodes.allPaths.joined(separator: ","))",
+            ])
     }
 
     /// Makes the keyboard and mouse the profile needs and the bridge does not have yet (a reloaded profile may need

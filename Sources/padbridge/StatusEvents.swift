@@ -119,7 +119,7 @@ enum StatusOutput {
 }
 
 /// swift-log's records on standard error in the chosen format. Text: swift-log's own `StreamLogHandler`, without the
-/// metadata of a record that names its `event` (its sentence says them). JSON: one object per record, {"event": its `event` metadata or "log",
+/// `event` metadata. JSON: one object per record, {"event": its `event` metadata or "log",
 /// "level", "label", "message", its other metadata}.
 struct EventLogHandler: LogHandler {
     private var text: StreamLogHandler
@@ -150,9 +150,9 @@ struct EventLogHandler: LogHandler {
     func log(event: LogEvent) {
         switch format {
         case .text:
-            // An event's metadata are the facts its sentence already says: shown once, in the sentence.
+            // The name is for programs; people read the sentence (and the metadata, as swift-log shows them).
             var shown = event
-            if shown.metadata?["event"] != nil { shown.metadata = nil }
+            shown.metadata?["event"] = nil
             text.log(event: shown)
         case .json:
             var all = text.metadata.merging(event.metadata ?? [:]) { $1 }

@@ -133,7 +133,7 @@ public final class FeedbackDrainRunner {
         timer?.close()
         timer = nil
         if error.code == .gone {
-            logger.info("the pad went away (\(error.path)): feedback stopped")
+            logger.info("the pad went away (\(error.path)): feedback stopped", metadata: ["event": "padWentAway", "node": "\(error.path)"])
             onEnded(nil)
         } else {
             logger.error("feedback stopped: \(error)")

@@ -71,7 +71,7 @@ public final class VirtualXbox360Pad: VirtualPad {
         let sysfsPath = "/sys/devices/virtual/input/\(systemName)"
         let eventNodes = SysfsInputDevices.eventNodes(ofInputDevice: sysfsPath)
         logger.info("created virtual Xbox 360 pad", metadata: [
-            "sysfs": "\(sysfsPath)", "nodes": "\(eventNodes.joined(separator: ","))",
+            "event": "virtualPadCreated", "sysfs": "\(sysfsPath)", "nodes": "\(eventNodes.joined(separator: ","))",
         ])
         loop.deferWork {
             onReady(VirtualPadNodes(eventNodes: eventNodes, hidrawNode: nil, sysfsPath: sysfsPath))
