@@ -100,8 +100,6 @@ struct RemapCommand: ParsableCommand {
         }
     }
 
-    /// The profile for a virtual pad of `kind` (none: nil), parsed and validated: a mistake names the file, key and
-    /// line.
     /// One pad of --all that cannot be bridged (grabbed by another program, no access): the others stay bridged.
     static func sayCannotBridge(_ controller: Controller, _ error: any Error) {
         StatusOutput.say(
@@ -109,6 +107,8 @@ struct RemapCommand: ParsableCommand {
             ["pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name)])
     }
 
+    /// The profile for a virtual pad of `kind` (none: nil), parsed and validated: a mistake names the file, key and
+    /// line.
     static func loadProfile(_ path: String?, for kind: VirtualPadKind?) throws -> RemapProfile {
         guard let path else { return .identity }
         return try loadProfile(path, for: kind?.capabilities ?? .nothing)
