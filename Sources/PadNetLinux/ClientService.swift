@@ -5,13 +5,6 @@ public import PadCore
 public import PadLinux
 public import PadSessions
 
-/// Hides the pads a command holds from this machine's other programs while it holds them (in production the CLI's
-/// `BridgeHiding`, through padbridge's hiding service).
-public protocol ForwardedPadHiding: AnyObject {
-    func hide(_ controller: Controller)
-    func release(_ fingerprint: Fingerprint)
-}
-
 /// What `padbridge connect` runs once its host, pads and profile are known: its socket, the forwarding client (made
 /// first, its events then handled here: no client referred to before it exists), hiding the forwarded pads, picking
 /// up pads that come back (and, forwarding every pad, new ones) after each hotplug burst, and the statistics. Its
@@ -53,7 +46,7 @@ public final class ClientService {
     public private(set) var endedByHost = false
     private let socket: UDPSocket
     private let loop: DeviceEventLoop
-    private let hiding: (any ForwardedPadHiding)?
+    private let hiding: (any PadHiding)?
     private let onEvent: (Event) -> Void
     /// The pads of the latest listing: where a pad that came back, or joined, is found with its nodes.
     private var listed: [Controller]
@@ -74,7 +67,7 @@ public final class ClientService {
     /// are listed again through `sdlSource`.
     public init(
         configuration: Configuration, identity: Curve25519.KeyAgreement.PrivateKey, monitor: UdevMonitor,
-        sdlSource: ControllerCatalog.SDLSource, hiding: (any ForwardedPadHiding)?, loop: DeviceEventLoop, logger: Logger, onEvent: @escaping (Event) -> Void
+        sdlSource: ControllerCatalog.SDLSource, hiding: (any PadHiding)?, loop: DeviceEventLoop, logger: Logger, onEvent: @escaping (Event) -> Void
     ) throws {
         let owner = OwnerReference<ClientService>()
         let socket = try UDPSocket(bindingTo: try SocketAddress.anyLocal(toReach: configuration.host), loop: loop)

@@ -265,4 +265,4 @@ extension String {
     }
 }
 
-extension BridgeHiding: ForwardedPadHiding {}
+extension BridgeHiding: PadHiding {}

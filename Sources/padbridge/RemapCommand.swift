@@ -100,13 +100,6 @@ struct RemapCommand: ParsableCommand {
         }
     }
 
-    /// One pad of --all that cannot be bridged (grabbed by another program, no access): the others stay bridged.
-    static func sayCannotBridge(_ controller: Controller, _ error: any Error) {
-        StatusOutput.say(
-            .cannotBridge, "cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)",
-            ["pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name)])
-    }
-
     /// The profile for a virtual pad of `kind` (none: nil), parsed and validated: a mistake names the file, key and
     /// line.
     static func loadProfile(_ path: String?, for kind: VirtualPadKind?) throws -> RemapProfile {
@@ -141,9 +134,7 @@ struct RemapCommand: ParsableCommand {
             profiles[kind] = loaded
             return loaded
         }
-        if let output {
-            _ = try startingProfile(for: output.kind)
-        } else if profile != nil {
+        if profile != nil {
             _ = try startingProfile(for: .dualSense)  // the wider type: only the target check waits
         }
         // Without --profile, each pad's own from the profiles directory.
@@ -151,15 +142,14 @@ struct RemapCommand: ParsableCommand {
             profile != nil ? nil : (profilesDirectory ?? RemapProfileDirectory.defaultPath()).map(RemapProfileDirectory.init(path:))
 
         let loop = try DeviceEventLoop()
-        var shutdown: (() -> Void)?
-        var reload: (() -> Void)?
+        var service: RemapService?
         try loop.watchSignals([SIGINT, SIGTERM, SIGHUP]) { signal in
             if signal == SIGHUP {
-                reload?()
+                service?.reload()
                 return
             }
             logger.info("received signal \(signal): releasing inputs and destroying the virtual pads")
-            if let shutdown { shutdown() } else { loop.stop() }
+            if let service { service.requestShutdown() } else { loop.stop() }
         }
 
         // Receiving hotplug events starts before the listing, so a pad that comes back in between is not missed.
@@ -169,176 +159,106 @@ struct RemapCommand: ParsableCommand {
         // were plugged in. Never a bridge's own virtual pad.
         let chosen: [Controller] =
             all ? controllers.filter { !$0.isBridgeOutput }.sorted { $0.fingerprint < $1.fingerprint } : [try MonitorCommand.choose(pad, from: controllers)]
-        if chosen.isEmpty { StatusOutput.say(.noPadYet, "no pad yet; each one plugged in will be bridged") }
 
         // Given back after the bridges closed (defers run last to first): games see the pad again once its virtual
         // pad is gone, not both at once.
         let hiding = BridgeHiding(loop: loop, logger: logger, command: .remap)
         defer { hiding.releaseAll() }
-        var bridges: [RemapBridge] = []
-        defer { bridges.forEach { $0.close() } }
         let recording = try record.map(BridgeRecording.init(path:))
+        let remap = try RemapService(
+            configuration: .init(
+                controllers: chosen, bridgesNewPads: all, virtualKind: virtualKind(for:),
+                profiles: profilePorts(startingProfile: startingProfile(for:), directory: directory)),
+            monitor: monitor, sdlSource: .padbridgeHelper, hiding: hiding, loop: loop, logger: logger
+        ) { event in
+            switch event {
+            case .noPadYet: StatusOutput.say(.noPadYet, "no pad yet; each one plugged in will be bridged")
+            case let .ready(bridge, kind, nodes, mac):
+                if let recording, let controller = bridge.controller {
+                    recording.start(controller: controller, virtualNodes: nodes.eventNodes, loop: loop, logger: logger)
+                    bridge.onPhysicalEvents = recording.physicalEvents
+                    bridge.onVirtualFeedback = recording.gameFeedback
+                    bridge.onPhysicalFeedbackWritten = recording.reachedPad
+                }
+                StatusOutput.say(
+                    ReadyLine.event(
+                        kind: kind, nodes: nodes, mac: mac, source: bridge.fingerprint.rawValue,
+                        desktop: (bridge.keyboardNode, bridge.mouseNode)))
+            case let .padAdded(controller):
+                StatusOutput.say(
+                    .padAdded, "bridging \(controller.name) [\(controller.fingerprint)] too (plugged in)",
+                    ["pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name)])
+            case let .cannotBridge(controller, error):
+                StatusOutput.say(
+                    .cannotBridge, "cannot bridge \(controller.name) [\(controller.fingerprint)]: \(error)",
+                    ["pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name)])
+            }
+        }
+        service = remap
+        defer { remap.close() }
         // Before the bridges close: what the virtual pad showed last (the release) is still there to read.
         defer { recording?.finish() }
         // The pad's hidraw declarations are read now, before its bridge runs: reading them later would stall it.
         if let recording, let controller = chosen.first { recording.prepare(controller, logger: logger) }
-
-        /// The profile `controller` starts with: --profile's (a mistake in it ends the command), else the directory's
-        /// (a mistake there is reported and the pad passes through).
-        func profileToStart(for controller: Controller, as kind: VirtualPadKind?) throws -> RemapProfile {
-            if profile != nil { return try startingProfile(for: kind) }
-            guard let directory else { return .identity }
-            let outcome = directory.outcome(for: controller, as: kind)
-            StatusOutput.say(directory.describe(outcome, for: controller))
-            if case let .profile(chosen, _) = outcome { return chosen }
-            return .identity
-        }
-
-        func startBridge(_ controller: Controller) throws {
-            let kind = virtualKind(for: controller)
-            var made: RemapBridge?
-            let bridge = try RemapBridge(
-                controller: controller, as: kind, profile: try profileToStart(for: controller, as: kind), loop: loop,
-                logger: logger
-            ) { [fingerprint = controller.fingerprint] nodes, mac in
-                if let recording, let made, let controller = made.controller {
-                    recording.start(controller: controller, virtualNodes: nodes.eventNodes, loop: loop, logger: logger)
-                    made.onPhysicalEvents = recording.physicalEvents
-                    made.onVirtualFeedback = recording.gameFeedback
-                    made.onPhysicalFeedbackWritten = recording.reachedPad
-                }
-                StatusOutput.say(
-                    ReadyLine.event(
-                        kind: kind, nodes: nodes, mac: mac, source: fingerprint.rawValue,
-                        desktop: (made?.keyboardNode, made?.mouseNode)))
-            }
-            made = bridge
-            bridges.append(bridge)
-            // Grabbed now: the nodes are hidden from everyone else while the bridge holds them.
-            hiding.hide(controller)
-            bridge.onPadGone = { [fingerprint = controller.fingerprint] in hiding.release(fingerprint) }
-            bridge.onPadBack = { controller in hiding.hide(controller) }
-        }
-
-        for controller in chosen {
-            if all {
-                // One pad that cannot be bridged (grabbed by another program, no access) leaves the others bridged;
-                // it is tried again when pads next come or go.
-                do { try startBridge(controller) } catch { Self.sayCannotBridge(controller, error) }
-            } else {
-                try startBridge(controller)
-            }
-        }
-
-        reload = { [profile] in
-            for bridge in bridges {
-                if let profile {
-                    do {
-                        try bridge.use(try Self.loadProfile(profile, for: bridge.kind))
-                        StatusOutput.say(
-                            .profileReloaded, "reloaded \(profile) for \(bridge.fingerprint)",
-                            ["pad": .string(bridge.fingerprint.rawValue), "file": .string(profile)])
-                    } catch {
-                        StatusOutput.say(.profileKept, "\(error); keeping the previous profile", ["pad": .string(bridge.fingerprint.rawValue)])
-                    }
-                } else if let directory, let controller = bridge.controller {
-                    let outcome = directory.outcome(for: controller, as: bridge.kind)
-                    switch outcome {
-                    case let .profile(chosen, _):
-                        do {
-                            try bridge.use(chosen)
-                            StatusOutput.say(directory.describe(outcome, for: controller))
-                        } catch {
-                            StatusOutput.say(.profileKept, "\(error); keeping the previous profile", ["pad": .string(bridge.fingerprint.rawValue)])
-                        }
-                    case .noProfile:
-                        try? bridge.use(.identity)
-                        StatusOutput.say(directory.describe(outcome, for: controller))
-                    case let .broken(_, problem):
-                        StatusOutput.say(
-                            .profileKept, "\(problem); \(controller.name) [\(controller.fingerprint)] keeps its profile",
-                            ["pad": .string(controller.fingerprint.rawValue)])
-                    }
-                }
-            }
-        }
-
-        // After each hotplug burst: a pad that came back is taken once its listing is complete (every node it had, by
-        // role); one that stays incomplete is taken as it is after `incompleteGraceMilliseconds`. With --all, pads
-        // plugged in since are bridged too, in ID order; never a bridge's own virtual pad, never one bridged. The
-        // listing runs SDL's helper only for generic pads, and then without stalling the loop, where the other
-        // bridges keep forwarding.
-        let incompleteGraceMilliseconds: UInt64 = 2000
-        var incompleteSince: [Fingerprint: MonotonicInstant] = [:]
-        let relisting = try HotplugRelisting(
-            monitor: monitor, sdlSource: .padbridgeHelper, loop: loop, logger: logger,
-            isWanted: { all || bridges.contains(where: \.isWaitingForItsPad) }
-        ) { present in
-            let now = MonotonicInstant.now()
-            var listAgainAfter: UInt64?
-            for bridge in bridges where bridge.isWaitingForItsPad {
-                let since = incompleteSince[bridge.fingerprint]
-                let waitedLongEnough =
-                    since.map { now.nanoseconds - $0.nanoseconds >= incompleteGraceMilliseconds * 1_000_000 } ?? false
-                switch bridge.resume(from: present, acceptingIncomplete: waitedLongEnough) {
-                case .incomplete(let missing):
-                    if since == nil {
-                        incompleteSince[bridge.fingerprint] = now
-                        logger.info("\(bridge.fingerprint) is back without its \(missing.joined(separator: ", ")); waiting for them")
-                    }
-                    listAgainAfter = incompleteGraceMilliseconds
-                case .resumed, .absent, .failed:
-                    incompleteSince[bridge.fingerprint] = nil
-                }
-            }
-            if all {
-                let bridged = Set(bridges.map(\.fingerprint))
-                for controller in present.sorted(by: { $0.fingerprint < $1.fingerprint })
-                where !controller.isBridgeOutput && !bridged.contains(controller.fingerprint) {
-                    do {
-                        try startBridge(controller)
-                        StatusOutput.say(
-                            .padAdded, "bridging \(controller.name) [\(controller.fingerprint)] too (plugged in)",
-                            ["pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name)])
-                    } catch {
-                        Self.sayCannotBridge(controller, error)
-                    }
-                }
-            }
-            return listAgainAfter
-        }
-        defer { relisting.cancel() }
-
-        // A change to the profile file (or to a .toml file in the profiles directory) reloads, as SIGHUP does
-        // (after the burst of writes an editor makes).
-        var reloadSoon: LoopDeadline?
-        func reloadAfterTheBurst() {
-            reloadSoon?.cancel()
-            reloadSoon = loop.deadline(afterMilliseconds: 100) {
-                reloadSoon = nil
-                reload?()
-            }
-        }
-        let profileWatch: FileChangeWatch?
-        if let profile {
-            profileWatch = try FileChangeWatch(path: profile, loop: loop, onChange: reloadAfterTheBurst)
-        } else if let directory {
-            // A directory made later is read at the next SIGHUP (`systemctl --user reload padbridge-remap`).
-            profileWatch = try? FileChangeWatch(
-                directory: directory.path, loop: loop, names: { $0.hasSuffix(".toml") }, onChange: reloadAfterTheBurst)
-        } else {
-            profileWatch = nil
-        }
-        defer { profileWatch?.cancel() }
-
-        // Forwarding stops before the virtual pads show the release: no later frame presses anything again.
-        let ending = ReleaseThenStop(loop: loop) {
-            for bridge in bridges { bridge.releaseInputs() }
-            return true
-        }
-        shutdown = ending.request
+        try remap.start()
         // Standard input is not read: remap takes no input, and must keep running with /dev/null there (a service,
         // nohup) or as a background job of a shell (reading the terminal would stop it with SIGTTIN).
         try loop.run()
+    }
+
+    /// remap's profile policy: --profile's file for every pad (a mistake in it ends the command at start; at a reload
+    /// it is said and the pads keep theirs), else each pad's own from the profiles directory (a mistake there is
+    /// said and the pad passes through), said per pad at start and at each reload.
+    private func profilePorts(
+        startingProfile: @escaping (VirtualPadKind?) throws -> RemapProfile, directory: RemapProfileDirectory?
+    ) -> RemapProfilePorts {
+        let pad = { (bridge: RemapBridge) -> EventValue in .string(bridge.fingerprint.rawValue) }
+        let kept = { (bridge: RemapBridge, error: any Error) -> Void in
+            StatusOutput.say(.profileKept, "\(error); keeping the previous profile", ["pad": pad(bridge)])
+        }
+        if let profile {
+            return RemapProfilePorts(
+                starting: { _, kind in try startingProfile(kind) },
+                reloaded: { bridge, _ in
+                    do {
+                        return .use(try Self.loadProfile(profile, for: bridge.kind)) {
+                            StatusOutput.say(
+                                .profileReloaded, "reloaded \(profile) for \(bridge.fingerprint)",
+                                ["pad": pad(bridge), "file": .string(profile)])
+                        }
+                    } catch {
+                        kept(bridge, error)
+                        return .keep
+                    }
+                },
+                refused: kept, watched: .file(path: profile))
+        }
+        guard let directory else {
+            return RemapProfilePorts(
+                starting: { _, _ in .identity }, reloaded: { _, _ in .keep }, refused: kept,
+                watched: .nothing)
+        }
+        return RemapProfilePorts(
+            starting: { controller, kind in
+                let outcome = directory.outcome(for: controller, as: kind)
+                StatusOutput.say(directory.describe(outcome, for: controller))
+                if case let .profile(chosen, _) = outcome { return chosen }
+                return .identity
+            },
+            reloaded: { bridge, controller in
+                guard let controller else { return .keep }
+                let outcome = directory.outcome(for: controller, as: bridge.kind)
+                let say = { () -> Void in StatusOutput.say(directory.describe(outcome, for: controller)) }
+                switch outcome {
+                case let .profile(chosen, _): return .use(chosen, taken: say)
+                case .noProfile: return .use(.identity, taken: say)
+                case let .broken(_, problem):
+                    StatusOutput.say(
+                        .profileKept, "\(problem); \(controller.name) [\(controller.fingerprint)] keeps its profile",
+                        ["pad": .string(controller.fingerprint.rawValue)])
+                    return .keep
+                }
+            },
+            refused: kept, watched: .directory(path: directory.path))
     }
 }
