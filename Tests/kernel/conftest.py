@@ -698,6 +698,19 @@ def read_until_gone(device: evdev.InputDevice, timeout: float = DEADLINE) -> lis
             return seen
 
 
+def assert_released_before_gone(events, controls):
+    """The last value each of `controls` ((type, code) pairs) had before the node vanished is 0 (released), and
+    nothing pressed it again after its release."""
+    last = {}
+    for event in events:
+        if (event.type, event.code) in controls:
+            last[(event.type, event.code)] = event.value
+    held = {control: value for control, value in last.items() if value != 0}
+    assert not held, f"still held when the virtual pad went: {held}; events before it went: {describe_events(events)}"
+    missing = [control for control in controls if control not in last]
+    assert not missing, f"no release seen for {missing}; events before it went: {describe_events(events)}"
+
+
 def input_sysfs_name(event_node: str) -> str:
     """'/dev/input/event5' -> 'input7' (the input device the event handler belongs to)."""
     return os.path.basename(os.path.realpath(f"/sys/class/input/{os.path.basename(event_node)}/device"))

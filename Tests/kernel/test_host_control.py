@@ -17,10 +17,10 @@ import time
 import evdev
 from evdev import ecodes
 
-from conftest import DEADLINE, attached, expect_events, padbridge_binary, read_until_gone, rumble_effect, start_xbox
+from conftest import (DEADLINE, assert_released_before_gone, attached, expect_events, padbridge_binary, read_until_gone,
+                      rumble_effect, start_xbox)
 from test_forward import PORT, connect, paired_host
 from test_pairing import pair
-from test_remap import assert_released_before_gone
 
 
 def run_padbridge(*args: str) -> subprocess.CompletedProcess:

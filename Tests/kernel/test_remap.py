@@ -14,8 +14,8 @@ import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import (DEADLINE, describe_events, drain, expect_events, expect_only, is_rumble, read_available, read_until_gone,
-                      rumble_effect, start_dualsense, start_xbox, wait_abs)
+from conftest import (DEADLINE, assert_released_before_gone, drain, expect_events, expect_only, is_rumble, read_available,
+                      read_until_gone, rumble_effect, start_dualsense, start_xbox, wait_abs)
 
 
 def start_remap(padbridge, pad_argument: str, *options: str):
@@ -53,19 +53,6 @@ def test_dualsense_shown_as_an_xbox_pad_with_rumble_going_back(padbridge):
     drain(nodes["gamepad"])
     physical.button("b", True)
     expect_events(nodes["gamepad"], [(ecodes.EV_KEY, ecodes.BTN_EAST, 1)])
-
-
-def assert_released_before_gone(events, controls):
-    """The last value each of `controls` ((type, code) pairs) had before the node vanished is 0 (released), and
-    nothing pressed it again after its release."""
-    last = {}
-    for event in events:
-        if (event.type, event.code) in controls:
-            last[(event.type, event.code)] = event.value
-    held = {control: value for control, value in last.items() if value != 0}
-    assert not held, f"still held when the virtual pad went: {held}; events before it went: {describe_events(events)}"
-    missing = [control for control in controls if control not in last]
-    assert not missing, f"no release seen for {missing}; events before it went: {describe_events(events)}"
 
 
 def test_exit_while_the_pad_keeps_reporting_leaves_nothing_held(padbridge):
