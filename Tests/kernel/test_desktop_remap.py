@@ -16,8 +16,8 @@ import evdev
 from evdev import ecodes
 
 from conftest import DEADLINE, describe_events, expect_events, read_until_gone, start_xbox
+from discovery import controller_with_node, list_json
 from standins import PhysicalDualSense
-from test_discovery import controller_with_node, list_json
 
 
 class LibinputEvents:

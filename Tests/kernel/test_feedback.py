@@ -223,7 +223,7 @@ def test_feedback_evdev_rumble_pad(feedback):
 
 def test_feedback_finds_a_pad_by_its_list_id(dualsense, feedback):
     """PAD as `padbridge list` names it: the ID (a prefix of it) leads to the pad's hidraw node."""
-    from test_discovery import controller_with_node, list_json
+    from discovery import controller_with_node, list_json
 
     controller = controller_with_node(list_json(), dualsense.hidraw)
     since = dualsense.mark()

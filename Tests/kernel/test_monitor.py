@@ -20,7 +20,7 @@ from evdev import ecodes
 
 from conftest import (DEADLINE, Padbridge, event_message, expect_events, padbridge_binary, parse_event, read_available,
                       start_dualsense, start_xbox)
-from test_discovery import controller_with_node, list_json, make_dual_action
+from discovery import controller_with_node, list_json, make_dual_action
 
 
 def json_event(predicate):

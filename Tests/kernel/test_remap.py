@@ -139,7 +139,7 @@ def test_unplug_goes_neutral_and_replug_resumes(padbridge):
 
 
 def test_all_bridges_every_pad_in_id_order(padbridge):
-    from test_discovery import list_json
+    from discovery import list_json
 
     first = start_xbox(padbridge, "--name", "remap all one")
     second = start_dualsense(padbridge, "--seed", "remap-all-two")
@@ -485,7 +485,7 @@ def test_all_follows_hotplug_with_each_pads_profile_from_the_directory(padbridge
     """`remap --all` as its user unit runs it: started with no pad, it bridges pads as they are plugged in, each with
     the profile the directory holds for it (its ID's file, else its kind's, else default.toml), never its own virtual
     pads; a broken file leaves only its pad passing through unchanged; a file added later applies at once."""
-    from test_discovery import list_json
+    from discovery import list_json
 
     profiles = tmp_path / "profiles"
     profiles.mkdir()

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import DEADLINE, start_dualsense
-from test_discovery import controller_with_node, list_json
+from discovery import controller_with_node, list_json
 
 UDEVD = "/lib/systemd/systemd-udevd"
 
