@@ -738,3 +738,16 @@ def is_rumble(strong: float, weak: float, tolerance: float = 0.01):
                 and abs(obj.get("weak", -9) - weak) <= tolerance)
 
     return check
+
+
+# --------------------------------------------------------------------------------------------------------------
+# fixtures that several test modules use. The helper modules they call (forwarding.py, ...) import
+# conftest, so each fixture imports its helpers when it runs, not at the top.
+
+
+@pytest.fixture
+def namespaces():
+    """Two network namespaces joined by a clean link (forwarding.joined_namespaces), to be taken down and up again."""
+    from forwarding import joined_namespaces
+
+    yield from joined_namespaces()

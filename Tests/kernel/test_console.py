@@ -25,8 +25,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import DEADLINE, attached, padbridge_binary, read_until_gone, rumble_effect, start_xbox
-from test_forward import PORT, connect
-from test_pairing import pair
+from forwarding import PORT, connect, pair
 
 
 def screenshot(browser, tmp_path, name: str):

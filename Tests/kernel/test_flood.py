@@ -31,9 +31,8 @@ from evdev import ecodes
 
 from conftest import (DEADLINE, StallWitness, attached, kernel_suite_tool, padbridge_binary, pairing_code,
                       read_available)
-from test_forward import HOST_ADDRESS, PORT, namespaces, paired_across_namespaces, run, \
-    xpad_like_source  # noqa: F401 (namespaces is a fixture)
-from test_link_corrections import _Namespace, in_client, udp_counters
+from forwarding import HOST_ADDRESS, PORT, NetworkNamespace, in_client, paired_across_namespaces, run, udp_counters, \
+    xpad_like_source
 
 FLOOD_NAMESPACE, FLOOD_ADDRESS, FLOOD_GATEWAY = "pbflood", "198.51.100.1", "198.51.100.2"  # TEST-NET-2
 LINK_JUNK_PER_SECOND, PAIRING_FLOOD_PER_SECOND, VALID_MAC1_PER_SECOND = 5000, 1000, 500
@@ -141,7 +140,7 @@ class PairingDuringFlood:
 def captured_pairing_first_message(tmp_path) -> bytes:
     """A pairing first message as `padbridge pair` sends it, captured in pbflood (any code: the first message does
     not depend on it in a way the host can check)."""
-    with _Namespace(FLOOD_NAMESPACE):
+    with NetworkNamespace(FLOOD_NAMESPACE):
         catcher = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         catcher.bind((FLOOD_ADDRESS, 0))

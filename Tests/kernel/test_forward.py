@@ -11,26 +11,10 @@ import subprocess
 import evdev
 from evdev import ecodes
 
-from conftest import (DEADLINE, attached, expect_events, padbridge_binary, pairing_code, read_available, rumble_effect,
-                      start_dualsense, start_xbox, wait_abs)
-from test_pairing import pair
-
-PORT = 48177
-
-
-def paired_host(padbridge, tmp_path, *serve_options: str):
-    host, client = tmp_path / "host", tmp_path / "client"
-    serve = padbridge("--listen", f"127.0.0.1:{PORT}", "--config-dir", str(host), "--pair", *serve_options,
-                      command="serve")
-    result = pair(client, pairing_code(serve))
-    assert result.returncode == 0, result.stderr
-    return serve, client
-
-
-def connect(padbridge, client_config, *pads: str):
-    process = padbridge(f"127.0.0.1:{PORT}", *pads, "--config-dir", str(client_config), command="connect")
-    process.wait_event("connected", what="the client connected")
-    return process
+from conftest import (DEADLINE, attached, expect_events, padbridge_binary, read_available, rumble_effect, start_dualsense,
+                      start_xbox, wait_abs)
+from forwarding import (HOST_ADDRESS, PORT, connect, joined_namespaces, paired_across_namespaces, paired_host, run,
+                        xpad_like_source)
 
 
 def test_a_dualsense_is_forwarded_and_rumble_comes_back_and_connect_records_both_sides(padbridge, tmp_path):
@@ -153,68 +137,11 @@ import threading
 
 import pytest
 
-HOST_ADDRESS, CLIENT_ADDRESS = "192.0.2.2", "192.0.2.1"   # TEST-NET-1, inside the VM's own namespaces only
-
-
-def run(*command: str):
-    subprocess.run(command, check=True, capture_output=True, timeout=DEADLINE)
-
-
-def joined_namespaces(*netem: str):
-    """Two namespaces, pbclient and pbhost, joined by a veth pair (pbc, pbh); with `netem` options each side's
-    sending is shaped by them. Removed afterwards."""
-    run("modprobe", "-a", "veth", "sch_netem")
-    for name in ("pbhost", "pbclient"):
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
-        run("ip", "netns", "add", name)
-    run("ip", "link", "add", "pbc", "type", "veth", "peer", "name", "pbh")
-    run("ip", "link", "set", "pbc", "netns", "pbclient")
-    run("ip", "link", "set", "pbh", "netns", "pbhost")
-    for name, device, address in (("pbclient", "pbc", CLIENT_ADDRESS), ("pbhost", "pbh", HOST_ADDRESS)):
-        run("ip", "-n", name, "addr", "add", f"{address}/24", "dev", device)
-        run("ip", "-n", name, "link", "set", device, "up")
-        run("ip", "-n", name, "link", "set", "lo", "up")
-        if netem:
-            run("ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", device, "root", "netem", *netem)
-    yield
-    for name in ("pbhost", "pbclient"):
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
-
 
 @pytest.fixture
 def lossy_namespaces():
     """10 % loss, 5 ms delay, 10 % reordering each way."""
     yield from joined_namespaces("loss", "10%", "delay", "5ms", "reorder", "10%")
-
-
-@pytest.fixture
-def namespaces():
-    """A clean link, to be taken down and up again."""
-    yield from joined_namespaces()
-
-
-def paired_across_namespaces(padbridge, tmp_path):
-    host_config, client_config = tmp_path / "host", tmp_path / "client"
-    serve = padbridge("--listen", f"{HOST_ADDRESS}:{PORT}", "--config-dir", str(host_config), "--pair",
-                      command="serve", wrapper=("ip", "netns", "exec", "pbhost"))
-    code = pairing_code(serve)
-    paired = subprocess.run(["ip", "netns", "exec", "pbclient", padbridge_binary(), "pair", f"{HOST_ADDRESS}:{PORT}",
-                             code, "--config-dir", str(client_config)], capture_output=True, text=True, timeout=DEADLINE)
-    assert paired.returncode == 0, paired.stderr
-    return serve, client_config
-
-
-def xpad_like_source(name: str) -> evdev.UInput:
-    """A pad made with python-evdev that discovery takes for a wired Xbox 360 pad: each write + SYN is one frame."""
-    keys = [ecodes.BTN_A, ecodes.BTN_B, ecodes.BTN_X, ecodes.BTN_Y, ecodes.BTN_TL, ecodes.BTN_TR, ecodes.BTN_SELECT,
-            ecodes.BTN_START, ecodes.BTN_MODE, ecodes.BTN_THUMBL, ecodes.BTN_THUMBR]
-    stick = evdev.AbsInfo(0, -32768, 32767, 0, 0, 0)
-    trigger = evdev.AbsInfo(0, 0, 255, 0, 0, 0)
-    hat = evdev.AbsInfo(0, -1, 1, 0, 0, 0)
-    axes = [(ecodes.ABS_X, stick), (ecodes.ABS_Y, stick), (ecodes.ABS_RX, stick), (ecodes.ABS_RY, stick),
-            (ecodes.ABS_Z, trigger), (ecodes.ABS_RZ, trigger), (ecodes.ABS_HAT0X, hat), (ecodes.ABS_HAT0Y, hat)]
-    return evdev.UInput({ecodes.EV_KEY: keys, ecodes.EV_ABS: axes}, name=name, vendor=0x045E, product=0x028E,
-                        version=0x114, bustype=ecodes.BUS_USB, phys=f"padbridge-test/{name}")
 
 
 TAPS_IN_FLIGHT = 8   # 32 events: within the source's evdev buffer (at least 64 events; the kernel sizes it)

@@ -19,8 +19,7 @@ from evdev import ecodes
 
 from conftest import (DEADLINE, assert_released_before_gone, attached, expect_events, padbridge_binary, read_until_gone,
                       rumble_effect, start_xbox)
-from test_forward import PORT, connect, paired_host
-from test_pairing import pair
+from forwarding import PORT, connect, pair, paired_host
 
 
 def run_padbridge(*args: str) -> subprocess.CompletedProcess:

@@ -23,7 +23,7 @@ import pytest
 from evdev import ecodes
 
 from conftest import DEADLINE, attached, expect_events, padbridge_binary, pairing_code
-from test_forward import (CLIENT_ADDRESS, HOST_ADDRESS, joined_namespaces, run, xpad_like_source)
+from forwarding import HOST_ADDRESS, joined_namespaces, run, xpad_like_source
 
 NAME = "gaming-pc"
 MOVED_ADDRESS = "192.0.2.3"

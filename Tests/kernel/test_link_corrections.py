@@ -5,25 +5,19 @@ tested on a fake clock (Tests/PadNetTests/ForwardingSimulationTests.swift); here
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import socket
 import struct
 import subprocess
-import threading
 
 import evdev
 from evdev import ecodes
 
 from conftest import DEADLINE, attached, expect_events, kernel_suite_tool, padbridge_binary, pairing_code, read_available, \
     read_until_gone, rumble_effect, start_dualsense, start_xbox, wait_abs
-from test_forward import CLIENT_ADDRESS, HOST_ADDRESS, PORT, connect, namespaces, paired_across_namespaces, \
-    paired_host, run, xpad_like_source  # noqa: F401 (namespaces is a fixture)
-
-
-def in_client(*command: str) -> tuple[str, ...]:
-    return ("ip", "netns", "exec", "pbclient", *command)
+from forwarding import HOST_ADDRESS, PORT, NetworkNamespace, connect, in_client, paired_across_namespaces, \
+    paired_host, run, udp_counters, xpad_like_source
 
 
 def test_a_one_way_outage_brings_held_inputs_back_at_once_and_keeps_the_pad(padbridge, tmp_path, namespaces):
@@ -78,38 +72,12 @@ def test_a_one_way_outage_brings_held_inputs_back_at_once_and_keeps_the_pad(padb
                            what="the game's rumble ending on the stand-in")
 
 
-class _Namespace:
-    """Enters a network namespace for the calling thread (setns), and goes back."""
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    CLONE_NEWNET = 0x40000000
-
-    def __init__(self, name: str):
-        self.target = os.open(f"/run/netns/{name}", os.O_RDONLY)
-        self.home = os.open("/proc/self/task/%d/ns/net" % threading.get_native_id(), os.O_RDONLY)
-
-    def __enter__(self):
-        assert self.libc.setns(self.target, self.CLONE_NEWNET) == 0, os.strerror(ctypes.get_errno())
-
-    def __exit__(self, *_):
-        assert self.libc.setns(self.home, self.CLONE_NEWNET) == 0, os.strerror(ctypes.get_errno())
-        os.close(self.target)
-        os.close(self.home)
-
-
 def spoofed_udp(source_port: int, destination_port: int, payload: bytes) -> bytes:
     """An IPv4 packet 127.0.0.1:source -> 127.0.0.1:destination (UDP checksum 0: none)."""
     udp = struct.pack("!HHHH", source_port, destination_port, 8 + len(payload), 0) + payload
     header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, socket.IPPROTO_UDP, 0,
                          socket.inet_aton("127.0.0.1"), socket.inet_aton("127.0.0.1"))
     return header + udp
-
-
-def udp_counters(pid: int) -> tuple[int, int]:
-    """(datagrams in, datagrams out) of the network namespace process `pid` is in."""
-    lines = [line.split() for line in open(f"/proc/{pid}/net/snmp") if line.startswith("Udp:")]
-    values = dict(zip(lines[0][1:], (int(v) for v in lines[1][1:])))
-    return values["InDatagrams"], values["OutDatagrams"]
 
 
 def test_a_refusal_spoofed_between_two_hosts_starts_no_exchange(padbridge, tmp_path):
@@ -124,7 +92,7 @@ def test_a_refusal_spoofed_between_two_hosts_starts_no_exchange(padbridge, tmp_p
             serve.wait_event("listening", what="a host listening")
             hosts.append(serve)
         before = udp_counters(hosts[0].proc.pid)
-        with _Namespace("pbspoof"):
+        with NetworkNamespace("pbspoof"):
             raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
         try:
             # A refusal "from" the second host to the first, then one "from" the first to the second.

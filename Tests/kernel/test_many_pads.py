@@ -24,7 +24,7 @@ import evdev
 from evdev import ecodes
 
 from conftest import DEADLINE, padbridge_binary, pairing_code, read_available, unexplained_link_losses
-from test_forward import xpad_like_source
+from forwarding import xpad_like_source
 
 PORT = 48179
 CLIENTS, PADS_PER_CLIENT = 4, 2

@@ -23,9 +23,9 @@ import evdev
 import pytest
 
 from conftest import DEADLINE, attached
+from forwarding import HOST_ADDRESS, PORT, joined_namespaces, paired_across_namespaces, run
 from motion_node import MotionNode
 from standins import PhysicalDualSense
-from test_forward import HOST_ADDRESS, PORT, joined_namespaces, paired_across_namespaces, run
 
 SAMPLES = 501                       # samples 0...500: 500 steps, 2 s of the stand-in's clock
 STEP_MICROSECONDS = 4_000           # 250 Hz

@@ -10,8 +10,7 @@ import stat
 import subprocess
 
 from conftest import DEADLINE, padbridge_binary, pairing_code
-
-PORT = 48177
+from forwarding import PORT, pair
 
 
 def start_serve(padbridge, config, *extra: str):
@@ -21,11 +20,6 @@ def start_serve(padbridge, config, *extra: str):
     host_fingerprint = listening["hostKey"]
     assert re.fullmatch(r"SHA256:[0-9a-f-]+", host_fingerprint), listening
     return serve, host_fingerprint
-
-
-def pair(config, code: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([padbridge_binary(), "pair", f"127.0.0.1:{PORT}", code, "--config-dir", str(config), *extra],
-                          capture_output=True, text=True, timeout=DEADLINE)
 
 
 def keys_in(path) -> list[str]:

@@ -266,7 +266,7 @@ def test_sdl_sees_a_full_ps5_controller(sdl, padbridge):
 
 def test_sdl_reads_a_forwarded_dualsense_and_its_feedback_reaches_the_physical_pad(sdl, padbridge, tmp_path):
     from conftest import attached
-    from test_forward import connect, paired_host
+    from forwarding import connect, paired_host
 
     known = joystick_ids(sdl)
     serve, client = paired_host(padbridge, tmp_path)
@@ -293,7 +293,7 @@ def test_sdl_reads_a_forwarded_dualsense_and_its_feedback_reaches_the_physical_p
 
 def test_sdl_reads_a_forwarded_xbox_pad_and_its_rumble_reaches_the_physical_pad(sdl, padbridge, tmp_path):
     from conftest import attached
-    from test_forward import connect, paired_host
+    from forwarding import connect, paired_host
 
     known = joystick_ids(sdl)
     serve, client = paired_host(padbridge, tmp_path)

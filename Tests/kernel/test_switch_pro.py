@@ -34,10 +34,10 @@ from evdev import ecodes
 
 from conftest import DEADLINE, attached, expect_events, padbridge_binary, rumble_effect
 from discovery import controller_with_node, list_json, run_padbridge
+from forwarding import connect, paired_host
 from monitor_against_sdl import MonitorAgainstSDL
 from motion_node import MotionNode
 from switch_pro import BUTTON_BITS, NAME, RUMBLE_AMPLITUDE_MAX, PhysicalSwitchPro
-from test_forward import connect, paired_host
 from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
                          logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
 from test_motion_units import yaw_integrated
