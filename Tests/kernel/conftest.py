@@ -37,7 +37,7 @@ MODULE_ORDER = ["test_environment", "test_xbox360", "test_dualsense", "test_sdl"
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "sdl_reads_switch_pads_itself: SDL reads a Switch pad through its own HIDAPI driver (the hidraw "
-                   "node), as it does by default, not through hid-nintendo's event node (see test_sdl's `sdl`)")
+                   "node), as it does by default, not through hid-nintendo's event node (see the `sdl` fixture)")
 
 
 def pytest_collection_modifyitems(items):
@@ -743,6 +743,37 @@ def is_rumble(strong: float, weak: float, tolerance: float = 0.01):
 # --------------------------------------------------------------------------------------------------------------
 # fixtures that several test modules use. The helper modules they call (forwarding.py, ...) import
 # conftest, so each fixture imports its helpers when it runs, not at the top.
+
+
+@pytest.fixture(scope="session")
+def sdl_library():
+    import sdl2  # ~10 s under emulation; PYSDL2_DLL_PATH must be set or pysdl2 runs gcc for a minute
+    return sdl2
+
+
+@pytest.fixture
+def sdl(sdl_library, request):
+    """SDL started for the test and quit after it, as a game started then: its joystick list is what /dev/input
+    holds now. (A session-long SDL read its inotify watch of /dev/input one 4 KB read a pump, 128 events: the
+    backlog of earlier tests' nodes, applied late, took a new pad for one of theirs that had the same node name and
+    removed it under the test's feet, twice in full runs.)"""
+    sdl2 = sdl_library
+    # SDL reads an Xbox pad through the kernel's xpad, as the tests compare, never through its own Xbox drivers
+    # (HIDAPI, which can open a USB pad beside xpad over libusb). SDL_Quit clears hints: set before each SDL_Init.
+    # The same for a Switch pad through hid-nintendo, unless the test is marked `sdl_reads_switch_pads_itself` (SDL's
+    # default for a Switch pad on Bluetooth, whose database entry for the event node fits hid-generic's numbering of
+    # the buttons, not hid-nintendo's). Either way by position (Nintendo's B, the bottom button, is `a`, as padbridge
+    # and the kernel's gamepad convention name it; SDL 2 reads Nintendo pads by label unless told).
+    hints = [b"SDL_JOYSTICK_HIDAPI_XBOX", b"SDL_JOYSTICK_HIDAPI_XBOX_360", b"SDL_JOYSTICK_HIDAPI_XBOX_ONE",
+             b"SDL_GAMECONTROLLER_USE_BUTTON_LABELS"]
+    if request.node.get_closest_marker("sdl_reads_switch_pads_itself") is None:
+        hints.append(b"SDL_JOYSTICK_HIDAPI_SWITCH")
+    for hint in hints:
+        sdl2.SDL_SetHint(hint, b"0")
+    if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:
+        pytest.fail(f"SDL_Init: {sdl2.SDL_GetError().decode()}")
+    yield sdl2
+    sdl2.SDL_Quit()
 
 
 @pytest.fixture

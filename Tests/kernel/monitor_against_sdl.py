@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 import evdev
 from evdev import ecodes
 
-from test_sdl import SDL_AXES, SDL_BUTTONS, sdl_wait
+from sdl_reading import SDL_AXES, SDL_BUTTONS, sdl_wait
 
 
 class MonitorAgainstSDL:

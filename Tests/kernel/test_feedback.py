@@ -248,7 +248,7 @@ def test_feedback_loop_from_a_virtual_dualsense_through_sdl(feedback):
     """`padbridge virtual --type dualsense | padbridge feedback HIDRAW --stdin`: a game (SDL2) sets the virtual
     pad's lightbar and rumble; the physical stand-in receives the same through a real pipe."""
     import sdl2
-    from test_sdl import joystick_ids, open_controller, pump, sdl_ps5_motor_bytes, wait_for_enhanced_mode
+    from sdl_reading import joystick_ids, open_controller, pump, sdl_ps5_motor_bytes, wait_for_enhanced_mode
 
     if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:
         pytest.fail(f"SDL_Init: {sdl2.SDL_GetError().decode()}")

@@ -20,9 +20,8 @@ import time
 import evdev
 
 from motion_node import MotionNode
+from sdl_reading import joystick_ids, open_controller, pump, sdl_wait, wait_for_enhanced_mode
 from standins import PhysicalDualShock4
-from test_sdl import (joystick_ids, open_controller, pump, sdl, sdl_library,  # noqa: F401  (sdl*: fixtures)
-                      sdl_wait, wait_for_enhanced_mode)
 
 STEPS = 250                      # 251 samples, 250 steps of 4 ms: 1 s of the stand-in's clock
 STEP_MICROSECONDS = 4_000

@@ -1,111 +1,13 @@
 """SDL2 (Debian's libSDL2 2.26 through pysdl2) as an independent reader: what a game sees.
 
-One SDL_Init per test (the `sdl` fixture), every SDL call on the test thread, events pumped in every wait. SDL
+One SDL_Init per test (conftest's `sdl` fixture), every SDL call on the test thread, events pumped in every wait. SDL
 runs without udev here: SDL_JOYSTICK_DISABLE_UDEV=1 (set by scripts/kernel-suite) makes it scan /dev itself and
 see hot-plug through inotify."""
 
 import ctypes
-import time
 
-import pytest
-
-from conftest import DEADLINE, is_rumble, start_dualsense, start_xbox
-
-
-@pytest.fixture(scope="session")
-def sdl_library():
-    import sdl2  # ~10 s under emulation; PYSDL2_DLL_PATH must be set or pysdl2 runs gcc for a minute
-    return sdl2
-
-
-@pytest.fixture
-def sdl(sdl_library, request):
-    """SDL started for the test and quit after it, as a game started then: its joystick list is what /dev/input
-    holds now. (A session-long SDL read its inotify watch of /dev/input one 4 KB read a pump, 128 events: the
-    backlog of earlier tests' nodes, applied late, took a new pad for one of theirs that had the same node name and
-    removed it under the test's feet, twice in full runs.)"""
-    sdl2 = sdl_library
-    # SDL reads an Xbox pad through the kernel's xpad, as the tests compare, never through its own Xbox drivers
-    # (HIDAPI, which can open a USB pad beside xpad over libusb). SDL_Quit clears hints: set before each SDL_Init.
-    # The same for a Switch pad through hid-nintendo, unless the test is marked `sdl_reads_switch_pads_itself` (SDL's
-    # default for a Switch pad on Bluetooth, whose database entry for the event node fits hid-generic's numbering of
-    # the buttons, not hid-nintendo's). Either way by position (Nintendo's B, the bottom button, is `a`, as padbridge
-    # and the kernel's gamepad convention name it; SDL 2 reads Nintendo pads by label unless told).
-    hints = [b"SDL_JOYSTICK_HIDAPI_XBOX", b"SDL_JOYSTICK_HIDAPI_XBOX_360", b"SDL_JOYSTICK_HIDAPI_XBOX_ONE",
-             b"SDL_GAMECONTROLLER_USE_BUTTON_LABELS"]
-    if request.node.get_closest_marker("sdl_reads_switch_pads_itself") is None:
-        hints.append(b"SDL_JOYSTICK_HIDAPI_SWITCH")
-    for hint in hints:
-        sdl2.SDL_SetHint(hint, b"0")
-    if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:
-        pytest.fail(f"SDL_Init: {sdl2.SDL_GetError().decode()}")
-    yield sdl2
-    sdl2.SDL_Quit()
-
-
-# SDL's names for the controls, as padbridge names them (SDL's GameController vocabulary).
-SDL_BUTTONS = {
-    "a": "SDL_CONTROLLER_BUTTON_A", "b": "SDL_CONTROLLER_BUTTON_B", "x": "SDL_CONTROLLER_BUTTON_X",
-    "y": "SDL_CONTROLLER_BUTTON_Y", "back": "SDL_CONTROLLER_BUTTON_BACK", "guide": "SDL_CONTROLLER_BUTTON_GUIDE",
-    "start": "SDL_CONTROLLER_BUTTON_START", "leftstick": "SDL_CONTROLLER_BUTTON_LEFTSTICK",
-    "rightstick": "SDL_CONTROLLER_BUTTON_RIGHTSTICK", "leftshoulder": "SDL_CONTROLLER_BUTTON_LEFTSHOULDER",
-    "rightshoulder": "SDL_CONTROLLER_BUTTON_RIGHTSHOULDER", "dpup": "SDL_CONTROLLER_BUTTON_DPAD_UP",
-    "dpdown": "SDL_CONTROLLER_BUTTON_DPAD_DOWN", "dpleft": "SDL_CONTROLLER_BUTTON_DPAD_LEFT",
-    "dpright": "SDL_CONTROLLER_BUTTON_DPAD_RIGHT", "misc1": "SDL_CONTROLLER_BUTTON_MISC1",
-}
-SDL_AXES = {
-    "leftx": "SDL_CONTROLLER_AXIS_LEFTX", "lefty": "SDL_CONTROLLER_AXIS_LEFTY",
-    "rightx": "SDL_CONTROLLER_AXIS_RIGHTX", "righty": "SDL_CONTROLLER_AXIS_RIGHTY",
-    "lefttrigger": "SDL_CONTROLLER_AXIS_TRIGGERLEFT", "righttrigger": "SDL_CONTROLLER_AXIS_TRIGGERRIGHT",
-}
-
-
-def pump(sdl2, wait_ms=20):
-    """Lets SDL notice hot-plug and read input: waits up to wait_ms for an event, then drops the queue (the tests
-    read state, not events)."""
-    sdl2.SDL_WaitEventTimeout(None, wait_ms)
-    sdl2.SDL_GameControllerUpdate()
-    sdl2.SDL_FlushEvents(sdl2.SDL_FIRSTEVENT, sdl2.SDL_LASTEVENT)
-
-
-def sdl_wait(sdl2, condition, what, timeout=DEADLINE):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"SDL: no {what} within {timeout:.0f} s")
-        pump(sdl2)
-
-
-def joystick_ids(sdl2):
-    pump(sdl2, 0)
-    return {sdl2.SDL_JoystickGetDeviceInstanceID(i) for i in range(sdl2.SDL_NumJoysticks())}
-
-
-def open_controller(sdl2, paths, known_ids, timeout=DEADLINE):
-    """Opens the game controller SDL lists at one of `paths` (evdev or hidraw node) that was not in known_ids."""
-
-    def find():
-        for index in range(sdl2.SDL_NumJoysticks()):
-            path = sdl2.SDL_JoystickPathForIndex(index)
-            instance = sdl2.SDL_JoystickGetDeviceInstanceID(index)
-            if path and path.decode() in paths and instance not in known_ids:
-                return index + 1
-        return None
-
-    try:
-        index = sdl_wait(sdl2, find, f"joystick at {paths}", timeout) - 1
-    except AssertionError:
-        listed = [(sdl2.SDL_JoystickPathForIndex(i), sdl2.SDL_JoystickNameForIndex(i))
-                  for i in range(sdl2.SDL_NumJoysticks())]
-        raise AssertionError(f"SDL never listed a new joystick at {paths}; it lists {listed}") from None
-    assert sdl2.SDL_IsGameController(index), \
-        f"SDL lists {sdl2.SDL_JoystickNameForIndex(index)} but has no game-controller mapping for it"
-    controller = sdl2.SDL_GameControllerOpen(index)
-    assert controller, f"SDL_GameControllerOpen: {sdl2.SDL_GetError().decode()}"
-    return controller
+from conftest import is_rumble, start_dualsense, start_xbox
+from sdl_reading import joystick_ids, open_controller, pump, sdl_ps5_motor_bytes, sdl_wait, wait_for_enhanced_mode
 
 
 def test_sdl_sees_the_xbox_pad_as_an_x360_controller(sdl, padbridge):
@@ -133,22 +35,6 @@ def test_sdl_sees_the_xbox_pad_as_an_x360_controller(sdl, padbridge):
         pad.wait_feedback(is_rumble(0.5, 0.25), since=mark, what="rumble ≈ 0.5/0.25 from SDL", pump=lambda: pump(sdl, 0))
     finally:
         sdl.SDL_GameControllerClose(controller)
-
-
-def wait_for_enhanced_mode(sdl2, controller):
-    """Over Bluetooth SDL's PS5 driver turns on "enhanced mode" (touchpad, sensors, and the LED, rumble and effect
-    calls) only once it has read a full 0x31 input report, on an update after the open: wait for it, pumping."""
-    sdl_wait(sdl2, lambda: sdl2.SDL_GameControllerGetNumTouchpads(controller) >= 1,
-             "touchpad, i.e. enhanced mode after the first 0x31 input report")
-
-
-def sdl_ps5_motor_bytes(low_frequency: int, high_frequency: int):
-    """The motor bytes SDL 2.26's PS5 driver may write for SDL_GameControllerRumble(low, high): the full values
-    (firmware 2.24 and newer, the "improved rumble emulation" bit) or halved ("to match Xbox controllers") when
-    the firmware version it read at init is older, or when that read of feature report 0x20 did not complete (seen
-    on an overloaded emulated machine). Either is a correct relay of what SDL asked for."""
-    strong, weak = low_frequency >> 8, high_frequency >> 8
-    return [(strong, weak), (strong >> 1, weak >> 1)]
 
 
 def ds5_effects_block(valid_flag0=0, right=b"", left=b""):

@@ -41,7 +41,7 @@ from switch_pro import BUTTON_BITS, NAME, RUMBLE_AMPLITUDE_MAX, PhysicalSwitchPr
 from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
                          logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
 from test_motion_units import yaw_integrated
-from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
+from sdl_reading import joystick_ids, open_controller, pump
 from test_xpad import AS_NOBODY_IN_INPUT, padbridges_udev_rule  # noqa: F401  (fixture)
 
 BUSES = ["usb", "bluetooth"]

@@ -16,8 +16,8 @@ from conftest import attached, expect_events, rumble_effect
 from discovery import controller_with_node, list_json
 from forwarding import connect, paired_host
 from monitor_against_sdl import MonitorAgainstSDL
+from sdl_reading import joystick_ids, open_controller, pump
 from standins import XBOX_BLUETOOTH_BUTTONS, XBOX_BLUETOOTH_HAT, PhysicalXboxBluetooth
-from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -33,7 +33,7 @@ from forwarding import connect, paired_host
 from monitor_against_sdl import MonitorAgainstSDL
 from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
                          logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
-from test_sdl import joystick_ids, open_controller, pump, sdl, sdl_library  # noqa: F401  (sdl*: fixtures)
+from sdl_reading import joystick_ids, open_controller, pump
 from xpad_gadget import BUTTON_BITS, GIP_BUTTON_BITS, XboxGadget, gip_guide_report, gip_input_report, input_report, \
     load_modules
 
