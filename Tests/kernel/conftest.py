@@ -15,6 +15,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import threading
@@ -741,7 +742,7 @@ def is_rumble(strong: float, weak: float, tolerance: float = 0.01):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# fixtures that several test modules use. The helper modules they call (forwarding.py, ...) import
+# fixtures that several test modules use. The helper modules they call (forwarding.py, hiding.py, ...) import
 # conftest, so each fixture imports its helpers when it runs, not at the top.
 
 
@@ -782,3 +783,60 @@ def namespaces():
     from forwarding import joined_namespaces
 
     yield from joined_namespaces()
+
+
+@pytest.fixture
+def logged_in_nobody():
+    """nobody is the active user of seat0, with padbridge's udev rule installed (/etc is the VM's own overlay)."""
+    from hiding import ACL, settle, udevadm
+    from other_users import NOBODY
+
+    seat = Path("/run/systemd/seats/seat0")
+    seat.parent.mkdir(parents=True, exist_ok=True)
+    seat_before = seat.read_text() if seat.exists() else None
+    rule = Path("/etc/udev/rules.d/70-padbridge.rules")
+    rule.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy("udev/70-padbridge.rules", rule)
+    seat.write_text(f"ACTIVE=c1\nACTIVE_UID={NOBODY}\n")
+    udevadm("control", "--reload")
+    udevadm("trigger", "--action=change", "/sys/class/misc/uinput", "/sys/class/misc/uhid")
+    settle()
+    try:
+        yield
+    finally:
+        rule.unlink()
+        if seat_before is None:
+            seat.unlink()
+        else:
+            seat.write_text(seat_before)
+        udevadm("control", "--reload")
+        for node in ("/dev/uinput", "/dev/uhid"):
+            try:
+                os.removexattr(node, ACL)
+            except OSError:
+                pass
+
+
+@pytest.fixture(scope="module")
+def joystick_interface():
+    """joydev loaded, as on a desktop: each pad also gets a /dev/input/jsN node, which older games and Wine's
+    joystick API read, and which must be hidden with the pad's other nodes. Loaded once for a test module whose
+    tests all use it (`pytestmark = pytest.mark.usefixtures("joystick_interface")`: test_hiding, test_xpad,
+    test_switch_pro) and removed after the module."""
+    subprocess.run(["modprobe", "joydev"], check=True, timeout=DEADLINE)
+    yield
+    subprocess.run(["modprobe", "-r", "joydev"], timeout=DEADLINE)
+
+
+@pytest.fixture
+def padbridges_udev_rule():
+    """udev/70-padbridge.rules installed in the VM's /etc (its own overlay) while the test runs."""
+    rule = "/etc/udev/rules.d/70-padbridge.rules"
+    os.makedirs(os.path.dirname(rule), exist_ok=True)
+    shutil.copy("udev/70-padbridge.rules", rule)
+    subprocess.run(["udevadm", "control", "--reload"], check=True, timeout=DEADLINE)
+    try:
+        yield
+    finally:
+        os.unlink(rule)
+        subprocess.run(["udevadm", "control", "--reload"], check=True, timeout=DEADLINE)

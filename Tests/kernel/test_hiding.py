@@ -10,10 +10,7 @@ nodes). SDL is started afresh for each look (sdl_list_controllers.py), as a game
 
 from __future__ import annotations
 
-import json
 import os
-import select
-import shutil
 import signal
 import socket
 import struct
@@ -27,108 +24,14 @@ import evdev
 import pytest
 
 from conftest import DEADLINE, padbridge_binary, pairing_code, start_dualsense, start_xbox
+from hiding import acl_users, assert_hidden, grant, joystick_nodes, sdl_controllers, settle, start_service, udevadm
+from other_users import AS_NOBODY, NOBODY, Child
 
-NOBODY = 65534
-AS_NOBODY = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")
 SOCKET = "/run/padbridge/hide.socket"
-ACL = "system.posix_acl_access"
 IDLE_SECONDS = 10  # NodeHiding.idleConnectionMilliseconds
 PER_USER = 8  # NodeHiding.maximumConnectionsPerUser
 
-
-def udevadm(*arguments: str):
-    """udevadm, once more after udevd's queue settled when its control socket turned the request away (udevd takes
-    no control message while it is busy: "Failed to send reload request: Resource temporarily unavailable")."""
-    for attempt in range(5):
-        result = subprocess.run(["udevadm", *arguments], timeout=DEADLINE, capture_output=True, text=True)
-        if result.returncode == 0:
-            return
-        if arguments[0] != "control" or attempt == 4:
-            raise AssertionError(f"udevadm {' '.join(arguments)}: {result.stderr}")
-        subprocess.run(["udevadm", "settle", f"--timeout={int(DEADLINE)}"], timeout=DEADLINE + 5, capture_output=True)
-
-
-def settle():
-    udevadm("settle", f"--timeout={int(DEADLINE)}")
-
-
-def grant(path: str, uid: int = NOBODY):
-    """Adds a read-write ACL entry for `uid` (what `setfacl -m u:UID:rw` does), in the kernel's xattr layout."""
-    mode = os.stat(path).st_mode
-    entries = [(0x01, (mode >> 6) & 7, 0xFFFFFFFF), (0x02, 6, uid), (0x04, (mode >> 3) & 7, 0xFFFFFFFF),
-               (0x10, 6, 0xFFFFFFFF), (0x20, mode & 7, 0xFFFFFFFF)]
-    os.setxattr(path, ACL, struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries))
-
-
-def acl_users(path: str) -> list[int]:
-    """The uids the node's ACL names."""
-    try:
-        data = os.getxattr(path, ACL)
-    except OSError:
-        return []
-    return [uid for tag, _, uid in struct.iter_unpack("<HHI", data[4:]) if tag == 0x02]
-
-
-@pytest.fixture
-def logged_in_nobody():
-    """nobody is the active user of seat0, with padbridge's udev rule installed (/etc is the VM's own overlay)."""
-    seat = Path("/run/systemd/seats/seat0")
-    seat.parent.mkdir(parents=True, exist_ok=True)
-    seat_before = seat.read_text() if seat.exists() else None
-    rule = Path("/etc/udev/rules.d/70-padbridge.rules")
-    rule.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy("udev/70-padbridge.rules", rule)
-    seat.write_text(f"ACTIVE=c1\nACTIVE_UID={NOBODY}\n")
-    udevadm("control", "--reload")
-    udevadm("trigger", "--action=change", "/sys/class/misc/uinput", "/sys/class/misc/uhid")
-    settle()
-    try:
-        yield
-    finally:
-        rule.unlink()
-        if seat_before is None:
-            seat.unlink()
-        else:
-            seat.write_text(seat_before)
-        udevadm("control", "--reload")
-        for node in ("/dev/uinput", "/dev/uhid"):
-            try:
-                os.removexattr(node, ACL)
-            except OSError:
-                pass
-
-
-def sdl_controllers() -> list[dict]:
-    """The joysticks SDL lists, started afresh as nobody."""
-    script = Path(__file__).with_name("sdl_list_controllers.py")
-    result = subprocess.run([*AS_NOBODY, "/usr/bin/python3", str(script)], capture_output=True, text=True,
-                            timeout=DEADLINE * 2)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def start_service(padbridge):
-    service = padbridge(command="hide-service")
-    service.wait_event("hidingServiceListening", what="the hiding service listening")
-    return service
-
-
-@pytest.fixture(scope="module", autouse=True)
-def joystick_interface():
-    """joydev loaded, as on a desktop: each pad also gets a /dev/input/jsN node, which older games and Wine's
-    joystick API read, and which must be hidden with the pad's other nodes."""
-    subprocess.run(["modprobe", "joydev"], check=True, timeout=DEADLINE)
-    yield
-    subprocess.run(["modprobe", "-r", "joydev"], timeout=DEADLINE)
-
-
-def joystick_nodes(event_nodes: list[str]) -> list[str]:
-    """The jsN nodes beside these event nodes (children of the same inputN device)."""
-    found = []
-    for node in event_nodes:
-        device = f"/sys/class/input/{os.path.basename(node)}/device"
-        found += sorted(f"/dev/input/{name}" for name in os.listdir(device) if name.startswith("js"))
-    return found
+pytestmark = pytest.mark.usefixtures("joystick_interface")   # conftest's: joydev loaded, as on a desktop
 
 
 def start_stand_in(padbridge, seed):
@@ -143,45 +46,6 @@ def start_stand_in(padbridge, seed):
         if NOBODY not in acl_users(path):
             grant(path)  # the motion and touchpad nodes carry no uaccess tag
     return stand_in, ready, node_paths
-
-
-def assert_hidden(path: str):
-    status = os.stat(path)
-    assert status.st_mode & 0o7777 == 0 and acl_users(path) == [] and (status.st_uid, status.st_gid) == (0, 0), \
-        f"{path} is not hidden: mode {status.st_mode & 0o7777:o}, owner {status.st_uid}:{status.st_gid}, ACL users {acl_users(path)}"
-
-
-def check_remap_hides_and_gives_back(padbridge, source: str, pad_nodes: list[str]):
-    """remap of `source`, run by the seat's user (nobody) with the hiding service, takes each of `pad_nodes` (every
-    node of one pad) from everyone else, so that SDL, started as that user, lists only the virtual pad; they are
-    given back when remap ends. For the families other than the DualSense (test_xpad.py, test_switch_pro.py)."""
-    for path in pad_nodes:
-        if NOBODY not in acl_users(path):
-            grant(path)  # as udev's uaccess would for the seat's user (it tags only some of them)
-    before = [c["path"] for c in sdl_controllers()]
-    assert any(path in pad_nodes for path in before), f"SDL, before remap, lists {before}"
-
-    service = start_service(padbridge)
-    remap = padbridge(source, "--as", "xbox360", command="remap", wrapper=AS_NOBODY)
-    virtual = remap.wait_ready()
-    remap.wait_event("hidden", where=lambda e: e["command"] == "remap", what="the pad hidden while remap runs")
-    for path in pad_nodes:
-        assert_hidden(path)
-    for path in pad_nodes:
-        service.wait_event("udevSeesHidden", where=lambda e, p=path: e["node"] == p, what=f"udev's refresh of {path}")
-    settle()
-    during = [c["path"] for c in sdl_controllers()]
-    assert during == virtual["eventNodes"], f"SDL, while remap runs, lists {during}"
-
-    mark = len(service.stderr)
-    remap.proc.send_signal(signal.SIGTERM)
-    assert remap.wait_exit() == 0
-    for path in pad_nodes:
-        service.wait_event("nodeGivenBack", where=lambda e, p=path: e["node"] == p, since=mark,
-                           what=f"{path} given back")
-    settle()
-    after = [c["path"] for c in sdl_controllers()]
-    assert any(path in pad_nodes for path in after), f"SDL, after remap, lists {after}"
 
 
 @pytest.mark.parametrize("ending", ["SIGTERM", "SIGKILL"])
@@ -282,57 +146,6 @@ class HidingClient:
 
     def close(self):
         self.socket.close()
-
-
-class Child:
-    """A forked child of this process running `work(report)` as user `uid`; each `report(obj)` comes back as one JSON
-    line (`next()`). Killed at `close()`."""
-
-    def __init__(self, uid: int, work):
-        read_end, write_end = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:
-            os.close(read_end)
-
-            def report(obj):
-                os.write(write_end, (json.dumps(obj) + "\n").encode())
-
-            status = 0
-            try:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-                work(report)
-            except BaseException as error:  # noqa: BLE001 - reported to the parent, which fails the test
-                report({"error": repr(error)})
-                status = 1
-            os._exit(status)
-        os.close(write_end)
-        self.pipe = read_end
-        self.buffer = b""
-
-    def next(self, timeout: float = DEADLINE) -> dict:
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            assert left > 0, f"the child reported nothing within {timeout:.0f} s"
-            ready, _, _ = select.select([self.pipe], [], [], left)
-            if ready:
-                chunk = os.read(self.pipe, 65536)
-                assert chunk, "the child ended without reporting"
-                self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        obj = json.loads(line)
-        assert "error" not in obj, f"in the child: {obj['error']}"
-        return obj
-
-    def close(self):
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(self.pid, 0)
-        os.close(self.pipe)
 
 
 def node_state(path: str) -> tuple:

@@ -243,7 +243,7 @@ def test_another_user_can_neither_bind_serves_port_nor_take_its_datagrams(padbri
     """serve lets its clients' connected sockets share its port through SO_REUSEPORT, which Linux lets only sockets of
     the same user share. With SO_REUSEADDR a process of any user could bind the port too, and take the handshakes,
     frames and pairing datagrams meant for serve."""
-    from test_hiding import NOBODY, Child
+    from other_users import NOBODY, Child
 
     serve, client = paired_host(padbridge, tmp_path)
     physical, _, device = start_xbox(padbridge, "--name", "port-sharing source")

@@ -35,17 +35,18 @@ from evdev import ecodes
 from conftest import DEADLINE, attached, expect_events, padbridge_binary, rumble_effect
 from discovery import controller_with_node, list_json, run_padbridge
 from forwarding import connect, paired_host
+from hiding import check_remap_hides_and_gives_back, joystick_nodes, settle
 from monitor_against_sdl import MonitorAgainstSDL
 from motion_node import MotionNode
-from switch_pro import BUTTON_BITS, NAME, RUMBLE_AMPLITUDE_MAX, PhysicalSwitchPro
-from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
-                         logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
-from test_motion_units import yaw_integrated
+from other_users import AS_NOBODY_IN_INPUT
 from sdl_reading import joystick_ids, open_controller, pump
-from test_xpad import AS_NOBODY_IN_INPUT, padbridges_udev_rule  # noqa: F401  (fixture)
+from switch_pro import BUTTON_BITS, NAME, RUMBLE_AMPLITUDE_MAX, PhysicalSwitchPro
+from test_motion_units import yaw_integrated
 
 BUSES = ["usb", "bluetooth"]
 TRIGGERS = ("lefttrigger", "righttrigger")   # ZL and ZR: digital, BTN_TL2/BTN_TR2
+
+pytestmark = pytest.mark.usefixtures("joystick_interface")   # conftest's: joydev loaded, as on a desktop
 
 
 @pytest.fixture(scope="module", autouse=True)

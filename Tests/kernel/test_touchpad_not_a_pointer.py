@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import DEADLINE, start_dualsense
-from test_hiding import settle, udevadm
+from hiding import settle, udevadm
 
 RULE = Path("/etc/udev/rules.d/70-padbridge.rules")
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import grp
 import json
 import os
-import shutil
 import signal
 import subprocess
 
@@ -30,15 +29,16 @@ from evdev import ecodes
 from conftest import DEADLINE, attached, expect_events, padbridge_binary, rumble_effect
 from discovery import controller_with_node, list_json, run_padbridge
 from forwarding import connect, paired_host
+from hiding import check_remap_hides_and_gives_back, joystick_nodes, settle
 from monitor_against_sdl import MonitorAgainstSDL
-from test_hiding import (check_remap_hides_and_gives_back, joystick_interface, joystick_nodes,  # noqa: F401
-                         logged_in_nobody, settle)  # (joystick_interface, logged_in_nobody: fixtures)
+from other_users import AS_NOBODY_IN_INPUT
 from sdl_reading import joystick_ids, open_controller, pump
 from xpad_gadget import BUTTON_BITS, GIP_BUTTON_BITS, XboxGadget, gip_guide_report, gip_input_report, input_report, \
     load_modules
 
 F310 = (0x046D, 0xC21D)
-AS_NOBODY_IN_INPUT = ("setpriv", "--reuid=65534", "--regid=65534", f"--groups={grp.getgrnam('input').gr_gid}")
+
+pytestmark = pytest.mark.usefixtures("joystick_interface")   # conftest's: joydev loaded, as on a desktop
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -306,20 +306,6 @@ def test_a_user_who_cannot_write_the_ring_still_rumbles_the_pad_and_player_says_
                              since)
     assert not any(ring_packet(7)(packet) for packet in xbox.packets_since(since)[:index - since]), \
         xbox.describe_out(since)
-
-
-@pytest.fixture
-def padbridges_udev_rule():
-    """udev/70-padbridge.rules installed in the VM's /etc (its own overlay) while the test runs."""
-    rule = "/etc/udev/rules.d/70-padbridge.rules"
-    os.makedirs(os.path.dirname(rule), exist_ok=True)
-    shutil.copy("udev/70-padbridge.rules", rule)
-    subprocess.run(["udevadm", "control", "--reload"], check=True, timeout=DEADLINE)
-    try:
-        yield
-    finally:
-        os.unlink(rule)
-        subprocess.run(["udevadm", "control", "--reload"], check=True, timeout=DEADLINE)
 
 
 def test_with_padbridges_udev_rule_the_group_input_lights_the_ring(padbridges_udev_rule, gadget_factory):
