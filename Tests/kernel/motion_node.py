@@ -1,4 +1,5 @@
-"""A reader of a motion node (a virtual DualSense's, as hid-playstation makes it) for the motion tests."""
+"""A reader of a motion node (a virtual DualSense's, as hid-playstation makes it) for the motion tests, and the
+degrees its frames turned (yaw_integrated)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,13 @@ class MotionNode:
         self._thread.join(DEADLINE)
         with self._cond:
             return list(self.frames)
+
+
+GYRO_UNITS_PER_DEGREE_PER_SECOND = 1024   # hid-playstation's resolution on the virtual pad's motion node
+
+
+def yaw_integrated(frames: list[tuple[int, ...]]) -> float:
+    """Degrees turned between the first and the last frame: each frame's yaw rate over the time since the frame
+    before it (the rate a sample reports is the one over the interval it ends), on the node's own MSC_TIMESTAMP."""
+    return sum(after[5] / GYRO_UNITS_PER_DEGREE_PER_SECOND * ((after[0] - before[0]) & 0xFFFFFFFF) / 1e6
+               for before, after in zip(frames, frames[1:]))

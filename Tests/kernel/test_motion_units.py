@@ -19,7 +19,7 @@ import time
 
 import evdev
 
-from motion_node import MotionNode
+from motion_node import MotionNode, yaw_integrated
 from sdl_reading import joystick_ids, open_controller, pump, sdl_wait, wait_for_enhanced_mode
 from standins import PhysicalDualShock4
 
@@ -29,16 +29,8 @@ DS4_TICKS_PER_STEP = 750         # the DualShock 4's clock counts 16/3 µs: 4,00
 YAW_DEGREES_PER_SECOND = 90
 YAW_RAW = YAW_DEGREES_PER_SECOND * 16   # 1/16 °/s a unit under the stand-in's calibration
 GRAVITY_RAW = 8192
-GYRO_UNITS_PER_DEGREE_PER_SECOND = 1024   # hid-playstation's resolution on the virtual pad's motion node
 ACCEL_UNITS_PER_G = 8192
 STANDARD_GRAVITY = 9.80665
-
-
-def yaw_integrated(frames: list[tuple[int, ...]]) -> float:
-    """Degrees turned between the first and the last frame: each frame's yaw rate over the time since the frame
-    before it (the rate a sample reports is the one over the interval it ends), on the node's own MSC_TIMESTAMP."""
-    return sum(after[5] / GYRO_UNITS_PER_DEGREE_PER_SECOND * ((after[0] - before[0]) & 0xFFFFFFFF) / 1e6
-               for before, after in zip(frames, frames[1:]))
 
 
 def test_a_dualshock4_turned_90_degrees_turns_the_virtual_dualsense_90_degrees(sdl, padbridge):

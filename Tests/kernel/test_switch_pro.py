@@ -37,11 +37,10 @@ from discovery import controller_with_node, list_json, run_padbridge
 from forwarding import connect, paired_host
 from hiding import check_remap_hides_and_gives_back, joystick_nodes, settle
 from monitor_against_sdl import MonitorAgainstSDL
-from motion_node import MotionNode
+from motion_node import MotionNode, yaw_integrated
 from other_users import AS_NOBODY_IN_INPUT
 from sdl_reading import joystick_ids, open_controller, pump
 from switch_pro import BUTTON_BITS, NAME, RUMBLE_AMPLITUDE_MAX, PhysicalSwitchPro
-from test_motion_units import yaw_integrated
 
 BUSES = ["usb", "bluetooth"]
 TRIGGERS = ("lefttrigger", "righttrigger")   # ZL and ZR: digital, BTN_TL2/BTN_TR2
