@@ -86,13 +86,17 @@ struct HandshakeAdmission: Sendable {
     /// source's share if so.
     mutating func admitsProvenSource(_ source: SocketAddress, atMicroseconds now: UInt64) -> Bool {
         let key = grouping.source(of: source, atMicroseconds: now)
-        if bySource[key] == nil {
+        var bucket: TokenBucket
+        if let known = bySource[key] {
+            bucket = known
+        } else {
             if bySource.count >= limits.sourcesTracked { bySource = bySource.filter { !$0.value.isFull(atMicroseconds: now) } }
             guard bySource.count < limits.sourcesTracked else { return false }
-            bySource[key] = TokenBucket(
-                capacity: limits.burstPerSource, perSecond: limits.perSecondPerSource, atMicroseconds: now)
+            bucket = TokenBucket(capacity: limits.burstPerSource, perSecond: limits.perSecondPerSource, atMicroseconds: now)
         }
-        return bySource[key]!.take(atMicroseconds: now)
+        let admitted = bucket.take(atMicroseconds: now)
+        bySource[key] = bucket
+        return admitted
     }
 }
 
