@@ -156,7 +156,12 @@ def test_a_pad_listed_before_udevd_is_done_with_it_gets_the_id_it_keeps(gadget_f
     processed its nodes. `list` run between the kernel making the nodes and udevd processing them waits for udevd,
     saying so, and shows the ID the pad keeps. Here udevd is stopped (SIGSTOP) while the pad comes, and let go once
     `list` says it waits; without the wait, `list` showed an ID made from the sysfs path, which changed a moment
-    later (seen in CI: `feedback ID-PREFIX` right after `list` found no pad)."""
+    later (seen in CI: `feedback ID-PREFIX` right after `list` found no pad).
+
+    udevd's queue is settled first: the previous test's pad (the same event node number) is removed at its
+    teardown, and a udevd stopped before it processed that removal leaves the old pad's database entry for the node
+    number, which makes the new pad look processed already (seen once: `list` did not wait)."""
+    settle()
     udevd = udevd_processes()
     for pid in udevd:
         os.kill(pid, signal.SIGSTOP)
