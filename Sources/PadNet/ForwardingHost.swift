@@ -42,7 +42,7 @@ public final class ForwardingHost {
         case handshakeRefused(client: String, reason: String)
         /// paired-clients cannot be read: what is wrong (file and line); every client is refused until it is fixed.
         case pairedClientsUnreadable(String)
-        case dropped(count: Int, reason: String)
+        case dropped(count: Int, reason: LinkDropReason)
         /// More handshakes than usual came (a flood?): `cookieReplies` of them were asked to prove their address
         /// before any public-key work (paired clients do so by themselves).
         case underLoad(cookieReplies: Int)
@@ -274,7 +274,7 @@ public final class ForwardingHost {
 
     private var now: UInt64 { clocks.monotonicMicroseconds() }
 
-    private func drop(_ reason: String) {
+    private func drop(_ reason: LinkDropReason) {
         if let count = refusals.note(atMicroseconds: now) { onEvent(.dropped(count: count, reason: reason)) }
     }
 
@@ -285,17 +285,17 @@ public final class ForwardingHost {
             if let (index, counter) = LinkDatagram.transportHeader(of: bytes) {
                 transport(bytes, index: index, counter: counter, along: path)
             } else {
-                drop("not padbridge's")
+                drop(.notPadbridges)
             }
         case .initiation:
             initiation(bytes, along: path)
         case .response, .cookieReply:
-            drop("an answer sent to the host")
+            drop(.answerSentToHost)
         case nil:
             if let first = bytes.first, PairingDatagram.firstByte.contains(first), let other = onOtherDatagram {
                 other(bytes, path)
             } else {
-                drop("not padbridge's")
+                drop(.notPadbridges)
             }
         }
         armTimer()
@@ -303,12 +303,12 @@ public final class ForwardingHost {
 
     /// An initiation: its length and MACs, then the load, before any public-key work (`LinkInitiationGate`).
     private func initiation(_ bytes: UnsafeRawBufferPointer, along path: DatagramPath) {
-        guard bytes.count == LinkDatagram.initiationSize else { return drop("malformed") }
+        guard bytes.count == LinkDatagram.initiationSize else { return drop(.malformed) }
         let initiation = Array(bytes)
         let time = now
         switch initiationGate.check(initiation, from: path.remote, atMicroseconds: time) {
         case .answer:
-            guard let datagram = LinkDatagram(initiation) else { return drop("malformed") }
+            guard let datagram = LinkDatagram(initiation) else { return drop(.malformed) }
             let answer = handshake(datagram, along: path)
             initiationGate.remember(initiation, from: path.remote, answer: answer, atMicroseconds: time)
         case let .answerAgain(answer):
@@ -325,7 +325,7 @@ public final class ForwardingHost {
         let time = now
         guard let client = sessions[index] else {
             if answerRevoked(datagram, index: index) { return }
-            return drop("unauthenticated, replayed or for no session")
+            return drop(.unauthenticated)
         }
         let session: LinkSession
         let confirming: Bool
@@ -337,14 +337,14 @@ public final class ForwardingHost {
             session = found
             confirming = true
         case .currentTooOld:
-            return drop("for a session too old (its client did not renew it)")
+            return drop(.sessionTooOld)
         case .ended:
-            return drop("for a session that ended")
+            return drop(.sessionEnded)
         }
         guard session.keys.open(datagram: datagram, into: &plaintext) else {
-            return drop("unauthenticated, replayed or for no session")
+            return drop(.unauthenticated)
         }
-        guard let message = try? LinkClientMessageView(plaintext) else { return drop("malformed") }
+        guard let message = try? LinkClientMessageView(plaintext) else { return drop(.malformed) }
         if confirming { confirmNextSession(of: client, at: time) }
         if session === client.sessions.current {
             session.noteReceived(counter: counter)
@@ -388,7 +388,7 @@ public final class ForwardingHost {
             if let refusal, handshakeRefusals.note(atMicroseconds: time) != nil {
                 onEvent(.handshakeRefused(client: paired[refusal.key] ?? refusal.key.fingerprint, reason: refusal.reason))
             }
-            drop("handshake from an unpaired client, or replayed")
+            drop(.unpairedOrReplayedHandshake)
             return nil
         }
         sender.send(response, along: path)

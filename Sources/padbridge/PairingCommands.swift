@@ -439,7 +439,11 @@ enum ServeStatus {
             StatusEvent(.pairedClientsUnreadable, "cannot read the paired clients: \(problem)", ["problem": .string(problem)])
         case let .dropped(count, reason):
             StatusEvent(
-                .dropped, "dropped \(count) datagram(s): \(reason)", ["count": EventValue(count), "reason": .string(reason)])
+                .dropped, "dropped \(count) datagram(s): \(reason)",
+                [
+                    "count": EventValue(count), "reason": .string("\(reason)"), "cause": .string(reason.name),
+                    "source": EventValue(reason.source.map { "\($0)" }),
+                ])
         case let .underLoad(count):
             StatusEvent(
                 .underLoad,
