@@ -45,7 +45,7 @@ def key_times(device, code, count, timeout=DEADLINE):
 
 def record_taps(padbridge, tmp_path, target, pad, reader, name, to_file, then=None):
     """Records `target` while the stand-in `pad` taps A twice with the left stick moved in between, then runs
-    `then()` if given; the recording goes to a file (-o) or through standard output. Returns the recording's
+    `then(recorder)` if given; the recording goes to a file (-o) or through standard output. Returns the recording's
     path."""
     path = tmp_path / name
     recorder = padbridge(target, *(["-o", str(path)] if to_file else []), command="record")
@@ -65,7 +65,7 @@ def record_taps(padbridge, tmp_path, target, pad, reader, name, to_file, then=No
         recorder.wait_stdout(lambda line: line.startswith("e ") and line.endswith(release), since=index + 1,
                              what="second release line")
     if then:
-        then()
+        then(recorder)
     # With -o, the recorder reads what is queued before it exits: everything the reader saw is in the file.
     assert recorder.stop() == 0
     assert recorder.events("recorded"), recorder.describe()
@@ -95,11 +95,24 @@ MOTION_TOLERANCE = {ecodes.ABS_Y: 2, ecodes.ABS_RZ: 128}
 def test_a_recorded_dualsense_comes_back_through_uhid_and_hid_playstation_binds_it(padbridge, tmp_path):
     pad, ready, nodes = start_dualsense(padbridge, "--seed", "record", name="padbridge recorded DualSense")
 
-    def touch_and_move():
+    def touch_and_move(recorder):
         pad.send(type="touch", contact=0, active=True, x=0.25, y=0.75)
         pad.send(type="motion", gyro=[0, 0, 0.5], accel=[0, 9.81, 0])
         wait_abs(nodes["touchpad"], TOUCH_AT, tolerance={code: 1 for code in TOUCH_AT})
         wait_abs(nodes["motion"], MOTION, tolerance=MOTION_TOLERANCE)
+        # The replay plays the hidraw reports, so one with the motion sample must be in the recording before it
+        # stops. hid-playstation shows a report's events before hidraw has the report (its raw_event handler runs
+        # first), so the motion on the event node does not say the recorder can read the report yet (seen once:
+        # the recording ended between the two). The recorder's line of the motion, then a report line after it: the
+        # pad sends its whole state every 20 ms, so any report from then on carries the sample.
+        def motion_line(line):
+            fields = line.split()
+            return (line.startswith("e ") and fields[3:5] == [str(ecodes.EV_ABS), str(ecodes.ABS_RZ)]
+                    and abs(int(fields[5]) - MOTION[ecodes.ABS_RZ]) <= MOTION_TOLERANCE[ecodes.ABS_RZ])
+
+        index, _ = recorder.wait_stdout(motion_line, what="the recorder's line of the motion sample")
+        recorder.wait_stdout(lambda line: line.startswith("r "), since=index + 1,
+                             what="a report recorded after the motion sample")
 
     path = record_taps(padbridge, tmp_path, ready["hidraw"], pad, nodes["gamepad"], "dualsense.rec", to_file=False,
                        then=touch_and_move)
