@@ -14,6 +14,7 @@ import pytest
 
 from conftest import DEADLINE, padbridge_binary, parse_event
 from standins import BUS_BLUETOOTH, PhysicalDualSense, RumbleOnlyPad
+from waiting import wait_for_item
 
 
 
@@ -397,17 +398,13 @@ class LineCollector:
             self._cond.notify_all()
 
     def wait_event(self, name: str, timeout: float, what: str) -> dict:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for event in self.events:
-                    if event is not None and event["event"] == name:
-                        return event
-                remaining = deadline - time.monotonic()
-                if self.eof or remaining <= 0:
-                    raise AssertionError(f"no {what} ({'stream closed' if self.eof else 'timed out'}); "
-                                         f"lines: {self.lines}")
-                self._cond.wait(remaining)
+        def fail(reason):
+            raise AssertionError(f"no {what} ({reason}); lines: {self.lines}")
+
+        _, event = wait_for_item(self._cond, self.events, 0,
+                                 lambda event: event if event is not None and event["event"] == name else None,
+                                 timeout, fail, lambda: "stream closed" if self.eof else None)
+        return event
 
 
 def test_feedback_xbox_loop_rumble_reaches_the_physical_dualsense():
