@@ -752,29 +752,69 @@ def sdl_library():
     return sdl2
 
 
+def sdl_hints(request) -> dict[str, str]:
+    """The hints every SDL of the suite is started with (the `sdl` and `sdl_reader` fixtures).
+
+    SDL reads an Xbox pad through the kernel's xpad, as the tests compare, never through its own Xbox drivers
+    (HIDAPI, which can open a USB pad beside xpad over libusb). SDL_Quit clears hints: set before each SDL_Init.
+    The same for a Switch pad through hid-nintendo, unless the test is marked `sdl_reads_switch_pads_itself` (SDL's
+    default for a Switch pad on Bluetooth, whose database entry for the event node fits hid-generic's numbering of
+    the buttons, not hid-nintendo's). Either way by position (Nintendo's B, the bottom button, is `a`, as padbridge
+    and the kernel's gamepad convention name it; SDL 2 reads Nintendo pads by label unless told)."""
+    hints = ["SDL_JOYSTICK_HIDAPI_XBOX", "SDL_JOYSTICK_HIDAPI_XBOX_360", "SDL_JOYSTICK_HIDAPI_XBOX_ONE",
+             "SDL_GAMECONTROLLER_USE_BUTTON_LABELS"]
+    if request.node.get_closest_marker("sdl_reads_switch_pads_itself") is None:
+        hints.append("SDL_JOYSTICK_HIDAPI_SWITCH")
+    return {hint: "0" for hint in hints}
+
+
 @pytest.fixture
 def sdl(sdl_library, request):
     """SDL started for the test and quit after it, as a game started then: its joystick list is what /dev/input
     holds now. (A session-long SDL read its inotify watch of /dev/input one 4 KB read a pump, 128 events: the
     backlog of earlier tests' nodes, applied late, took a new pad for one of theirs that had the same node name and
-    removed it under the test's feet, twice in full runs.)"""
+    removed it under the test's feet, twice in full runs.) Debian's SDL 2.26, in the test's own process; for either
+    SDL (2.26 or 2.32) in a process of its own, see `sdl_reader`."""
     sdl2 = sdl_library
-    # SDL reads an Xbox pad through the kernel's xpad, as the tests compare, never through its own Xbox drivers
-    # (HIDAPI, which can open a USB pad beside xpad over libusb). SDL_Quit clears hints: set before each SDL_Init.
-    # The same for a Switch pad through hid-nintendo, unless the test is marked `sdl_reads_switch_pads_itself` (SDL's
-    # default for a Switch pad on Bluetooth, whose database entry for the event node fits hid-generic's numbering of
-    # the buttons, not hid-nintendo's). Either way by position (Nintendo's B, the bottom button, is `a`, as padbridge
-    # and the kernel's gamepad convention name it; SDL 2 reads Nintendo pads by label unless told).
-    hints = [b"SDL_JOYSTICK_HIDAPI_XBOX", b"SDL_JOYSTICK_HIDAPI_XBOX_360", b"SDL_JOYSTICK_HIDAPI_XBOX_ONE",
-             b"SDL_GAMECONTROLLER_USE_BUTTON_LABELS"]
-    if request.node.get_closest_marker("sdl_reads_switch_pads_itself") is None:
-        hints.append(b"SDL_JOYSTICK_HIDAPI_SWITCH")
-    for hint in hints:
-        sdl2.SDL_SetHint(hint, b"0")
+    for hint, value in sdl_hints(request).items():
+        sdl2.SDL_SetHint(hint.encode(), value.encode())
     if sdl2.SDL_Init(sdl2.SDL_INIT_GAMECONTROLLER) != 0:
         pytest.fail(f"SDL_Init: {sdl2.SDL_GetError().decode()}")
     yield sdl2
     sdl2.SDL_Quit()
+
+
+@pytest.fixture(scope="module")
+def sdl_reader_processes():
+    """The module's SDL reader processes (sdl_reader.SdlReader), one per SDL version, started when a test first asks
+    for that version (Python and pysdl2 take 10-25 s to start in the emulated guest: once a module, not once a test)
+    and stopped after the module; one that died is started again."""
+    from sdl_reader import SdlReader
+
+    started: dict[str, SdlReader] = {}
+
+    def reader(version: str) -> SdlReader:
+        if version not in started or not started[version].alive():
+            started[version] = SdlReader(version)
+        return started[version]
+
+    yield reader
+    for process in started.values():
+        status = process.stop()
+        print(f"{process!r} exited with {status}; stderr: {process.stderr[-20:]}")
+
+
+@pytest.fixture(params=["2.26", "2.32"])
+def sdl_reader(request, sdl_reader_processes):
+    """Either SDL, in a process of its own (sdl_reader.SdlReader): the test runs once with Debian 12's SDL 2.26 and
+    once with SDL 2.32 and its HIDAPI drivers (built by scripts/kernel-deps). SDL is initialised for the test (with
+    sdl_hints) and quit after it, as the `sdl` fixture does, in a process that lives for the module. A test for one
+    SDL only: @pytest.mark.parametrize("sdl_reader", ["2.32"], indirect=True)."""
+    reader = sdl_reader_processes(request.param)
+    reader.init(sdl_hints(request))
+    yield reader
+    if reader.alive():  # (one that died has failed the test already; the next test starts another)
+        reader.quit()
 
 
 @pytest.fixture
