@@ -43,7 +43,17 @@ class SdlReader:
 
     def __init__(self, version: str):
         self.version = version
-        env = dict(os.environ, PYSDL2_DLL_PATH=library_directory(version))
+        # Hot-plug without udevd (the guest runs none): SDL_JOYSTICK_DISABLE_UDEV=1 (scripts/kernel-suite) makes SDL's
+        # evdev driver watch /dev/input with inotify. SDL's HIDAPI layer has its own switch, and without it listens
+        # to udevd's netlink messages, which never come: it then learns of a new hidraw node only when the evdev
+        # driver sees an input node of a pad HIDAPI supports and asks it to look (HIDAPI_IsDevicePresent). That is
+        # how the `sdl` fixture's SDL finds a DualSense, whose hid-playstation nodes come with it; a pad the kernel
+        # gives no joystick node (a Steam Deck before Linux 6.3's hid-steam) would never show. With
+        # SDL_HIDAPI_JOYSTICK_DISABLE_UDEV (an environment variable, not a hint; read by 2.26 and 2.32 alike) HIDAPI
+        # watches /dev with inotify for hidraw nodes itself, as a game on a desktop learns of them from udev. Both
+        # ways opened the virtual DualSense in the VM under both SDLs (their debug logs: "udev disabled by
+        # SDL_HIDAPI_JOYSTICK_DISABLE_UDEV" with it, "Using udev for HIDAPI joystick device discovery" without).
+        env = dict(os.environ, PYSDL2_DLL_PATH=library_directory(version), SDL_HIDAPI_JOYSTICK_DISABLE_UDEV="1")
         self.proc = subprocess.Popen([sys.executable, str(PROGRAM)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=env, bufsize=0)
         self._cond = threading.Condition()
@@ -115,8 +125,10 @@ class SdlReader:
 
     # -- SDL as a whole ------------------------------------------------------------------------------------------
 
-    def init(self, hints: dict[str, str]):
-        self.call("init", hints=hints)
+    def init(self, hints: dict[str, str], input_debug_log: bool = False):
+        """SDL_Init for a test, with `hints`; input_debug_log: SDL says on stderr (self.stderr) how it found or
+        dropped each device."""
+        self.call("init", hints=hints, input_debug_log=input_debug_log)
 
     def quit(self):
         self.call("quit")
