@@ -20,6 +20,9 @@ from conftest import DEADLINE, READY_DEADLINE
 from waiting import wait_for_item
 
 PROGRAM = Path(__file__).with_name("sdl_reader_process.py")
+# Python's start and pysdl2's import (it binds every SDL function) took 23-36 s in the emulated guest, with another
+# VM beside it: twice padbridge's READY_DEADLINE, once a module and SDL.
+START_DEADLINE = 2 * READY_DEADLINE
 VERSIONS = ("2.26", "2.32")
 
 
@@ -65,7 +68,7 @@ class SdlReader:
                          threading.Thread(target=self._read_stderr, daemon=True)]
         for thread in self._threads:
             thread.start()
-        _, ready = self._wait(lambda answer: answer.get("ready") and answer, READY_DEADLINE, "its ready line")
+        _, ready = self._wait(lambda answer: answer.get("ready") and answer, START_DEADLINE, "its ready line")
         self.sdl_version, self.library = ready["version"], ready["library"]
         if not (self.sdl_version + ".").startswith(version + "."):
             self.stop()
