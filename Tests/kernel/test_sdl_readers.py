@@ -11,6 +11,11 @@ from conftest import is_rumble, start_dualsense
 from sdl_reading import sdl_ps5_motor_bytes
 
 SONY, DUALSENSE = 0x054C, 0x0CE6
+# Every button and axis of SDL 2's game controller, by SDL's names: the reader reports all of them, whichever SDL.
+SDL_BUTTONS = {"a", "b", "x", "y", "back", "guide", "start", "leftstick", "rightstick", "leftshoulder",
+               "rightshoulder", "dpup", "dpdown", "dpleft", "dpright", "misc1", "paddle1", "paddle2", "paddle3",
+               "paddle4", "touchpad"}
+SDL_AXES = {"leftx", "lefty", "rightx", "righty", "lefttrigger", "righttrigger"}
 
 
 def test_the_reader_runs_the_sdl_it_is_named_for(sdl_reader):
@@ -29,7 +34,9 @@ def test_sdl_reads_the_virtual_dualsense_through_hidraw_and_its_feedback_comes_b
             f"SDL {sdl_reader.sdl_version} reads the pad through {controller.path}, not its HIDAPI driver on {ready['hidraw']}"
         assert (controller.vendor, controller.product) == (SONY, DUALSENSE), controller
         controller.wait_for_enhanced_mode()
-        has = controller.state()["has"]
+        state = controller.state()
+        assert (set(state["buttons"]), set(state["axes"])) == (SDL_BUTTONS, SDL_AXES), state
+        has = state["has"]
         assert has["gyro"] and has["accel"] and has["rumble"] and has["led"], has
         assert not has["trigger_rumble"], f"a DualSense has no trigger motors, yet SDL offers trigger rumble: {has}"
         assert {"a", "misc1", "touchpad", "guide"} <= set(has["buttons"]), has
