@@ -12,8 +12,9 @@ public protocol VirtualPad: AnyObject {
 }
 
 extension VirtualPadKind {
-    /// Creates a virtual pad of this kind: `VirtualXbox360Pad.create` or `VirtualDualSense.create`. `seed` and
-    /// `bus` are a DualSense's identity and transport; an Xbox 360 pad has neither and ignores them.
+    /// Creates a virtual pad of this kind: `VirtualXbox360Pad.create` or a `UhidVirtualPad` with the kind's
+    /// emulation. `seed` is a uhid pad's identity (its MAC) and `bus` the transport of a PlayStation pad; an Xbox
+    /// 360 pad has neither and ignores them, an Xbox Series pad is on Bluetooth whatever `bus` says.
     public func createPad(
         name: String?, seed: String, bus: HIDTransport, physicalPath: String? = nil, loop: DeviceEventLoop,
         logger: Logger, onFeedback: @escaping (FeedbackEvent) -> Void,
@@ -24,10 +25,19 @@ extension VirtualPadKind {
             try VirtualXbox360Pad.create(
                 name: name, physicalPath: physicalPath, loop: loop, logger: logger, onFeedback: onFeedback,
                 onReady: onReady)
-        case .dualSense:
-            try VirtualDualSense.create(
-                name: name, seed: seed, bus: bus, physicalPath: physicalPath, loop: loop, logger: logger,
-                onFeedback: onFeedback, onReady: onReady)
+        case .dualSense, .dualSenseEdge:
+            try UhidVirtualPad.create(
+                EmulatedDualSense(
+                    edge: self == .dualSenseEdge, name: name, seed: seed, transport: bus, physicalPath: physicalPath),
+                loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        case .dualShock4:
+            try UhidVirtualPad.create(
+                EmulatedDualShock4(name: name, seed: seed, transport: bus, physicalPath: physicalPath),
+                loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        case .xboxOne:
+            try UhidVirtualPad.create(
+                EmulatedXboxOneBluetooth(name: name, seed: seed, physicalPath: physicalPath),
+                loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
         }
     }
 }

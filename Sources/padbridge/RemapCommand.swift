@@ -50,17 +50,31 @@ struct RemapCommand: ParsableCommand {
 
     @Option(
         name: .customLong("as"),
-        help: ArgumentHelp("The virtual pad: xbox360, dualsense, or none (the profile's keyboard and mouse only).", valueName: "kind"))
+        help: ArgumentHelp(
+            "The virtual pad: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one, or none (the profile's keyboard and mouse only).",
+            valueName: "kind"))
     var output: RemapOutput?
 
     /// `--as`: a virtual pad's kind, or none.
-    enum RemapOutput: String, ExpressibleByArgument, CaseIterable {
-        case xbox360, dualsense, none
+    enum RemapOutput: ExpressibleByArgument, Equatable {
+        case pad(VirtualPadKind)
+        case none
+
+        init?(argument: String) {
+            if argument == "none" {
+                self = .none
+            } else if let kind = VirtualPadKind(rawValue: argument) {
+                self = .pad(kind)
+            } else {
+                return nil
+            }
+        }
+
+        static var allValueStrings: [String] { VirtualPadKind.allCases.map(\.rawValue) + ["none"] }
 
         var kind: VirtualPadKind? {
             switch self {
-            case .xbox360: .xbox360
-            case .dualsense: .dualSense
+            case let .pad(kind): kind
             case .none: nil
             }
         }

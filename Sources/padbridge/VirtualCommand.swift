@@ -24,7 +24,9 @@ struct VirtualCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "The pad to create: xbox360 or dualsense.")
+    @Option(
+        name: .long,
+        help: "The pad to create: xbox360, dualsense, dualsense-edge, dualshock4 or xbox-one (an Xbox Series pad on Bluetooth).")
     var type: VirtualPadKind
 
     @Option(name: .long, help: "The device name readers see (default: the real pad's name).")
@@ -32,18 +34,23 @@ struct VirtualCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "DualSense only: the identity seed. The same seed gives the same MAC address on every run (default: random).")
+        help: "uhid pads (all but xbox360): the identity seed. The same seed gives the same MAC address on every run (default: random).")
     var seed: String?
 
     @Option(
         name: .long,
-        help: "DualSense only: the bus to present, usb or bluetooth. SDL2 sees touchpad, motion and LEDs only on bluetooth.")
-    var bus: HIDTransport = .bluetooth
+        help: "PlayStation pads only: the bus to present, usb or bluetooth. SDL2 sees touchpad, motion and LEDs only on bluetooth.")
+    var bus: HIDTransport?
 
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        if type == .xbox360 && seed != nil { throw ValidationError("--seed applies to --type dualsense only.") }
+        if !type.isHIDDevice && seed != nil {
+            throw ValidationError("--seed applies to uhid pads only (every --type but xbox360).")
+        }
+        if !type.choosesItsBus && bus != nil {
+            throw ValidationError("--bus applies to PlayStation pads only (dualsense, dualsense-edge, dualshock4).")
+        }
         if let name, name.isEmpty || name.utf8.count > 79 {
             throw ValidationError("--name must be 1 to 79 bytes long.")
         }
@@ -80,14 +87,15 @@ struct VirtualCommand: ParsableCommand {
             ready = true
             readinessDeadline?.cancel()
             readinessDeadline = nil
-            StatusOutput.say(ReadyLine.event(kind: type, nodes: nodes, mac: type == .dualSense ? identity.uniq : nil))
+            StatusOutput.say(ReadyLine.event(kind: type, nodes: nodes, mac: type.isHIDDevice ? identity.uniq : nil))
             if inputEnded { shutdown?() }
         }
 
+        let bus = self.bus ?? .bluetooth
         let pad = try type.createPad(
             name: name, seed: seed, bus: bus, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
-        if type == .dualSense {
-            logger.info("virtual DualSense \(identity.uniq) (seed \"\(seed)\", \(bus.rawValue) bus)")
+        if type.isHIDDevice {
+            logger.info("virtual \(type.displayName) \(identity.uniq) (seed \"\(seed)\", \(bus.rawValue) bus)")
         }
         defer { pad.close() }
 
@@ -147,8 +155,7 @@ struct VirtualCommand: ParsableCommand {
                     StatusOutput.say(
                         .notReady,
                         "the kernel did not make the pad's device nodes within \(seconds) s"
-                            + (type == .dualSense
-                                ? "; is hid-playstation loaded? Run `sudo modprobe hid-playstation`" : ""))
+                            + (type.isHIDDevice ? "; \(type.missingDriverAdvice)" : ""))
                     loop.stop()
                 }
             })

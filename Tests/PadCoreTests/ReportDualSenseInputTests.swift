@@ -78,7 +78,7 @@ import Testing
         (8, 0x01, .leftshoulder), (8, 0x02, .rightshoulder), (8, 0x10, .back), (8, 0x20, .start),
         (8, 0x40, .leftstick), (8, 0x80, .rightstick),
         (9, 0x01, .guide), (9, 0x02, .touchpad), (9, 0x04, .misc1),
-        (9, 0x10, .paddle3), (9, 0x20, .paddle4), (9, 0x40, .paddle2), (9, 0x80, .paddle1),
+        (9, 0x10, .paddle4), (9, 0x20, .paddle3), (9, 0x40, .paddle2), (9, 0x80, .paddle1),
     ]
 
     @Test(arguments: buttonBits)

@@ -14,10 +14,21 @@ import Testing
         #expect(VirtualPadKind.xbox360.capabilities == .xbox360)
         #expect(VirtualPadKind.dualSense.capabilities == .dualSense)
         #expect(!VirtualPadKind.xbox360.capabilities.touchpad && VirtualPadKind.dualSense.capabilities.touchpad)
+        #expect(VirtualPadKind.dualSenseEdge.capabilities.buttons.contains(.paddle1))
+        #expect(!VirtualPadKind.dualSense.capabilities.buttons.contains(.paddle1))
+        #expect(VirtualPadKind.xboxOne.capabilities.buttons.contains(.misc1))
+        #expect(!VirtualPadKind.xboxOne.capabilities.motion && VirtualPadKind.dualShock4.capabilities.motion)
+        #expect(!VirtualPadKind.dualShock4.capabilities.buttons.contains(.misc1))
     }
 
     @Test func theCommandLineSpellingsStay() {
-        #expect(VirtualPadKind.allCases.map(\.rawValue) == ["xbox360", "dualsense"])
+        #expect(VirtualPadKind.allCases.map(\.rawValue) == [
+            "xbox360", "dualsense", "dualsense-edge", "dualshock4", "xbox-one",
+        ])
+        // They are the names `list` prints for the physical kinds.
+        for kind in VirtualPadKind.allCases {
+            #expect(ControllerKind.allCases.contains { $0.name == kind.rawValue }, "\(kind)")
+        }
     }
 
     @Test func theLocalIdentitySeedDerivesFromThePadID() {

@@ -35,6 +35,24 @@ public struct VirtualPadCapabilities: Sendable, Hashable {
         buttons: ButtonSet(xbox360.buttons.pressed + [.touchpad, .misc1]),
         axes: Axis.allCases, touchpad: true, motion: true)
 
+    /// A DualSense Edge: the DualSense's set plus the four back buttons (two paddles, two Fn buttons).
+    public static let dualSenseEdge = VirtualPadCapabilities(
+        name: "dualsense-edge",
+        buttons: ButtonSet(dualSense.buttons.pressed + [.paddle1, .paddle2, .paddle3, .paddle4]),
+        axes: Axis.allCases, touchpad: true, motion: true)
+
+    /// A DualShock 4: the Xbox 360 set plus the touchpad click, touchpad contacts and motion. No mute button.
+    public static let dualShock4 = VirtualPadCapabilities(
+        name: "dualshock4",
+        buttons: ButtonSet(xbox360.buttons.pressed + [.touchpad]),
+        axes: Axis.allCases, touchpad: true, motion: true)
+
+    /// An Xbox Series pad: the Xbox 360 set plus Share (`misc1`). No touchpad or motion.
+    public static let xboxOne = VirtualPadCapabilities(
+        name: "xbox-one",
+        buttons: ButtonSet(xbox360.buttons.pressed + [.misc1]),
+        axes: Axis.allCases, touchpad: false, motion: false)
+
     /// No virtual pad (`remap --as none`): a profile drives only the virtual keyboard and mouse.
     public static let nothing = VirtualPadCapabilities(name: "none", buttons: ButtonSet(), axes: [], touchpad: false, motion: false)
 

@@ -10,7 +10,7 @@
 /// | 6 | sequence counter | ignored on decode; `sequence` on encode |
 /// | 7 | hat + face | hat 0...7 = N...NW, ≥ 8 released → `dpup/dpdown/dpleft/dpright`; Square → `x`, Cross → `a`, Circle → `b`, Triangle → `y`. Encode drops a contradictory pair (up+down, left+right) |
 /// | 8 | L1, R1, L2, R2 (digital), Create, Options, L3, R3 | `leftshoulder`, `rightshoulder`, —, —, `back`, `start`, `leftstick`, `rightstick`. The digital L2/R2 bits are not modelled: encode sets them when the analog byte is above 0 |
-/// | 9 | PS, touchpad click, Mute, (Edge) left Fn, right Fn, left paddle, right paddle | `guide`, `touchpad`, `misc1`, `paddle3`, `paddle4`, `paddle2`, `paddle1` (SDL's convention: right paddle = paddle1, left paddle = paddle2, left Fn = paddle3, right Fn = paddle4) |
+/// | 9 | PS, touchpad click, Mute, (Edge) left Fn, right Fn, left paddle, right paddle | `guide`, `touchpad`, `misc1`, `paddle4`, `paddle3`, `paddle2`, `paddle1` (SDL 2.32's mapping of the Edge: right paddle = paddle1, left paddle = paddle2, right Fn = paddle3, left Fn = paddle4) |
 /// | 15...20 | gyro pitch, yaw, roll s16 | `motion.gyroRadiansPerSecond` x, y, z = raw / 16 · π/180. Assumes the "identity" calibration a virtual pad advertises (doc §4.2): 1 LSB = 1/16 °/s |
 /// | 21...26 | accel x, y, z s16 | `motion.accelMetersPerSecondSquared` = raw / 8192 · 9.80665 (8192 LSB per g) |
 /// | 27...30 | sensor timestamp u32, 1/3 µs | `timestampMicroseconds = raw / 3`. Encode: `UInt32(truncatingIfNeeded: µs * 3)`: sub-microsecond ticks are lost (decoding is still stable) |
@@ -94,8 +94,8 @@ public enum DualSenseInputReport {
         if b2 & 0x01 != 0 { buttons.insert(.guide) }
         if b2 & 0x02 != 0 { buttons.insert(.touchpad) }
         if b2 & 0x04 != 0 { buttons.insert(.misc1) }
-        if b2 & 0x10 != 0 { buttons.insert(.paddle3) }
-        if b2 & 0x20 != 0 { buttons.insert(.paddle4) }
+        if b2 & 0x10 != 0 { buttons.insert(.paddle4) }
+        if b2 & 0x20 != 0 { buttons.insert(.paddle3) }
         if b2 & 0x40 != 0 { buttons.insert(.paddle2) }
         if b2 & 0x80 != 0 { buttons.insert(.paddle1) }
 
@@ -135,8 +135,8 @@ public enum DualSenseInputReport {
         if buttons.contains(.guide) { b2 |= 0x01 }
         if buttons.contains(.touchpad) { b2 |= 0x02 }
         if buttons.contains(.misc1) { b2 |= 0x04 }
-        if buttons.contains(.paddle3) { b2 |= 0x10 }
-        if buttons.contains(.paddle4) { b2 |= 0x20 }
+        if buttons.contains(.paddle4) { b2 |= 0x10 }
+        if buttons.contains(.paddle3) { b2 |= 0x20 }
         if buttons.contains(.paddle2) { b2 |= 0x40 }
         if buttons.contains(.paddle1) { b2 |= 0x80 }
         out[c + 9] = b2

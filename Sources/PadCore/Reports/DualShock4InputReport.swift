@@ -19,11 +19,13 @@
 /// | 33... | touch reports, 9 bytes: timestamp, point 0, point 1 | first report only; X 0...1919 → x = X / 1919, Y 0...941 → y = Y / 941 |
 ///
 /// The short report decodes with motion `.still`, no touches and battery `.unknown`. A 0x01 report of 10...63 bytes
-/// is taken as the short report (there is no way to tell a truncated USB report from it). Bluetooth bytes 1-2 and
-/// unmodelled fields are written as 0. Decoding never allocates; trailing bytes are ignored.
+/// is taken as the short report (there is no way to tell a truncated USB report from it). Bluetooth byte 1 is written as
+/// `bluetoothHeader`; byte 2 and unmodelled fields as 0. Decoding never allocates; trailing bytes are ignored.
 public enum DualShock4InputReport {
     public static let usbReportID: UInt8 = 0x01, bluetoothReportID: UInt8 = 0x11
     public static let usbSize = 64, bluetoothSize = 78, bluetoothShortSize = 10
+    /// Bluetooth byte 1 as a pad sends it: 0x80 "HID data present" (SDL reads a 0x11 report only with it) | 0x40 CRC.
+    public static let bluetoothHeader: UInt8 = 0xC0
     static let touchMaxX = 1919, touchMaxY = 941
 
     public static func size(for transport: HIDTransport) -> Int {
@@ -71,6 +73,7 @@ public enum DualShock4InputReport {
             encodeCommon(snapshot, sequence: sequence, into: out, at: 1)
         case .bluetooth:
             out[0] = bluetoothReportID
+            out[1] = bluetoothHeader
             encodeCommon(snapshot, sequence: sequence, into: out, at: 3)
             PlayStationCRC32.seal(out, seed: PlayStationCRC32.inputSeed)
         }

@@ -4,6 +4,53 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
     case xbox360
     /// A uhid DualSense bound by the kernel's hid-playstation driver (gamepad, motion, touchpad nodes, hidraw).
     case dualSense = "dualsense"
+    /// A uhid DualSense Edge (054c:0df2): the DualSense plus its four back buttons, which hidraw readers (SDL,
+    /// Steam) see.
+    case dualSenseEdge = "dualsense-edge"
+    /// A uhid DualShock 4 v2 (054c:09cc) on Bluetooth, bound by hid-sony (Linux 6.1) or hid-playstation (6.2 and
+    /// later): gamepad, motion and touchpad nodes, lightbar, hidraw.
+    case dualShock4 = "dualshock4"
+    /// A uhid Xbox Series pad on Bluetooth (045e:0b13) bound by hid-microsoft: its Share button (`misc1`) is in the
+    /// HID reports SDL and Steam read.
+    case xboxOne = "xbox-one"
+
+    /// The pad's name in sentences: "DualSense", "Xbox 360 pad".
+    public var displayName: String {
+        switch self {
+        case .xbox360: "Xbox 360 pad"
+        case .dualSense: "DualSense"
+        case .dualSenseEdge: "DualSense Edge"
+        case .dualShock4: "DualShock 4"
+        case .xboxOne: "Xbox Series pad"
+        }
+    }
+
+    /// Whether the pad is made with uhid and bound by a HID driver (it has a MAC derived from a seed, and a hidraw
+    /// node); else it is a uinput pad.
+    public var isHIDDevice: Bool { self != .xbox360 }
+
+    /// The kernel modules that bind a uhid pad of this kind, as `modprobe` takes them (a DualShock 4: hid-sony up
+    /// to Linux 6.1, hid-playstation from 6.2); none for a uinput pad.
+    public var bindingDrivers: [String] {
+        switch self {
+        case .xbox360: []
+        case .dualSense, .dualSenseEdge: ["hid-playstation"]
+        case .dualShock4: ["hid-sony", "hid-playstation"]
+        case .xboxOne: ["hid-microsoft"]
+        }
+    }
+
+    /// What to say when no driver probed a pad of this kind: "is hid-playstation loaded? Run `sudo modprobe
+    /// hid-playstation`"; empty for a uinput pad.
+    public var missingDriverAdvice: String {
+        let modules = bindingDrivers
+        guard let first = modules.first else { return "" }
+        if modules.count == 1 { return "is \(first) loaded? Run `sudo modprobe \(first)`" }
+        return "is \(modules.joined(separator: " or ")) loaded? Run `sudo modprobe -a \(modules.joined(separator: " "))`"
+    }
+
+    /// Whether the pad may claim either bus (`--bus`): PlayStation pads; an Xbox Series pad is a Bluetooth one.
+    public var choosesItsBus: Bool { self == .dualSense || self == .dualSenseEdge || self == .dualShock4 }
 
     /// The `phys` of a virtual pad a bridge shows (`remap`, `serve`): how `connect --all` and discovery tell
     /// padbridge's own outputs from pads to forward (forwarding them would forward the forwarded pad again).
@@ -15,6 +62,9 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .xbox360: .xbox360
         case .dualSense: .dualSense
+        case .dualSenseEdge: .dualSenseEdge
+        case .dualShock4: .dualShock4
+        case .xboxOne: .xboxOne
         }
     }
 

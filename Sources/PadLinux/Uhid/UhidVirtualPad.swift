@@ -3,37 +3,37 @@ import Glibc
 public import Logging
 public import PadCore
 
-/// A DualSense made with uhid and bound by the kernel's own hid-playstation driver, so every reader sees a real
-/// one: the gamepad, "Motion Sensors" and "Touchpad" evdev nodes, LEDs, a battery and a hidraw node SDL and Steam
-/// drive directly.
+/// A pad made with uhid and bound by the kernel's own driver for the pad it emulates (`EmulatedHIDPad`: a
+/// DualSense through hid-playstation, a DualShock 4 through hid-sony or hid-playstation, an Xbox Series pad
+/// through hid-microsoft), so every reader sees a real one: the driver's evdev nodes, LEDs, a battery and a hidraw
+/// node SDL and Steam drive directly.
 ///
-/// - The Bluetooth bus is the default: SDL 2.26's HIDAPI driver takes a uhid DualSense only on Bluetooth (on USB it
-///   falls back to the evdev node, without touchpad, sensors or LED).
-/// - It answers the probe's feature reports (0x09 pairing with a MAC derived from `seed`, 0x20 firmware, 0x05
-///   calibration), refuses every other GET/SET_REPORT at once with EIO (an unanswered one stalls the caller 5 s).
-/// - Output reports (rumble, lightbar, player and mic LEDs, trigger effects) reach `onFeedback`, one event per field.
-/// - Input: while the device is open it re-sends the current state every 20 ms like a real pad (SDL relies on the
-///   stream), and at once when `apply` changes it.
+/// - It services the device from before UHID_CREATE2: the emulation answers the probe's GET_REPORTs and refuses
+///   every other request at once with EIO (an unanswered one stalls the caller 5 s).
+/// - Output reports reach the emulation, and what they mean reaches `onFeedback`, one event per field; the input
+///   reports an emulation answers with (a Switch Pro's subcommand replies) go out at once.
+/// - Input: while the device is open it re-sends the current state at the emulation's heartbeat like a real pad
+///   (SDL relies on the stream), and at once when `apply` changes it.
 /// - Sensor clock (`VirtualSensorClock`): it steps as the source's sensor clock did (`MotionSample.
 ///   timestampMicroseconds`: a forwarded or remapped pad's MSC_TIMESTAMP, `virtual`'s "timestamp"), so games and
 ///   Steam integrate gyro as on the source, whenever the frames arrive; a source without one (0) gets the time the
 ///   reports go out. It starts at 3.4 s: a real pad's clock has run a while by the time it connects, and SDL on
-///   Bluetooth holds back its LED reset until the sensor clock passes 10 200 000 ticks (1/3 µs each, so 3.4 s);
-///   starting there lets SDL set the lightbar right away.
-public final class VirtualDualSense: VirtualPad {
-    public var kind: VirtualPadKind { .dualSense }
+///   Bluetooth holds back a DualSense's LED reset until the sensor clock passes 10 200 000 ticks (1/3 µs each, so
+///   3.4 s); starting there lets SDL set the lightbar right away.
+/// - Ready (`onReady`) once the emulation's probe questions are answered, sysfs shows an event node for each input
+///   device the driver makes (by `uniq`) and the hidraw node of the HID device, and the kernel has announced the
+///   device bound (the driver's probe has returned: the nodes appear during the probe, and a report sent then is
+///   dropped).
+public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
+    public var kind: VirtualPadKind { emulation.kind }
 
-    static let defaultName = "Sony Interactive Entertainment DualSense Wireless Controller"
-    static let heartbeatMilliseconds: UInt64 = 20
-    static let sensorClockHeadStartMicroseconds: UInt64 = 3_400_000
+    static var sensorClockHeadStartMicroseconds: UInt64 { 3_400_000 }
 
-    /// The MAC as the kernel prints `uniq`: "aa:bb:cc:dd:ee:ff".
-    public var macAddress: String { identity.uniq }
+    /// The pad's Bluetooth address as the kernel prints `uniq`: "aa:bb:cc:dd:ee:ff".
+    public var macAddress: String { description.uniq }
 
-    let identity: DualSenseIdentity
-    let transport: HIDTransport
-    let name: String
-    let physicalPath: String
+    private var emulation: Emulation
+    let description: HIDDeviceDescription
     private var device: UhidDevice?
     private let devicePath: String
     private let loop: DeviceEventLoop
@@ -42,15 +42,14 @@ public final class VirtualDualSense: VirtualPad {
     private var onReady: ((VirtualPadNodes) -> Void)?
     private var deviceWatch: LoopWatch?
     private var heartbeat: LoopTimer?
-    /// Fires once, 5 s after UHID_START, to say why no driver probed the pad (hid-playstation not loaded).
+    /// Fires once, 5 s after UHID_START, to say why no driver probed the pad (its driver not loaded).
     private var probeWatchdog: LoopTimer?
     private var sensorClock = VirtualSensorClock(
-        startingAtMicroseconds: VirtualDualSense.sensorClockHeadStartMicroseconds,
+        startingAtMicroseconds: sensorClockHeadStartMicroseconds,
         arrivalMicroseconds: MonotonicInstant.now().microseconds)
 
     private var isStarted = false
     private var isOpen = false
-    private var calibrationServed = false
     /// Kernel device announcements, watched from creation until the driver has made every node.
     private var uevents: KernelUeventMonitor?
     private var ueventWatch: LoopWatch?
@@ -61,58 +60,50 @@ public final class VirtualDualSense: VirtualPad {
     private var missedAnnouncements = false
     private var current = PadSnapshot.neutral
     private var lastSent: PadSnapshot?
-    private var sequence: UInt8 = 0
     private var reportBuffer: [UInt8]
 
     /// Creates the device; the kernel probes it once the loop runs (call `run()` promptly: the probe's feature
-    /// requests time out after 5 s). `onReady` runs once hid-playstation has made all nodes.
-    /// `physicalPath`: the pad's `phys` (default "padbridge/MAC").
+    /// requests time out after 5 s). `onReady` runs once the driver has made all nodes.
     public static func create(
-        name: String?, seed: String, bus: HIDTransport = .bluetooth, physicalPath: String? = nil,
-        loop: DeviceEventLoop, logger: Logger,
+        _ emulation: Emulation, loop: DeviceEventLoop, logger: Logger,
         onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
-    ) throws(DeviceAccessError) -> VirtualDualSense {
-        try create(name: name, seed: seed, bus: bus, physicalPath: physicalPath, devicePath: "/dev/uhid", loop: loop,
-                   logger: logger, onFeedback: onFeedback, onReady: onReady)
+    ) throws(DeviceAccessError) -> UhidVirtualPad {
+        try create(emulation, devicePath: "/dev/uhid", loop: loop, logger: logger, onFeedback: onFeedback,
+                   onReady: onReady)
     }
 
     static func create(
-        name: String?, seed: String, bus: HIDTransport, physicalPath: String? = nil, devicePath: StaticString,
-        loop: DeviceEventLoop, logger: Logger,
+        _ emulation: Emulation, devicePath: StaticString, loop: DeviceEventLoop, logger: Logger,
         onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
-    ) throws(DeviceAccessError) -> VirtualDualSense {
+    ) throws(DeviceAccessError) -> UhidVirtualPad {
         let device = try UhidDevice(path: devicePath)
-        let identity = DualSenseIdentity(seed: seed)
-        let pad = VirtualDualSense(
-            device: device, name: name ?? defaultName, identity: identity, physicalPath: physicalPath ?? "padbridge/\(identity.uniq)",
-            transport: bus, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        let pad = UhidVirtualPad(
+            device: device, emulation: emulation, loop: loop, logger: logger, onFeedback: onFeedback,
+            onReady: onReady)
         try pad.startServicing()
         try pad.sendCreate()
-        logger.info("creating virtual DualSense", metadata: [
-            "mac": "\(pad.macAddress)", "bus": "\(bus == .bluetooth ? "bluetooth" : "usb")",
+        logger.info("creating virtual \(emulation.kind.displayName)", metadata: [
+            "mac": "\(pad.macAddress)", "bus": "\(emulation.description.transport == .bluetooth ? "bluetooth" : "usb")",
         ])
         return pad
     }
 
     private init(
-        device: consuming UhidDevice, name: String, identity: DualSenseIdentity, physicalPath: String,
-        transport: HIDTransport,
+        device: consuming UhidDevice, emulation: Emulation,
         loop: DeviceEventLoop, logger: Logger, onFeedback: @escaping (FeedbackEvent) -> Void,
         onReady: @escaping (VirtualPadNodes) -> Void
     ) {
         devicePath = "\(device.path)"
         self.device = consume device
-        self.name = name
-        self.identity = identity
-        self.physicalPath = physicalPath
-        self.transport = transport
+        self.emulation = emulation
+        description = emulation.description
         self.loop = loop
         self.logger = logger
         self.onFeedback = onFeedback
         self.onReady = onReady
-        reportBuffer = [UInt8](repeating: 0, count: DualSenseInputReport.size(for: transport))
+        reportBuffer = [UInt8](repeating: 0, count: emulation.inputReportCapacity)
     }
 
     /// Services the descriptor from before UHID_CREATE2: the probe's GET_REPORTs must be answered.
@@ -132,27 +123,26 @@ public final class VirtualDualSense: VirtualPad {
                 self.boundDevices.insert(announcement.sysfsPath)
             }
             if drained.overflowed { self.missedAnnouncements = true }
-            if self.calibrationServed { self.checkReadiness() }
+            if self.emulation.probeAnswered { self.checkReadiness() }
         }
         heartbeat = loop.makeTimer { [weak self] () throws(DeviceAccessError) in
             try self?.heartbeatFired()
         }
         probeWatchdog = loop.makeTimer { [weak self] in
-            guard let self, !self.calibrationServed else { return }
+            guard let self, self.onReady != nil else { return }
             self.logger.info(
-                "no driver has probed the virtual DualSense: is hid-playstation loaded? Run `sudo modprobe hid-playstation`",
+                "no driver has probed the virtual \(self.kind.displayName): \(self.kind.missingDriverAdvice)",
                 metadata: ["mac": "\(self.macAddress)"])
         }
     }
 
     private func sendCreate() throws(DeviceAccessError) {
-        let description = UhidRequest.DeviceDescription(
-            name: name, phys: physicalPath, uniq: identity.uniq,
-            bus: UInt16(transport == .bluetooth ? BUS_BLUETOOTH : BUS_USB),
-            vendor: DualSenseDescriptor.vendorID, product: DualSenseDescriptor.productID,
-            version: DualSenseDescriptor.version(for: transport),
-            reportDescriptor: DualSenseDescriptor.bytes(for: transport))
-        try device?.send(UhidRequest.create(description))
+        let request = UhidRequest.DeviceDescription(
+            name: description.name, phys: description.physicalPath, uniq: description.uniq,
+            bus: UInt16(description.transport == .bluetooth ? BUS_BLUETOOTH : BUS_USB),
+            vendor: description.vendorID, product: description.productID, version: description.version,
+            reportDescriptor: description.reportDescriptor)
+        try device?.send(UhidRequest.create(request))
     }
 
     public func apply(_ snapshot: PadSnapshot) throws(DeviceAccessError) {
@@ -168,7 +158,7 @@ public final class VirtualDualSense: VirtualPad {
             do {
                 try sendCurrentState()
             } catch {
-                logger.debug("could not release the DualSense's inputs before closing", metadata: ["error": "\(error)"])
+                logger.debug("could not release the pad's inputs before closing", metadata: ["error": "\(error)"])
             }
         }
         deviceWatch?.cancel()
@@ -181,7 +171,7 @@ public final class VirtualDualSense: VirtualPad {
         device.take()?.close()
         isStarted = false
         isOpen = false
-        logger.info("destroyed virtual DualSense", metadata: ["mac": "\(macAddress)"])
+        logger.info("destroyed virtual \(kind.displayName)", metadata: ["mac": "\(macAddress)"])
     }
 
     deinit { close() }
@@ -189,16 +179,14 @@ public final class VirtualDualSense: VirtualPad {
     // MARK: - Input reports
 
     private func sendCurrentState() throws(DeviceAccessError) {
-        guard device != nil else { return }
+        guard device != nil, emulation.isStreaming else { return }
         var stamped = current
         stamped.motion.timestampMicroseconds = sensorClock.stamp(
             sourceMicroseconds: current.motion.timestampMicroseconds, arrivalMicroseconds: MonotonicInstant.now().microseconds)
-        let sequence = self.sequence
         let event = reportBuffer.withUnsafeMutableBytes { buffer in
-            let count = DualSenseInputReport.encode(stamped, transport: transport, sequence: sequence, into: buffer)
+            let count = emulation.encodeInput(stamped, into: buffer)
             return UhidRequest.input(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
-        self.sequence &+= 1
         try device?.send(event)
         lastSent = current
     }
@@ -212,7 +200,7 @@ public final class VirtualDualSense: VirtualPad {
     private func serviceEvents() throws(DeviceAccessError) {
         while let event = try device?.nextEvent() {
             try handle(event)
-            if onReady != nil, calibrationServed { checkReadiness() }
+            if onReady != nil, emulation.probeAnswered { checkReadiness() }
         }
     }
 
@@ -221,7 +209,7 @@ public final class VirtualDualSense: VirtualPad {
         case let .start(flags):
             logger.debug("uhid start", metadata: ["flags": "\(flags)"])
             isStarted = true
-            if !calibrationServed {
+            if onReady != nil {
                 probeWatchdog?.schedule(at: MonotonicInstant.now().adding(milliseconds: 5000))
             }
         case .stop:
@@ -230,51 +218,48 @@ public final class VirtualDualSense: VirtualPad {
             heartbeat?.cancel()
         case .open:
             isOpen = true
-            heartbeat?.scheduleRepeating(everyMilliseconds: Self.heartbeatMilliseconds)
+            heartbeat?.scheduleRepeating(everyMilliseconds: emulation.heartbeatMilliseconds)
             if isStarted { try sendCurrentState() }
         case .close:
             isOpen = false
             heartbeat?.cancel()
         case let .getReport(id, reportNumber, reportType):
             try answerGetReport(id: id, reportNumber: reportNumber, reportType: reportType)
-        case let .setReport(id, reportNumber, _, _):
-            logger.debug("refusing SET_REPORT", metadata: ["report": "\(reportNumber)"])
-            try device?.send(UhidRequest.setReportReply(id: id, error: UInt16(EIO)))
+        case let .setReport(id, reportNumber, reportType, report):
+            let accepted = reportType == UhidEvent.featureReportType && emulation.acceptFeature(reportNumber, data: report)
+            if !accepted { logger.debug("refusing SET_REPORT", metadata: ["report": "\(reportNumber)"]) }
+            try device?.send(UhidRequest.setReportReply(id: id, error: accepted ? 0 : UInt16(EIO)))
         case let .output(report, reportType):
-            guard reportType == UhidEvent.outputReportType else { return }
-            deliverOutput(report)
+            guard reportType == UhidEvent.outputReportType, !report.isEmpty else { return }
+            try deliverOutput(report)
         case .other:
             break
         }
     }
 
     private func answerGetReport(id: UInt32, reportNumber: UInt8, reportType: UInt8) throws(DeviceAccessError) {
-        let reply = reportType == UhidEvent.featureReportType
-            ? DualSenseFeatureReport.reply(to: reportNumber, identity: identity, transport: transport) : nil
+        let reply = reportType == UhidEvent.featureReportType ? emulation.featureReply(to: reportNumber) : nil
         if let reply {
             try device?.send(UhidRequest.getReportReply(id: id, error: 0, report: reply))
-            if reportNumber == DualSenseFeatureReport.calibrationID && !calibrationServed {
-                calibrationServed = true
-                probeWatchdog?.cancel()
-            }
+            if emulation.probeAnswered { probeWatchdog?.cancel() }
         } else {
             logger.debug("refusing GET_REPORT", metadata: ["report": "\(reportNumber)", "type": "\(reportType)"])
             try device?.send(UhidRequest.getReportReply(id: id, error: UInt16(EIO), report: []))
         }
     }
 
-    private func deliverOutput(_ report: [UInt8]) {
-        let feedback: Feedback
-        do {
-            feedback = try report.withUnsafeBytes { (bytes) throws(ReportDecodingError) in
-                try DualSenseOutputReport.decode(bytes)
-            }
-        } catch {
-            // Includes SDL's deliberately CRC-less Bluetooth "tickle" report.
-            logger.debug("dropping output report", metadata: ["size": "\(report.count)", "error": "\(error)"])
-            return
+    private func deliverOutput(_ report: [UInt8]) throws(DeviceAccessError) {
+        let response = emulation.receiveOutput(report, showing: current)
+        for reply in response.inputReports {
+            let event = reply.withUnsafeBytes { UhidRequest.input($0) }
+            try device?.send(event)
         }
-        for event in feedback.events { onFeedback(event) }
+        if response.feedback.isEmpty && response.inputReports.isEmpty {
+            logger.debug("output report without meaning", metadata: [
+                "report": "\(report[0])", "size": "\(report.count)",
+            ])
+        }
+        for event in response.feedback { onFeedback(event) }
     }
 
     // MARK: - Readiness
@@ -285,13 +270,10 @@ public final class VirtualDualSense: VirtualPad {
         uevents.take()?.close()
     }
 
-    /// Fires `onReady` once sysfs shows the gamepad, motion-sensor and touchpad nodes with our MAC and the hidraw
-    /// node of our HID device, and the kernel has announced the device bound (hid-playstation's probe has returned:
-    /// the nodes appear during the probe, and a report sent then is dropped).
     private func checkReadiness() {
         guard let onReady else { return }
-        let devices = SysfsInputDevices.inputDevices(withUniq: identity.uniq)
-        let expected = [name, "\(name) Motion Sensors", "\(name) Touchpad"]
+        let devices = SysfsInputDevices.inputDevices(withUniq: description.uniq)
+        let expected = emulation.inputDeviceNames(forPadNamed: description.name)
         var ordered: [SysfsInputDevices.InputDevice] = []
         for wanted in expected {
             guard let match = devices.first(where: { $0.name == wanted }), match.eventNode != nil else { return }
@@ -305,10 +287,40 @@ public final class VirtualDualSense: VirtualPad {
         let nodes = VirtualPadNodes(
             eventNodes: ordered.compactMap(\.eventNode), hidrawNode: hidraw, sysfsPath: hidDevice)
         self.onReady = nil
+        probeWatchdog?.cancel()
         stopWatchingUevents()
-        logger.info("virtual DualSense ready", metadata: [
+        logger.info("virtual \(kind.displayName) ready", metadata: [
             "mac": "\(macAddress)", "nodes": "\(nodes.eventNodes.joined(separator: ","))", "hidraw": "\(hidraw)",
         ])
         onReady(nodes)
+    }
+}
+
+/// A DualSense made with uhid and bound by hid-playstation (see `UhidVirtualPad`, `EmulatedDualSense`).
+///
+/// The Bluetooth bus is the default: SDL 2.26's HIDAPI driver takes a uhid DualSense only on Bluetooth (on USB it
+/// falls back to the evdev node, without touchpad, sensors or LED).
+public typealias VirtualDualSense = UhidVirtualPad<EmulatedDualSense>
+
+extension UhidVirtualPad where Emulation == EmulatedDualSense {
+    /// `physicalPath`: the pad's `phys` (default "padbridge/MAC").
+    public static func create(
+        name: String?, seed: String, bus: HIDTransport = .bluetooth, physicalPath: String? = nil,
+        loop: DeviceEventLoop, logger: Logger,
+        onFeedback: @escaping (FeedbackEvent) -> Void,
+        onReady: @escaping (VirtualPadNodes) -> Void
+    ) throws(DeviceAccessError) -> VirtualDualSense {
+        try create(EmulatedDualSense(name: name, seed: seed, transport: bus, physicalPath: physicalPath),
+                   loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+    }
+
+    static func create(
+        name: String?, seed: String, bus: HIDTransport, physicalPath: String? = nil, devicePath: StaticString,
+        loop: DeviceEventLoop, logger: Logger,
+        onFeedback: @escaping (FeedbackEvent) -> Void,
+        onReady: @escaping (VirtualPadNodes) -> Void
+    ) throws(DeviceAccessError) -> VirtualDualSense {
+        try create(EmulatedDualSense(name: name, seed: seed, transport: bus, physicalPath: physicalPath),
+                   devicePath: devicePath, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
     }
 }
