@@ -37,6 +37,9 @@ MODULE_ORDER = ["test_environment", "test_xbox360", "test_dualsense", "test_sdl"
 
 def pytest_configure(config):
     config.addinivalue_line(
+        "markers", "sdl_reads_xbox_pads_itself: SDL reads an Xbox pad through its own HIDAPI driver (the hidraw node), as "
+                   "it does by default, not through the kernel's event node (see `sdl_hints`)")
+    config.addinivalue_line(
         "markers", "sdl_reads_switch_pads_itself: SDL reads a Switch pad through its own HIDAPI driver (the hidraw "
                    "node), as it does by default, not through hid-nintendo's event node (see the `sdl` fixture)")
 
@@ -756,13 +759,15 @@ def sdl_hints(request) -> dict[str, str]:
     """The hints every SDL of the suite is started with (the `sdl` and `sdl_reader` fixtures).
 
     SDL reads an Xbox pad through the kernel's xpad, as the tests compare, never through its own Xbox drivers
-    (HIDAPI, which can open a USB pad beside xpad over libusb). SDL_Quit clears hints: set before each SDL_Init.
+    (HIDAPI, which can open a USB pad beside xpad over libusb), unless the test is marked `sdl_reads_xbox_pads_itself`
+    (SDL's default, as a game has it: an Xbox pad on Bluetooth read through its hidraw node). SDL_Quit clears hints: set before each SDL_Init.
     The same for a Switch pad through hid-nintendo, unless the test is marked `sdl_reads_switch_pads_itself` (SDL's
     default for a Switch pad on Bluetooth, whose database entry for the event node fits hid-generic's numbering of
     the buttons, not hid-nintendo's). Either way by position (Nintendo's B, the bottom button, is `a`, as padbridge
     and the kernel's gamepad convention name it; SDL 2 reads Nintendo pads by label unless told)."""
-    hints = ["SDL_JOYSTICK_HIDAPI_XBOX", "SDL_JOYSTICK_HIDAPI_XBOX_360", "SDL_JOYSTICK_HIDAPI_XBOX_ONE",
-             "SDL_GAMECONTROLLER_USE_BUTTON_LABELS"]
+    hints = ["SDL_GAMECONTROLLER_USE_BUTTON_LABELS"]
+    if request.node.get_closest_marker("sdl_reads_xbox_pads_itself") is None:
+        hints += ["SDL_JOYSTICK_HIDAPI_XBOX", "SDL_JOYSTICK_HIDAPI_XBOX_360", "SDL_JOYSTICK_HIDAPI_XBOX_ONE"]
     if request.node.get_closest_marker("sdl_reads_switch_pads_itself") is None:
         hints.append("SDL_JOYSTICK_HIDAPI_SWITCH")
     return {hint: "0" for hint in hints}
@@ -801,7 +806,8 @@ def sdl_reader_processes():
     yield reader
     for process in started.values():
         status = process.stop()
-        print(f"{process!r} exited with {status}; stderr: {process.stderr[-20:]}")
+        print(f"{process!r} (started in {process.start_s:.1f} s, {process.sdl2_import_s:.1f} s of them importing "
+              f"pysdl2) exited with {status}; stderr: {process.stderr[-20:]}")
 
 
 @pytest.fixture(params=["2.26", "2.32"])

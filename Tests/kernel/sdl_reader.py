@@ -20,8 +20,8 @@ from conftest import DEADLINE, READY_DEADLINE
 from waiting import wait_for_item
 
 PROGRAM = Path(__file__).with_name("sdl_reader_process.py")
-# Python's start and pysdl2's import (it binds every SDL function) took 23-36 s in the emulated guest, with another
-# VM beside it: twice padbridge's READY_DEADLINE, once a module and SDL.
+# Python's start and pysdl2's import (it binds every SDL function: 10-14 s of it) took 23-40 s in the emulated guest
+# on a busy machine: twice padbridge's READY_DEADLINE, once a module and SDL.
 START_DEADLINE = 2 * READY_DEADLINE
 VERSIONS = ("2.26", "2.32")
 
@@ -57,6 +57,7 @@ class SdlReader:
         # ways opened the virtual DualSense in the VM under both SDLs (their debug logs: "udev disabled by
         # SDL_HIDAPI_JOYSTICK_DISABLE_UDEV" with it, "Using udev for HIDAPI joystick device discovery" without).
         env = dict(os.environ, PYSDL2_DLL_PATH=library_directory(version), SDL_HIDAPI_JOYSTICK_DISABLE_UDEV="1")
+        started = time.monotonic()
         self.proc = subprocess.Popen([sys.executable, str(PROGRAM)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=env, bufsize=0)
         self._cond = threading.Condition()
@@ -70,6 +71,7 @@ class SdlReader:
             thread.start()
         _, ready = self._wait(lambda answer: answer.get("ready") and answer, START_DEADLINE, "its ready line")
         self.sdl_version, self.library = ready["version"], ready["library"]
+        self.start_s, self.sdl2_import_s = time.monotonic() - started, ready["sdl2_import_s"]
         if not (self.sdl_version + ".").startswith(version + "."):
             self.stop()
             raise AssertionError(f"SDL reader for {version} loaded SDL {self.sdl_version} from {self.library}")

@@ -6,7 +6,7 @@ conftest.py).
 
 Protocol: one JSON object a line on stdin, {"id": N, "command": NAME, ...arguments}; one JSON object a line on
 stdout answers it, {"id": N, "ok": true, ...results} or {"id": N, "ok": false, "error": SENTENCE}, in order. The first
-line on stdout, before any command, is {"ready": true, "version": "2.32.4", "library": PATH}. End of input ends the
+line on stdout, before any command, is {"ready": true, "version": "2.32.4", "library": PATH, "sdl2_import_s": S}. End of input ends the
 process (after SDL_Quit). Commands:
 
   version                      {"version", "library"}
@@ -52,11 +52,22 @@ A call SDL refuses answers ok: false with SDL_GetError's sentence. Every SDL cal
 """
 
 import ctypes
+import ctypes.util
 import json
+import os
 import sys
 import time
 
-import sdl2  # PYSDL2_DLL_PATH chooses the library; unset, pysdl2 looks for a system one
+# pysdl2 loads the library in PYSDL2_DLL_PATH, but also asks ctypes.util.find_library for six names as fallbacks,
+# and find_library runs gcc (and ld) for each name ldconfig does not know: most of this program's start in the
+# emulated guest. The reader must read with the SDL it was started for and no other, so there is no fallback.
+if not os.environ.get("PYSDL2_DLL_PATH"):
+    sys.exit("sdl_reader_process.py: set PYSDL2_DLL_PATH to the directory of the libSDL2-2.0.so.0 to read with")
+ctypes.util.find_library = lambda name: None
+
+IMPORT_STARTED = time.monotonic()
+import sdl2  # noqa: E402  (after the line above)
+SDL2_IMPORT_S = time.monotonic() - IMPORT_STARTED
 
 SENSORS = {"gyro": sdl2.SDL_SENSOR_GYRO, "accel": sdl2.SDL_SENSOR_ACCEL}
 SENSOR_NAMES = {value: name for name, value in SENSORS.items()}
@@ -310,7 +321,7 @@ def answer(obj):
 
 def main():
     reader = Reader()
-    answer({"ready": True, **reader.do_version(None)})
+    answer({"ready": True, **reader.do_version(None), "sdl2_import_s": round(SDL2_IMPORT_S, 2)})
     for line in sys.stdin:
         if not line.strip():
             continue
