@@ -6,8 +6,8 @@ conftest.py).
 
 Protocol: one JSON object a line on stdin, {"id": N, "command": NAME, ...arguments}; one JSON object a line on
 stdout answers it, {"id": N, "ok": true, ...results} or {"id": N, "ok": false, "error": SENTENCE}, in order. The first
-line on stdout, before any command, is {"ready": true, "version": "2.32.4", "library": PATH, "sdl2_import_s": S}. End of input ends the
-process (after SDL_Quit). Commands:
+line on stdout, before any command, is {"ready": true, "version": "2.32.4", "library": PATH, "sdl2_import_s": S}.
+End of input ends the process (after SDL_Quit). Commands:
 
   version                      {"version", "library"}
   init {"hints": {NAME: VALUE}, "input_debug_log": BOOL}
@@ -37,8 +37,8 @@ process (after SDL_Quit). Commands:
                                {"buttons": [...], "axes": [...], "touchpads", "gyro", "accel", "gyro_rate_hz",
                                "accel_rate_hz", "rumble", "trigger_rumble", "led"}
   enable_sensors {"controller", "sensors": ["gyro", "accel"]}
-                               SDL_GameControllerSetSensorEnabled for each (a game's call; SDL's PS5 and PS4
-                               drivers turn on their enhanced mode for it)
+                               SDL_GameControllerSetSensorEnabled for each (a game's call; SDL's PS4 and PS5
+                               drivers may turn on their enhanced mode for it)
   record_sensor_events {"controller", "on"}
                                keeps (or stops keeping) every SDL_CONTROLLERSENSORUPDATE of the controller
   sensor_events {"controller"} {"events": [{"sensor", "data", "timestamp_us"}]} kept since the last call (emptied)
@@ -78,8 +78,9 @@ def type_name(value: int) -> str:
     """SDL_GameControllerType as its constant's name without the prefix: "PS5", "XBOX360", "NINTENDO_SWITCH_PRO";
     a value this pysdl2 has no name for as "unknown type N" (a newer SDL's)."""
     for name in dir(sdl2):
-        if name.startswith("SDL_CONTROLLER_TYPE_") and name != "SDL_CONTROLLER_TYPE_MAX" and getattr(sdl2, name) == value:
-            return name[len("SDL_CONTROLLER_TYPE_"):]
+        prefix = "SDL_CONTROLLER_TYPE_"
+        if name.startswith(prefix) and name != f"{prefix}MAX" and getattr(sdl2, name) == value:
+            return name[len(prefix):]
     return f"unknown type {value}"
 
 
@@ -234,8 +235,8 @@ class Reader:
             has[name] = bool(sdl2.SDL_GameControllerHasSensor(controller, kind))
             has[f"{name}_rate_hz"] = sdl2.SDL_GameControllerGetSensorDataRate(controller, kind) if has[name] else 0.0
             enabled = has[name] and sdl2.SDL_GameControllerIsSensorEnabled(controller, kind)
-            sensors[name] = (list(data) if enabled and sdl2.SDL_GameControllerGetSensorData(controller, kind, data, 3) == 0
-                             else None)
+            read = enabled and sdl2.SDL_GameControllerGetSensorData(controller, kind, data, 3) == 0
+            sensors[name] = list(data) if read else None
         has.update({
             "buttons": [name for name, button in self.buttons if sdl2.SDL_GameControllerHasButton(controller, button)],
             "axes": [name for name, axis in self.axes if sdl2.SDL_GameControllerHasAxis(controller, axis)],

@@ -30,8 +30,8 @@ def test_sdl_reads_the_virtual_dualsense_through_hidraw_and_its_feedback_comes_b
     controller = sdl_reader.open([ready["hidraw"], *ready["eventNodes"]], exclude=known)
     try:
         assert controller.type == "PS5", controller
-        assert controller.path == ready["hidraw"], \
-            f"SDL {sdl_reader.sdl_version} reads the pad through {controller.path}, not its HIDAPI driver on {ready['hidraw']}"
+        assert controller.path == ready["hidraw"], (f"SDL {sdl_reader.sdl_version} reads the pad through "
+                                                    f"{controller.path}, not its HIDAPI driver on {ready['hidraw']}")
         assert (controller.vendor, controller.product) == (SONY, DUALSENSE), controller
         controller.wait_for_enhanced_mode()
         state = controller.state()
@@ -55,9 +55,11 @@ def test_sdl_reads_the_virtual_dualsense_through_hidraw_and_its_feedback_comes_b
 
         # a finger on the touchpad
         pad.send(type="touch", contact=0, active=True, x=0.25, y=0.75)
-        controller.wait(lambda s: s["touchpads"] and s["touchpads"][0][0]["down"]
-                        and abs(s["touchpads"][0][0]["x"] - 0.25) < 0.01 and abs(s["touchpads"][0][0]["y"] - 0.75) < 0.01,
-                        "finger 0 of touchpad 0 at (0.25, 0.75)")
+        def finger_at(state, x, y):
+            finger = state["touchpads"][0][0] if state["touchpads"] else None
+            return finger is not None and finger["down"] and abs(finger["x"] - x) < 0.01 and abs(finger["y"] - y) < 0.01
+
+        controller.wait(lambda s: finger_at(s, 0.25, 0.75), "finger 0 of touchpad 0 at (0.25, 0.75)")
 
         # motion, read as a game does: sensors enabled, then their values (and their timestamped updates)
         controller.enable_sensors("gyro", "accel")
