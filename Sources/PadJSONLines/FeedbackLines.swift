@@ -3,6 +3,7 @@ public import PadCore
 /// Feedback as JSON lines: what `padbridge virtual` prints and `padbridge feedback --stdin` applies.
 ///
 ///     {"type":"rumble","strong":0.5,"weak":0.25}
+///     {"type":"rumble","strong":0.5,"weak":0.25,"leftTrigger":0.3,"rightTrigger":0}   (trigger motors running)
 ///     {"type":"lightbar","red":255,"green":0,"blue":64}
 ///     {"type":"playerLeds","mask":4}
 ///     {"type":"micLed","on":true}
@@ -14,7 +15,9 @@ public enum FeedbackLines {
     public static func line(for event: FeedbackEvent) -> String {
         switch event {
         case let .rumble(rumble):
-            return #"{"type":"rumble","strong":\#(JSONNumberFormat.decimal(rumble.strong)),"weak":\#(JSONNumberFormat.decimal(rumble.weak))}"#
+            let grips = #""type":"rumble","strong":\#(JSONNumberFormat.decimal(rumble.strong)),"weak":\#(JSONNumberFormat.decimal(rumble.weak))"#
+            guard rumble.hasTriggerRumble else { return "{\(grips)}" }
+            return #"{\#(grips),"leftTrigger":\#(JSONNumberFormat.decimal(rumble.leftTrigger)),"rightTrigger":\#(JSONNumberFormat.decimal(rumble.rightTrigger))}"#
         case let .lightbar(color):
             return #"{"type":"lightbar","red":\#(color.red),"green":\#(color.green),"blue":\#(color.blue)}"#
         case let .playerLeds(mask):
@@ -44,10 +47,13 @@ public enum FeedbackLines {
         case "rumble":
             let strong = try required(fields.strong, "strong", allowed: ["0...1"])
             let weak = try required(fields.weak, "weak", allowed: ["0...1"])
-            for (key, value) in [("strong", strong), ("weak", weak)] where !(value.isFinite && (0...1).contains(value)) {
+            // The trigger motors are optional: absent is off (the line of a pad without them).
+            let left = fields.leftTrigger ?? 0, right = fields.rightTrigger ?? 0
+            for (key, value) in [("strong", strong), ("weak", weak), ("leftTrigger", left), ("rightTrigger", right)]
+            where !(value.isFinite && (0...1).contains(value)) {
                 throw JSONLineError("\"\(key)\" \(JSONNumberFormat.decimal(value)) is out of range: allowed 0...1")
             }
-            return .rumble(Rumble(strong: strong, weak: weak))
+            return .rumble(Rumble(strong: strong, weak: weak, leftTrigger: left, rightTrigger: right))
         case "lightbar":
             return .lightbar(
                 LightbarColor(
@@ -84,6 +90,8 @@ public enum FeedbackLines {
         var type: String
         var strong: Double?
         var weak: Double?
+        var leftTrigger: Double?
+        var rightTrigger: Double?
         var red: Int?
         var green: Int?
         var blue: Int?

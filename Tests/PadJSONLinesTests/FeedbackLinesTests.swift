@@ -6,6 +6,8 @@ import Testing
     @Test(arguments: [
         (FeedbackEvent.rumble(Rumble(strong: 0.5, weak: 0.25)), #"{"type":"rumble","strong":0.5,"weak":0.25}"#),
         (.rumble(.off), #"{"type":"rumble","strong":0,"weak":0}"#),
+        (.rumble(Rumble(strong: 0.5, weak: 0, leftTrigger: 0.25, rightTrigger: 0)),
+         #"{"type":"rumble","strong":0.5,"weak":0,"leftTrigger":0.25,"rightTrigger":0}"#),
         (.lightbar(LightbarColor(red: 255, green: 0, blue: 64)), #"{"type":"lightbar","red":255,"green":0,"blue":64}"#),
         (.playerLeds(mask: 4), #"{"type":"playerLeds","mask":4}"#),
         (.micLed(on: true), #"{"type":"micLed","on":true}"#),
@@ -14,6 +16,14 @@ import Testing
     func printsTheDocumentedLines(event: FeedbackEvent, line: String) throws {
         #expect(FeedbackLines.line(for: event) == line)
         #expect(try FeedbackLines.event(from: line) == event)
+    }
+
+    @Test func triggerMotorsAreOptionalOnInputAndOutOfRangeOnesAreRefused() throws {
+        #expect(try FeedbackLines.event(from: #"{"type":"rumble","strong":1,"weak":1,"rightTrigger":0.5}"#)
+            == .rumble(Rumble(strong: 1, weak: 1, rightTrigger: 0.5)))
+        #expect(throws: JSONLineError.self) {
+            try FeedbackLines.event(from: #"{"type":"rumble","strong":1,"weak":1,"leftTrigger":2}"#)
+        }
     }
 
     @Test func triggerLinesCarryTheBlockAndReadBackFromIt() throws {

@@ -314,6 +314,8 @@ public struct LinkHostMessageEncoder: Sendable {
         if let rumble = state.rumble {
             writer.u16(Rumble.word(rumble.strong))
             writer.u16(Rumble.word(rumble.weak))
+            writer.u16(Rumble.word(rumble.leftTrigger))
+            writer.u16(Rumble.word(rumble.rightTrigger))
         }
         if let lightbar = state.lightbar {
             writer.u8(lightbar.red)
@@ -413,7 +415,10 @@ public struct LinkHostMessageView<Bytes: RandomAccessCollection<UInt8>> where By
         var state = Feedback()
         if parts.contains(.rumble) {
             let strong = Double(try reader.u16()) / 65535
-            state.rumble = Rumble(strong: strong, weak: Double(try reader.u16()) / 65535)
+            let weak = Double(try reader.u16()) / 65535
+            let leftTrigger = Double(try reader.u16()) / 65535
+            state.rumble = Rumble(
+                strong: strong, weak: weak, leftTrigger: leftTrigger, rightTrigger: Double(try reader.u16()) / 65535)
         }
         if parts.contains(.lightbar) {
             let red = try reader.u8()

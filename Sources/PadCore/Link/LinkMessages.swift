@@ -79,7 +79,7 @@ public struct LinkPadDescription: Sendable, Hashable {
         writer.u8(slot)
         writer.text(fingerprint.rawValue, limit: Self.idLimit)
         writer.text(kind, limit: Self.kindLimit)
-        writer.u8(requestedVirtualKind.map { $0 == .xbox360 ? 1 : 2 } ?? 0)
+        writer.u8(requestedVirtualKind?.linkCode ?? 0)
         writer.u8((attached ? Self.attachedFlag : 0) | (continuesNumbering ? Self.continuesNumberingFlag : 0))
         writer.text(name, limit: Self.nameLimit)
     }
@@ -90,11 +90,13 @@ public struct LinkPadDescription: Sendable, Hashable {
         // refused description, not a message that cannot be read.
         let id = Array(try reader.take(Int(try reader.u8())))
         let kindBytes = Array(try reader.take(Int(try reader.u8())))
-        switch try reader.u8() {
-        case 0: requestedVirtualKind = nil
-        case 1: requestedVirtualKind = .xbox360
-        case 2: requestedVirtualKind = .dualSense
-        default: throw .invalid(field: "virtual kind")
+        let code = try reader.u8()
+        if code == 0 {
+            requestedVirtualKind = nil
+        } else if let kind = VirtualPadKind(linkCode: code) {
+            requestedVirtualKind = kind
+        } else {
+            throw .invalid(field: "virtual kind")
         }
         let flags = try reader.u8()
         guard flags & ~(Self.attachedFlag | Self.continuesNumberingFlag) == 0 else { throw .invalid(field: "pad flags") }
@@ -159,10 +161,11 @@ public struct LinkPing: Sendable, Hashable {
 /// keepalive is just `ping`. Version 3:
 ///
 /// ```
-/// u8 version (3)
+/// u8 version (4)
 /// u8 flags: bit 0 pad table, bit 1 ping, bit 2 acknowledgement wanted (input frames not yet acknowledged)
 /// [pad table] u32 version | u8 count (at most 12) | count x (u8 slot | text id | text kind | u8 virtual kind
-///             (0 any, 1 xbox360, 2 dualsense) | u8 flags (bit 0 attached, bit 1 numbering continues from the
+///             (0 any, else `VirtualPadKind.linkCode`: 1 xbox360, 2 dualsense, 3 dualsense-edge, 4 dualshock4,
+///             5 xbox-one) | u8 flags (bit 0 attached, bit 1 numbering continues from the
 ///             client's earlier session) | text name)
 /// [ping]      u64 sender's clock (µs) | u32 the host's sent count from its last pong this session (0 before any) |
 ///             u32 the host's datagrams received this session when that pong came | u32 the client's smoothed round
@@ -175,7 +178,7 @@ public struct LinkPing: Sendable, Hashable {
 /// (`LinkInputBlock`), last so that a send's frames can be written as they come (`LinkClientMessageEncoder`, which
 /// spreads a backlog over as many messages as it takes, each at most `maximumEncodedSize` bytes).
 public struct LinkClientMessage: Sendable, Hashable {
-    public static let version: UInt8 = 3
+    public static let version: UInt8 = 4
     static let hasPadTable: UInt8 = 1
     static let hasPing: UInt8 = 2
     static let acknowledgementWanted: UInt8 = 4
@@ -258,19 +261,19 @@ public struct LinkClientMessage: Sendable, Hashable {
 /// What a host sends in one datagram (inside the encryption).
 ///
 /// ```
-/// u8 version (3)
+/// u8 version (4)
 /// u8 flags: bit 0 pad-table acknowledgement, bit 1 pong, bit 2 taken over (another `connect` with this client's
 ///           identity made a newer session: this one ends), bit 3 revoked (the host no longer accepts this client:
 ///           this session ends, and so would any new one)
 /// [pad-table ack] u32 version
 /// [pong]          u64 the ping's clock, echoed | u32 datagrams received from this client so far | u32 sent to it
 /// u8 input-ack count | count x (u8 slot | u32 applied sequence)
-/// u8 feedback count | count x (u8 slot | u32 version | u8 parts | [rumble u16 strong u16 weak] [lightbar r g b]
+/// u8 feedback count | count x (u8 slot | u32 version | u8 parts | [rumble u16 strong u16 weak u16 left trigger u16 right trigger] [lightbar r g b]
 ///                              [u8 player LEDs] [u8 mic LED] [11-byte left trigger block] [11-byte right block])
 /// u8 not-forwarded count (at most 12) | count x (u8 slot | text why the host gives it no virtual pad (at most 80))
 /// ```
 public struct LinkHostMessage: Sendable, Hashable {
-    public static let version: UInt8 = 3
+    public static let version: UInt8 = 4
 
     public var padTableAcknowledgement: UInt32?
     /// The echo of a ping, with the host's counts of this session's datagrams (the client works out loss both ways).
@@ -326,5 +329,24 @@ public struct LinkHostMessage: Sendable, Hashable {
         var items: [(slot: UInt8, version: UInt32, state: Feedback)] = []
         view.forEachFeedback { items.append(($0, $1, $2)) }
         feedback = items
+    }
+}
+
+extension VirtualPadKind {
+    /// The kind's code in a pad description (protocol section 8.1; 0 there is "any"). Codes are never reused.
+    public var linkCode: UInt8 {
+        switch self {
+        case .xbox360: 1
+        case .dualSense: 2
+        case .dualSenseEdge: 3
+        case .dualShock4: 4
+        case .xboxOne: 5
+        }
+    }
+
+    /// The kind with `linkCode`, nil for 0 and for codes this version does not know.
+    public init?(linkCode: UInt8) {
+        guard let kind = Self.allCases.first(where: { $0.linkCode == linkCode }) else { return nil }
+        self = kind
     }
 }

@@ -1,17 +1,28 @@
-/// Two-motor rumble. Magnitudes are fractions of full power, 0...1 (clamped on construction).
+/// Rumble: the two motors in the grips every rumbling pad has, and the two in the triggers of Xbox One and Series
+/// pads ("impulse triggers"; 0 for every other pad). Magnitudes are fractions of full power, 0...1 (clamped on
+/// construction). A pad without trigger motors plays the grip motors and leaves the trigger ones (docs/remapping.md,
+/// "Converting between kinds").
 public struct Rumble: Sendable, Hashable {
     /// The low-frequency (left, heavy) motor.
     public var strong: Double
     /// The high-frequency (right, light) motor.
     public var weak: Double
+    /// The left trigger's motor.
+    public var leftTrigger: Double
+    /// The right trigger's motor.
+    public var rightTrigger: Double
 
-    @inlinable public init(strong: Double, weak: Double) {
+    @inlinable public init(strong: Double, weak: Double, leftTrigger: Double = 0, rightTrigger: Double = 0) {
         self.strong = Rumble.clamp(strong)
         self.weak = Rumble.clamp(weak)
+        self.leftTrigger = Rumble.clamp(leftTrigger)
+        self.rightTrigger = Rumble.clamp(rightTrigger)
     }
 
     public static let off = Rumble(strong: 0, weak: 0)
-    public var isOff: Bool { strong == 0 && weak == 0 }
+    public var isOff: Bool { strong == 0 && weak == 0 && leftTrigger == 0 && rightTrigger == 0 }
+    /// Whether a trigger motor runs.
+    public var hasTriggerRumble: Bool { leftTrigger != 0 || rightTrigger != 0 }
 
     @inlinable static func clamp(_ value: Double) -> Double {
         value.isNaN ? 0 : min(max(value, 0), 1)
