@@ -72,6 +72,7 @@ func checkDecoders(_ bytes: UnsafeRawBufferPointer) {
     checkLinkMessages(bytes)
     checkRecording(text)
     checkAnnouncement(bytes)
+    checkDSURequest(bytes)  // Tests/Fuzz/DSURequestFuzzer.swift
 }
 
 func checkAnnouncement(_ bytes: UnsafeRawBufferPointer) {
