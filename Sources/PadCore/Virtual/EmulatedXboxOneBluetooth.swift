@@ -16,7 +16,7 @@
 ///
 /// - Output report 0x03 (9 bytes; hid-microsoft's force feedback, and what SDL writes through hidraw): enable bits,
 ///   magnitudes 0...100 of the left trigger, right trigger, strong (left) and weak (right) motors, duration and
-///   start delay in 10 ms, loop count. The two main motors become rumble.
+///   start delay in 10 ms, loop count. All four motors become rumble (`applyRumbleReport`).
 public struct EmulatedXboxOneBluetooth: EmulatedHIDPad {
     public static let defaultName = "Xbox Wireless Controller"
     public static let vendorID: UInt32 = 0x045E
@@ -33,6 +33,8 @@ public struct EmulatedXboxOneBluetooth: EmulatedHIDPad {
     public var heartbeatMilliseconds: UInt64 { 100 }
     public let identity: DualSenseIdentity
     public let description: HIDDeviceDescription
+    /// The four motors as the last rumble reports left them.
+    private var motors = Rumble.off
 
     public init(name: String? = nil, seed: String, physicalPath: String? = nil) {
         identity = DualSenseIdentity(seed: seed)
@@ -54,7 +56,8 @@ public struct EmulatedXboxOneBluetooth: EmulatedHIDPad {
     public mutating func featureReply(to reportID: UInt8) -> [UInt8]? { nil }
 
     public mutating func receiveOutput(_ report: [UInt8], showing snapshot: PadSnapshot) -> EmulatedPadResponse {
-        guard let rumble = Self.decodeRumble(report) else { return .nothing }
+        guard let rumble = Self.applyRumbleReport(report, to: motors) else { return .nothing }
+        motors = rumble
         return EmulatedPadResponse(feedback: [.rumble(rumble)])
     }
 
@@ -109,14 +112,20 @@ public struct EmulatedXboxOneBluetooth: EmulatedHIDPad {
         }
     }
 
-    /// Report 0x03's main motors as rumble (magnitude / 100), or nil for any other report. A motor whose enable bit
-    /// (0x02 strong, 0x01 weak) is clear is off.
-    public static func decodeRumble(_ report: [UInt8]) -> Rumble? {
+    /// The motors after rumble report 0x03 (nil for any other report): each motor whose enable bit is set (0x01 weak,
+    /// 0x02 strong, 0x04 right trigger, 0x08 left trigger) takes its magnitude / 100; the others keep their value from
+    /// `current` (senders such as xpadneo clear the bit of a motor whose magnitude did not change). Duration, delay
+    /// and loop count are not modelled: the magnitudes hold until the next report, as a game's SDL and
+    /// hid-microsoft's force feedback use them (the longest duration, then another report).
+    public static func applyRumbleReport(_ report: [UInt8], to current: Rumble) -> Rumble? {
         guard report.count >= rumbleReportSize, report[0] == rumbleReportID else { return nil }
         let enable = report[1]
-        let strong = enable & 0x02 != 0 ? Double(min(report[4], 100)) / 100 : 0
-        let weak = enable & 0x01 != 0 ? Double(min(report[5], 100)) / 100 : 0
-        return Rumble(strong: strong, weak: weak)
+        func magnitude(_ byte: UInt8) -> Double { Double(min(byte, 100)) / 100 }
+        return Rumble(
+            strong: enable & 0x02 != 0 ? magnitude(report[4]) : current.strong,
+            weak: enable & 0x01 != 0 ? magnitude(report[5]) : current.weak,
+            leftTrigger: enable & 0x08 != 0 ? magnitude(report[2]) : current.leftTrigger,
+            rightTrigger: enable & 0x04 != 0 ? magnitude(report[3]) : current.rightTrigger)
     }
 
     /// The pad's HID report descriptor over Bluetooth, 283 bytes (a real pad's, as published in xpadneo's
