@@ -45,7 +45,7 @@ struct ConnectCommand: ParsableCommand {
     @Flag(name: .long, help: "Forward every connected pad, and every pad plugged in later.")
     var all = false
 
-    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad to ask the host for: xbox360 or dualsense.", valueName: "kind"))
+    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad to ask the host for: xbox360, dualsense, dualsense-edge, dualshock4 or xbox-one (default: the pad's own kind where the host can build it, else xbox360).", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
     @Option(
@@ -94,7 +94,8 @@ struct ConnectCommand: ParsableCommand {
         if let profile {
             let text = try TextFile.contents(atPath: profile)
             do {
-                profileValue = try RemapProfileFile.parse(text, for: (virtualKind ?? .dualSense).capabilities)
+                // Without --as the host builds each pad's own kind: the profile may target what any kind has.
+                profileValue = try RemapProfileFile.parse(text, for: virtualKind?.capabilities ?? .anyVirtualPad)
             } catch {
                 throw ValidationError("\(profile): \(error)")
             }

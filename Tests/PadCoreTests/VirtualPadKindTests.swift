@@ -3,8 +3,9 @@ import Testing
 
 @Suite struct VirtualPadKindTests {
     @Test(arguments: [
-        (ControllerKind.dualSense, VirtualPadKind.dualSense), (.dualSenseEdge, .dualSense), (.dualShock4, .xbox360),
-        (.xbox360, .xbox360), (.xboxOne, .xbox360), (.switchPro, .xbox360), (.generic, .xbox360),
+        (ControllerKind.dualSense, VirtualPadKind.dualSense), (.dualSenseEdge, .dualSenseEdge),
+        (.dualShock4, .dualShock4), (.xbox360, .xbox360), (.xboxOne, .xboxOne), (.switchPro, .xbox360),
+        (.generic, .xbox360),
     ])
     func theDefaultVirtualPadIsTheSameKindWhereOneCanBeBuilt(physical: ControllerKind, expected: VirtualPadKind) {
         #expect(VirtualPadKind.defaultKind(for: physical) == expected)

@@ -60,6 +60,15 @@ public struct VirtualPadCapabilities: Sendable, Hashable {
     public static let everything = VirtualPadCapabilities(
         name: "any", buttons: ButtonSet(Button.allCases), axes: Axis.allCases, touchpad: true, motion: true)
 
+    /// What some virtual pad kind can show: every button, axis, touchpad and motion of any `VirtualPadKind`.
+    public static let anyVirtualPad: VirtualPadCapabilities = {
+        let kinds = VirtualPadKind.allCases.map(\.capabilities)
+        return VirtualPadCapabilities(
+            name: "any virtual pad", buttons: ButtonSet(kinds.flatMap(\.buttons.pressed)),
+            axes: Axis.allCases.filter { axis in kinds.contains { $0.axes.contains(axis) } },
+            touchpad: kinds.contains(where: \.touchpad), motion: kinds.contains(where: \.motion))
+    }()
+
     /// Whether `control` can be shown: its button, or the axis it is (part of).
     public func has(_ control: RemapControl) -> Bool {
         switch control {

@@ -68,12 +68,16 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// The virtual pad padbridge builds for a physical pad of `kind` by default: the same kind where it can (a
-    /// DualSense for a DualSense or DualSense Edge), else an Xbox 360 pad, which every game knows.
+    /// The virtual pad padbridge builds for a physical pad of `kind` by default (`remap` without `--as`, a host for a
+    /// forwarded pad): the same kind where padbridge can build it, so a game sees the pad the player holds (its
+    /// paddles, Share button, touchpad, motion); else an Xbox 360 pad, which every game knows.
     public static func defaultKind(for kind: ControllerKind) -> VirtualPadKind {
         switch kind {
-        case .dualSense, .dualSenseEdge: .dualSense
-        default: .xbox360
+        case .dualSense: .dualSense
+        case .dualSenseEdge: .dualSenseEdge
+        case .dualShock4: .dualShock4
+        case .xboxOne: .xboxOne
+        case .xbox360, .switchPro, .generic: .xbox360
         }
     }
 }
