@@ -33,6 +33,7 @@ struct Padbridge: ParsableCommand {
                     StatusCommand.self, ClientsCommand.self, RevokeCommand.self, ConsoleCommand.self,
                 ]),
             CommandGroup(name: "Remapping", subcommands: [RemapCommand.self]),
+            CommandGroup(name: "Emulators", subcommands: [DSUCommand.self]),
             CommandGroup(
                 name: "Diagnostics",
                 subcommands: [

@@ -203,4 +203,6 @@ enum StatusEventName: String, Sendable, CaseIterable {
     // pair, pairing-window, clients, revoke, console.
     case hostAnnounced, pairingNotDoneYet, keyReplaced, announcedKeyDiffers, pairingWindowAsked, noServe
     case notOnlyLoopback, consoleStopped
+    // dsu (also noPadYet, tooManyPads, cannotBridge above).
+    case dsuListening, dsuPad, dsuPadAway, dsuClientSubscribed, dsuClientExpired, dsuClientRefused, dsuRequestsLimited
 }
