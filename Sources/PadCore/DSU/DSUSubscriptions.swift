@@ -125,7 +125,9 @@ public struct DSUSubscriptions<Address: Hashable & Sendable>: Sendable {
 
     /// Whether anyone's subscription to `slot` runs at `now`.
     public func hasSubscribers(of slot: Int, now: UInt64) -> Bool {
-        entries.contains { $0[slot] > now }
+        // An index loop, not `contains(where:)`: unspecialized (a debug build), that allocates per call.
+        for index in entries.indices where entries[index][slot] > now { return true }
+        return false
     }
 
     /// The slots `client` is subscribed to at `now`.
