@@ -126,7 +126,7 @@ public struct DSUSubscriptions<Address: Hashable & Sendable>: Sendable {
     /// Whether anyone's subscription to `slot` runs at `now`.
     public func hasSubscribers(of slot: Int, now: UInt64) -> Bool {
         // An index loop, not `contains(where:)`: unspecialized (a debug build), that allocates per call.
-        for index in entries.indices where entries[index][slot] > now { return true }
+        for index in 0..<entries.count where entries[index][slot] > now { return true }
         return false
     }
 
@@ -138,7 +138,7 @@ public struct DSUSubscriptions<Address: Hashable & Sendable>: Sendable {
     /// Calls `send` for each client subscribed to `slot` at `now`, with the packet number its next datagram carries
     /// (counted per client, whichever slot it is for).
     public mutating func forEachSubscriber(of slot: Int, now: UInt64, _ send: (Client, UInt32) -> Void) {
-        for index in entries.indices where entries[index][slot] > now {
+        for index in 0..<entries.count where entries[index][slot] > now {
             let number = entries[index].nextPacketNumber
             entries[index].nextPacketNumber = number &+ 1
             send(entries[index].client, number)
@@ -215,7 +215,7 @@ public struct DSURequestLimiter<Source: Hashable & Sendable>: Sendable {
         } else {
             // The source heard from longest ago makes room (it starts afresh when it comes back).
             var oldest = 0
-            for candidate in buckets.indices where buckets[candidate].updated < buckets[oldest].updated {
+            for candidate in 0..<buckets.count where buckets[candidate].updated < buckets[oldest].updated {
                 oldest = candidate
             }
             sources[oldest] = source
