@@ -10,6 +10,14 @@ public enum RemapProfileFile {
     public static func parse(
         _ text: String, for target: VirtualPadCapabilities = .everything
     ) throws(ProfileError) -> RemapProfile {
+        try parse(text) { _ in target }
+    }
+
+    /// Parses `text` and validates it for the virtual pad `target` says the profile gets, given what its `as` asks
+    /// for (nil: nothing; a command's `--as` or the pad's own kind decides).
+    public static func parse(
+        _ text: String, target: (VirtualPadChoice?) -> VirtualPadCapabilities
+    ) throws(ProfileError) -> RemapProfile {
         let lines = TOMLKeyLines(text: text)
         if let line = lines.malformedHeaderLine {
             throw ProfileError(keyPath: "", line: line, problem: .syntax(
@@ -29,7 +37,7 @@ public enum RemapProfileFile {
         }
         let reader = ProfileReader(lines: lines)
         let profile = try reader.profile(from: root)
-        if let error = profile.validationErrors(for: target).first {
+        if let error = profile.validationErrors(for: target(profile.virtualPad)).first {
             throw ProfileError(keyPath: error.keyPath, line: lines.line(for: error.keyPath), problem: .invalid(error.problem))
         }
         return profile
@@ -42,7 +50,7 @@ private struct ProfileReader {
 
     static let topLevelKeys = [
         "map", "thresholds", "sticks", "triggers", "toggle", "turbo", "layers", "gyro", "tap_hold", "tap_hold_ms", "chords",
-        "chord_ms", "mouse", "flick",
+        "chord_ms", "mouse", "flick", "as",
     ]
     static let stickKeys = ["deadzone", "outer_deadzone", "anti_deadzone", "curve", "invert_x", "invert_y"]
     static let triggerKeys = ["deadzone", "outer_deadzone"]
@@ -65,6 +73,15 @@ private struct ProfileReader {
     func profile(from root: TOMLTable) throws(ProfileError) -> RemapProfile {
         var profile = RemapProfile()
         try checkKeys(root, [], allowed: Self.topLevelKeys)
+        if let value = root["as"] {
+            guard let name = value.string else {
+                throw fail(["as"], .wrongType(expected: "a virtual pad's name (as = \"dualshock4\")", found: typeName(value)))
+            }
+            guard let choice = VirtualPadChoice(name: name) else {
+                throw fail(["as"], .unknownControl(name: name, allowed: VirtualPadChoice.names))
+            }
+            profile.virtualPad = choice
+        }
         if let map = try table(root, "map", []) {
             profile.map = try mappings(map, ["map"])
         }

@@ -28,9 +28,10 @@ public struct RemapProfilePorts {
         case nothing
     }
 
-    /// The profile a pad starts with, as a virtual pad of `kind`. Throwing ends the command when the pads are first
-    /// bridged (a broken --profile), and skips only that pad when one is plugged in later.
-    public var starting: (Controller, VirtualPadKind?) throws -> RemapProfile
+    /// The profile a pad starts with, read for the virtual pad `kind` says it gets given the profile's own `as`
+    /// (`RemapProfile.virtualPad`). Throwing ends the command when the pads are first bridged (a broken --profile),
+    /// and skips only that pad when one is plugged in later.
+    public var starting: (Controller, _ kind: (VirtualPadChoice?) -> VirtualPadKind?) throws -> RemapProfile
     /// At a reload: what `bridge` (its pad, when present) takes.
     public var reloaded: (RemapBridge, Controller?) -> Reloaded
     /// Called when `bridge.use` refused the reloaded profile (it does not fit the virtual pad); the bridge keeps its own.
@@ -38,7 +39,7 @@ public struct RemapProfilePorts {
     public var watched: Watched
 
     public init(
-        starting: @escaping (Controller, VirtualPadKind?) throws -> RemapProfile,
+        starting: @escaping (Controller, _ kind: (VirtualPadChoice?) -> VirtualPadKind?) throws -> RemapProfile,
         reloaded: @escaping (RemapBridge, Controller?) -> Reloaded,
         refused: @escaping (RemapBridge, any Error) -> Void,
         watched: Watched
@@ -62,11 +63,13 @@ public final class RemapService {
         /// --all: every pad plugged in later is bridged too (never one a bridge shows).
         public var bridgesNewPads: Bool
         /// The virtual pad `controller` gets (nil: none, the profile's keyboard and mouse only).
-        public var virtualKind: (Controller) -> VirtualPadKind?
+        /// The virtual pad for a pad whose profile asks for `choice` (its `as`; nil: nothing asked).
+        public var virtualKind: (Controller, _ choice: VirtualPadChoice?) -> VirtualPadKind?
         public var profiles: RemapProfilePorts
 
         public init(
-            controllers: [Controller], bridgesNewPads: Bool, virtualKind: @escaping (Controller) -> VirtualPadKind?,
+            controllers: [Controller], bridgesNewPads: Bool,
+            virtualKind: @escaping (Controller, VirtualPadChoice?) -> VirtualPadKind?,
             profiles: RemapProfilePorts
         ) {
             self.controllers = controllers
@@ -190,8 +193,10 @@ public final class RemapService {
     // MARK: -
 
     private func bridge(_ controller: Controller) throws {
-        let kind = configuration.virtualKind(controller)
-        let profile = try configuration.profiles.starting(controller, kind)
+        let profile = try configuration.profiles.starting(controller) { [configuration] choice in
+            configuration.virtualKind(controller, choice)
+        }
+        let kind = configuration.virtualKind(controller, profile.virtualPad)
         var made: RemapBridge?
         let bridge = try RemapBridge(controller: controller, as: kind, profile: profile, loop: loop, logger: logger) {
             [weak self] nodes, mac in

@@ -53,37 +53,14 @@ struct RemapCommand: ParsableCommand {
         help: ArgumentHelp(
             "The virtual pad: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one, or none (the profile's keyboard and mouse only).",
             valueName: "kind"))
-    var output: RemapOutput?
+    var output: VirtualPadChoice?
 
-    /// `--as`: a virtual pad's kind, or none.
-    enum RemapOutput: ExpressibleByArgument, Equatable {
-        case pad(VirtualPadKind)
-        case none
-
-        init?(argument: String) {
-            if argument == "none" {
-                self = .none
-            } else if let kind = VirtualPadKind(rawValue: argument) {
-                self = .pad(kind)
-            } else {
-                return nil
-            }
-        }
-
-        static var allValueStrings: [String] { VirtualPadKind.allCases.map(\.rawValue) + ["none"] }
-
-        var kind: VirtualPadKind? {
-            switch self {
-            case let .pad(kind): kind
-            case .none: nil
-            }
-        }
-    }
-
-    /// The virtual pad for `controller`: --as's, else the default for its kind; nil with --as none.
-    func virtualKind(for controller: Controller) -> VirtualPadKind? {
-        guard let output else { return VirtualPadKind.defaultKind(for: controller.kind) }
-        return output.kind
+    /// The virtual pad for `controller` whose profile asks for `choice`: --as's, else the profile's `as`, else the
+    /// default for its kind; nil for none.
+    func virtualKind(for controller: Controller, profileAsks choice: VirtualPadChoice?) -> VirtualPadKind? {
+        if let output { return output.kind }
+        if let choice { return choice.kind }
+        return VirtualPadKind.defaultKind(for: controller.kind)
     }
 
     @Flag(name: .long, help: "Bridge every connected pad (in ID order) and every pad plugged in later.")
@@ -114,15 +91,14 @@ struct RemapCommand: ParsableCommand {
         }
     }
 
-    /// The profile for a virtual pad of `kind` (none: nil), parsed and validated: a mistake names the file, key and
-    /// line.
-    static func loadProfile(_ path: String?, for kind: VirtualPadKind?) throws -> RemapProfile {
-        guard let path else { return .identity }
-        return try loadProfile(path, for: kind?.capabilities ?? .nothing)
-    }
-
     /// The profile for a virtual pad with `capabilities` (`.everything`: any target allowed).
     static func loadProfile(_ path: String, for capabilities: VirtualPadCapabilities) throws -> RemapProfile {
+        try loadProfile(path) { _ in capabilities }
+    }
+
+    /// The profile, validated for the virtual pad `target` says it gets given its `as`: a mistake names the file,
+    /// key and line.
+    static func loadProfile(_ path: String, target: (VirtualPadChoice?) -> VirtualPadCapabilities) throws -> RemapProfile {
         let text: String
         do {
             text = try TextFile.contents(atPath: path)
@@ -130,7 +106,7 @@ struct RemapCommand: ParsableCommand {
             throw ValidationError("the profile: \(error)")
         }
         do {
-            return try RemapProfileFile.parse(text, for: capabilities)
+            return try RemapProfileFile.parse(text, target: target)
         } catch {
             throw ValidationError("\(path): \(error)")
         }
@@ -139,17 +115,11 @@ struct RemapCommand: ParsableCommand {
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.remap")
         signal(SIGPIPE, SIG_IGN)
-        // --profile is checked before any device is opened: its syntax and keys now, against the virtual pad type
-        // (known once the pad is) before that pad's virtual pad is made. Read and parsed once per type.
-        var profiles: [VirtualPadKind?: RemapProfile] = [:]
-        func startingProfile(for kind: VirtualPadKind?) throws -> RemapProfile {
-            if let known = profiles[kind] { return known }
-            let loaded = try Self.loadProfile(profile, for: kind)
-            profiles[kind] = loaded
-            return loaded
-        }
-        if profile != nil {
-            _ = try startingProfile(for: .dualSense)  // the wider type: only the target check waits
+        // --profile is checked before any device is opened: its syntax and keys now, against the virtual pad it asks
+        // for or --as names (any kind's targets when the pad's own kind decides), and again against each pad's
+        // virtual pad before it is made.
+        if let profile {
+            _ = try Self.loadProfile(profile) { choice in (output ?? choice)?.capabilities ?? .anyVirtualPad }
         }
         // Without --profile, each pad's own from the profiles directory.
         let directory: RemapProfileDirectory? =
@@ -181,8 +151,8 @@ struct RemapCommand: ParsableCommand {
         let recording = try record.map(BridgeRecording.init(path:))
         let remap = try RemapService(
             configuration: .init(
-                controllers: chosen, bridgesNewPads: all, virtualKind: virtualKind(for:),
-                profiles: profilePorts(startingProfile: startingProfile(for:), directory: directory)),
+                controllers: chosen, bridgesNewPads: all, virtualKind: virtualKind(for:profileAsks:),
+                profiles: profilePorts(directory: directory)),
             monitor: monitor, sdlSource: .padbridgeHelper, hiding: hiding, loop: loop, logger: logger
         ) { event in
             switch event {
@@ -223,22 +193,24 @@ struct RemapCommand: ParsableCommand {
     /// remap's profile policy: --profile's file for every pad (a mistake in it ends the command at start; at a reload
     /// it is said and the pads keep theirs), else each pad's own from the profiles directory (a mistake there is
     /// said and the pad passes through), said per pad at start and at each reload.
-    private func profilePorts(
-        startingProfile: @escaping (VirtualPadKind?) throws -> RemapProfile, directory: RemapProfileDirectory?
-    ) -> RemapProfilePorts {
+    private func profilePorts(directory: RemapProfileDirectory?) -> RemapProfilePorts {
         let pad = { (bridge: RemapBridge) -> EventValue in .string(bridge.fingerprint.rawValue) }
         let kept = { (bridge: RemapBridge, error: any Error) -> Void in
             StatusOutput.say(.profileKept, "\(error); keeping the previous profile", ["pad": pad(bridge)])
         }
         if let profile {
             return RemapProfilePorts(
-                starting: { _, kind in try startingProfile(kind) },
+                starting: { _, kind in
+                    try Self.loadProfile(profile) { choice in kind(choice)?.capabilities ?? .nothing }
+                },
                 reloaded: { bridge, _ in
                     do {
-                        return .use(try Self.loadProfile(profile, for: bridge.kind)) {
+                        let reloaded = try Self.loadProfile(profile) { _ in bridge.kind?.capabilities ?? .nothing }
+                        return .use(reloaded) {
                             StatusOutput.say(
                                 .profileReloaded, "reloaded \(profile) for \(bridge.fingerprint)",
                                 ["pad": pad(bridge), "file": .string(profile)])
+                            Self.sayVirtualPadStays(bridge, asked: reloaded.virtualPad, overridden: output != nil)
                         }
                     } catch {
                         kept(bridge, error)
@@ -254,17 +226,21 @@ struct RemapCommand: ParsableCommand {
         }
         return RemapProfilePorts(
             starting: { controller, kind in
-                let outcome = directory.outcome(for: controller, as: kind)
+                let outcome = directory.outcome(for: controller) { choice in kind(choice)?.capabilities ?? .nothing }
                 StatusOutput.say(directory.describe(outcome, for: controller))
                 if case let .profile(chosen, _) = outcome { return chosen }
                 return .identity
             },
             reloaded: { bridge, controller in
                 guard let controller else { return .keep }
-                let outcome = directory.outcome(for: controller, as: bridge.kind)
+                let outcome = directory.outcome(for: controller) { _ in bridge.kind?.capabilities ?? .nothing }
                 let say = { () -> Void in StatusOutput.say(directory.describe(outcome, for: controller)) }
                 switch outcome {
-                case let .profile(chosen, _): return .use(chosen, taken: say)
+                case let .profile(chosen, _):
+                    return .use(chosen) {
+                        say()
+                        Self.sayVirtualPadStays(bridge, asked: chosen.virtualPad, overridden: output != nil)
+                    }
                 case .noProfile: return .use(.identity, taken: say)
                 case let .broken(_, problem):
                     StatusOutput.say(
@@ -274,5 +250,16 @@ struct RemapCommand: ParsableCommand {
                 }
             },
             refused: kept, watched: .directory(path: directory.path))
+    }
+
+    /// A reloaded profile that asks for another virtual pad than the bridge shows: the pad stays (games keep their
+    /// player slot), and the new one comes when remap starts again. Nothing is said under --as, which decides.
+    static func sayVirtualPadStays(_ bridge: RemapBridge, asked: VirtualPadChoice?, overridden: Bool) {
+        guard !overridden, let asked, asked.kind != bridge.kind else { return }
+        StatusOutput.say(
+            .virtualPadKept,
+            "the profile for \(bridge.fingerprint) now asks for \(asked.name); its virtual pad stays "
+                + "\(bridge.kind?.rawValue ?? "none") until remap starts again",
+            ["pad": .string(bridge.fingerprint.rawValue), "asked": .string(asked.name)])
     }
 }

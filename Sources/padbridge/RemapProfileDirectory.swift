@@ -28,7 +28,8 @@ struct RemapProfileDirectory {
         case broken(file: String, problem: String)
     }
 
-    func outcome(for controller: Controller, as kind: VirtualPadKind?) -> Outcome {
+    /// The outcome for `controller`, a file validated for the virtual pad `target` says it gets given its `as`.
+    func outcome(for controller: Controller, target: (VirtualPadChoice?) -> VirtualPadCapabilities) -> Outcome {
         let names: Set<String>
         do {
             names = try DirectoryListing.names(in: path)
@@ -42,7 +43,7 @@ struct RemapProfileDirectory {
         let file = path + "/" + name
         do {
             let text = try TextFile.contents(atPath: file)
-            return .profile(try RemapProfileFile.parse(text, for: kind?.capabilities ?? .nothing), file: file)
+            return .profile(try RemapProfileFile.parse(text, target: target), file: file)
         } catch let error as TextFile.ReadError {
             return .broken(file: file, problem: error.description)
         } catch {

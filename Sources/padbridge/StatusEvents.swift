@@ -184,7 +184,7 @@ enum StatusEventName: String, Sendable, CaseIterable {
     // virtual, remap, replay: a virtual pad exists (the ready object's keys are the fields).
     case ready, notReady, padFailed
     // remap.
-    case noPadYet, padAdded, cannotBridge, profileChosen, noProfile, profileBroken, profileReloaded, profileKept
+    case noPadYet, padAdded, cannotBridge, profileChosen, noProfile, profileBroken, profileReloaded, profileKept, virtualPadKept
     // Hiding (remap, connect) and the hiding service.
     case hidden, hidingRefused, hidingServiceGone, notHidden, hidingServiceListening
     // record, replay, --record.

@@ -171,6 +171,13 @@ extension VirtualPadKind: ExpressibleByArgument {
     var defaultValueDescription: String { rawValue }
 }
 
+extension VirtualPadChoice: ExpressibleByArgument {
+    init?(argument: String) { self.init(name: argument) }
+    static var allValueStrings: [String] { names }
+    static var allValueDescriptions: [String: String] { [:] }
+    var defaultValueDescription: String { name }
+}
+
 extension HIDTransport: ExpressibleByArgument {
     static var allValueStrings: [String] { allCases.map(\.rawValue) }
     static var allValueDescriptions: [String: String] { [:] }

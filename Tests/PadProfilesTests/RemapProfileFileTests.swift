@@ -39,7 +39,8 @@ import Testing
         try #require(blocks.count >= 5, "docs/remapping.md has \(blocks.count) toml blocks; its five examples are expected")
         for block in blocks {
             let target: VirtualPadCapabilities = block.contains("(dualsense)") ? .dualSense : .xbox360
-            #expect(throws: Never.self) { try RemapProfileFile.parse(block, for: target) }
+            // A block whose `as` names a virtual pad is read for that pad, as remap reads it.
+            #expect(throws: Never.self) { try RemapProfileFile.parse(block) { $0?.capabilities ?? target } }
         }
     }
 
@@ -115,6 +116,32 @@ import Testing
         var withoutLayers = profile
         withoutLayers.layers = expected.layers
         #expect(withoutLayers == expected)
+    }
+
+    /// `as` names the virtual pad the profile wants; the profile is then checked against that pad's controls (the
+    /// closure is remap's: --as, else the profile's `as`, else the pad's own kind).
+    @Test func asNamesTheVirtualPadAndTheProfileIsCheckedAgainstIt() throws {
+        let text = "as = \"dualsense-edge\"\n[map]\na = \"paddle1\"\n"
+        var asked: VirtualPadChoice??
+        let profile = try RemapProfileFile.parse(text) { choice in
+            asked = choice
+            return choice?.capabilities ?? .xbox360
+        }
+        #expect(profile.virtualPad == .pad(.dualSenseEdge) && asked == .some(.pad(.dualSenseEdge)))
+        // --as xbox360 overriding it: the Xbox 360 pad has no paddles, and the mistake names its line.
+        let error = try #require(throws: ProfileError.self) {
+            try RemapProfileFile.parse(text) { _ in VirtualPadKind.xbox360.capabilities }
+        }
+        #expect(error.line == 3 && error.description.contains("paddle1"))
+        #expect(try RemapProfileFile.parse("as = \"none\"\n").virtualPad == VirtualPadChoice.none)
+        #expect(try RemapProfileFile.parse("# nothing\n").virtualPad == nil)
+    }
+
+    @Test func anUnknownVirtualPadIsRefusedWithTheNames() throws {
+        let error = try #require(throws: ProfileError.self) { try RemapProfileFile.parse("as = \"ps9\"\n") }
+        #expect(error.line == 1 && error.keyPath == "as")
+        #expect(error.description.contains("dualshock4") && error.description.contains("none"))
+        #expect(throws: ProfileError.self) { try RemapProfileFile.parse("as = 4\n") }
     }
 
     @Test func anEmptyFileIsTheIdentity() throws {

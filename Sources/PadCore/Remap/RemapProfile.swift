@@ -46,6 +46,9 @@ public struct RemapProfile: Sendable, Hashable {
     public var gyroMouse: GyroToMouse?
     /// A stick turning the game through the mouse (`[flick]`).
     public var flickStick: FlickStickBinding?
+    /// The virtual pad the profile asks for (`as = "dualshock4"`, or `as = "none"`: the keyboard and mouse only);
+    /// nil: the pad's own kind. A command's `--as` overrides it.
+    public var virtualPad: VirtualPadChoice?
 
     public static let defaultThresholdFraction = 0.5
     /// JoyShockMapper's simultaneous-press window.
@@ -60,7 +63,7 @@ public struct RemapProfile: Sendable, Hashable {
         tapHold: [Button: TapHold] = [:], chords: [Chord] = [],
         chordWindowMicroseconds: UInt64 = RemapProfile.defaultChordWindowMicroseconds,
         pointerStick: StickToPointer? = nil, scrollStick: StickToScroll? = nil, gyroMouse: GyroToMouse? = nil,
-        flickStick: FlickStickBinding? = nil
+        flickStick: FlickStickBinding? = nil, virtualPad: VirtualPadChoice? = nil
     ) {
         self.map = map
         self.layers = layers
@@ -80,6 +83,7 @@ public struct RemapProfile: Sendable, Hashable {
         self.scrollStick = scrollStick
         self.gyroMouse = gyroMouse
         self.flickStick = flickStick
+        self.virtualPad = virtualPad
     }
 
     /// Every target the profile names anywhere (mappings, layers, tap/hold, chords).

@@ -88,3 +88,41 @@ public enum VirtualPadIdentitySeed {
     /// `padbridge remap`'s seed for the pad `fingerprint`.
     public static func local(forPad fingerprint: Fingerprint) -> String { "padbridge-remap-\(fingerprint)" }
 }
+
+/// What a remap shows games: a virtual pad of a kind, or none (the profile's virtual keyboard and mouse only). How
+/// `--as` and a profile's `as` are spelled: a kind's name or "none".
+public enum VirtualPadChoice: Sendable, Hashable {
+    case pad(VirtualPadKind)
+    case none
+
+    public init?(name: String) {
+        if name == "none" {
+            self = .none
+        } else if let kind = VirtualPadKind(rawValue: name) {
+            self = .pad(kind)
+        } else {
+            return nil
+        }
+    }
+
+    /// Every spelling, kinds first.
+    public static let names: [String] = VirtualPadKind.allCases.map(\.rawValue) + ["none"]
+
+    public var name: String {
+        switch self {
+        case let .pad(kind): kind.rawValue
+        case .none: "none"
+        }
+    }
+
+    /// The pad's kind; nil for none.
+    public var kind: VirtualPadKind? {
+        switch self {
+        case let .pad(kind): kind
+        case .none: nil
+        }
+    }
+
+    /// What the choice can show: its kind's capabilities, or nothing but the keyboard and mouse.
+    public var capabilities: VirtualPadCapabilities { kind?.capabilities ?? .nothing }
+}
