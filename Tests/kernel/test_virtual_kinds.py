@@ -207,3 +207,37 @@ def test_a_virtual_xbox_series_pad_shows_share_and_takes_a_games_rumble(sdl_read
         assert_sdl_rumble_comes_back(controller, pad, sdl_reader.sdl_version, tolerance=0.011)
     finally:
         controller.close()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The new kinds behind remap and forwarding
+
+
+def test_a_profile_asking_for_a_dualshock4_remaps_a_dualsense_onto_one_and_its_rumble_comes_back(padbridge, tmp_path):
+    """remap without --as, its profile's `as = "dualshock4"`: the DualSense stand-in's cross reaches the virtual
+    DualShock 4 (hid-sony's or hid-playstation's gamepad node), and a game's rumble there reaches the stand-in."""
+    from conftest import rumble_effect
+    from standins import PhysicalDualSense
+
+    profile = tmp_path / "as-dualshock4.toml"
+    profile.write_text('as = "dualshock4"\n')
+    pad = PhysicalDualSense()
+    try:
+        hidraw = pad.wait_bound()
+        remap = padbridge(hidraw, "--profile", str(profile), command="remap")
+        ready = remap.wait_ready()
+        assert ready["kind"] == "dualshock4" and len(ready["eventNodes"]) == 3, ready
+        gamepad = evdev.InputDevice(ready["eventNodes"][0])
+        pad.send_input(cross=True)
+        expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)])
+        pad.send_input()
+        expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)])
+        since = pad.mark()
+        effect = gamepad.upload_effect(rumble_effect(0x8000, 0x4000))
+        gamepad.write(ecodes.EV_FF, effect, 1)
+        pad.wait_report(lambda r: r.rumble_flagged and abs(r.motor_strong - 128) <= 1 and abs(r.motor_weak - 64) <= 1,
+                        since, what="the game's rumble on the virtual DualShock 4 at the DualSense (128 and 64)")
+        gamepad.write(ecodes.EV_FF, effect, 0)
+        assert remap.stop() == 0
+    finally:
+        pad.close()
