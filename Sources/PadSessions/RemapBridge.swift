@@ -31,6 +31,9 @@ public final class RemapBridge {
     public var mouseNode: String? { desktop?.mouseNode }
     /// Called with each feedback event a game sent the virtual pad, before it goes to the physical pad.
     public var onVirtualFeedback: ((FeedbackEvent) -> Void)?
+    /// Called with each frame the virtual pad shows (after the profile), and with the released state when the pad
+    /// went away (`padPresent` false): what `remap --dsu` serves.
+    public var onShown: ((PadSnapshot, _ padPresent: Bool) -> Void)?
     /// Called when the physical pad went away (the virtual pad went neutral), and when it is read again.
     public var onPadGone: (() -> Void)?
     public var onPadBack: ((Controller) -> Void)?
@@ -74,18 +77,24 @@ public final class RemapBridge {
         mac = virtual?.mac
         self.virtual = virtual
         // unowned(unsafe): no reference counting per frame. Sound because the physical session belongs to this
-        // bridge, which closes it (ending its calls) before the virtual session goes.
+        // bridge, which closes it (ending its calls) before the virtual session goes, and before the bridge goes.
+        var shownTo: ((PadSnapshot, Bool) -> Void)?
         let physical = try PhysicalPadSession(
             controller: controller, profile: profile, target: kind?.capabilities ?? .nothing, grab: true, loop: loop,
             logger: logger
-        ) { [unowned(unsafe) virtual] snapshot in virtual?.apply(snapshot) }
+        ) { [unowned(unsafe) virtual] snapshot in
+            virtual?.apply(snapshot)
+            shownTo?(snapshot, true)
+        }
         self.physical = physical
         try makeDesktopDevices(for: physical)
         // unowned(unsafe), as above: the physical session is this bridge's, and it calls only while the bridge has it.
         physical.onDesktopFrame = { [unowned(unsafe) self] frame in self.showOnDesktop(frame) }
         if virtual == nil { loop.deferWork { onReady(VirtualPadNodes(eventNodes: [], hidrawNode: nil, sysfsPath: ""), nil) } }
+        shownTo = { [unowned(unsafe) self] snapshot, present in self.onShown?(snapshot, present) }
         physical.onDetached = { [weak virtual, weak self] in
             virtual?.goNeutral()
+            self?.onShown?(.neutral, false)
             self?.desktop?.releaseAll()
             self?.onPadGone?()
         }

@@ -175,7 +175,7 @@ final class DSUPadSlots {
         }
         served[slot]?.session.close()
         served[slot] = nil
-        var description = Self.description(of: controller)
+        var description = DSUPadState(describing: controller)
         do {
             let server = self.server
             let session = try PhysicalPadSession(
@@ -247,21 +247,73 @@ final class DSUPadSlots {
             .dsuPad, "slot \(slot): \(entry.session.controller.name) [\(entry.session.fingerprint)] is back",
             ["slot": EventValue(slot), "pad": .string(entry.session.fingerprint.rawValue)])
     }
+}
 
-    /// What the slot's description says of `controller`: its MAC (a Bluetooth pad's; else one made up from its ID,
-    /// the same every run), how it is connected, whether it has motion sensors, its battery as last listed.
-    static func description(of controller: Controller) -> DSUPadState {
-        let mac =
-            controller.serial.flatMap { DSUMACAddress(parsing: $0) }
-            ?? DSUMACAddress(locallyAdministeredFrom: controller.fingerprint.rawValue) ?? .none
-        let connection: DSUConnectionType =
-            switch controller.bus {
-            case .usb: .usb
-            case .bluetooth: .bluetooth
-            case .virtual, .other: .notApplicable
+/// `remap --dsu`'s server: each bridge's virtual pad, as games see it (the profile applied), in the first free of
+/// DSU's four slots, kept by its pad while the bridge lives (a pad unplugged and back keeps its slot). Loop-confined.
+final class DSUBridgeSlots {
+    private let server: DSUServer
+    private var slots: [Fingerprint] = []
+    private var saidFull = false
+
+    /// Listens on `listen` (default 127.0.0.1:26760) and says where, as `dsu` does.
+    init(listen: String?, loop: DeviceEventLoop, logger: Logger) throws {
+        let text = listen ?? "127.0.0.1:\(DSUProtocol.defaultPort)"
+        let address: SocketAddress
+        do {
+            guard let first = try SocketAddress.resolve(text, defaultPort: DSUProtocol.defaultPort, passive: true).first
+            else { throw ValidationError("--dsu-listen \(text): no address") }
+            address = first
+        } catch let error as LinkSocketError {
+            throw ValidationError("--dsu-listen: \(error)")
+        }
+        do {
+            server = try DSUServer(listeningOn: address, maximumClients: 16, loop: loop, logger: logger) { event in
+                StatusOutput.say(DSUCommand.statusEvent(event))
             }
-        return DSUPadState(
-            snapshot: .neutral, mac: mac, connection: connection,
-            motion: controller.capabilities.motion ? .fullGyro : .none, battery: controller.battery)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        StatusOutput.say(
+            .dsuListening,
+            "serving the remapped pads over DSU (cemuhook protocol 1001) on \(server.localAddress)"
+                + (server.localAddress.isLoopback ? "" : ", open to that network"),
+            ["address": .string(server.localAddress.description), "loopback": .bool(server.localAddress.isLoopback)])
     }
+
+    /// Serves `bridge`'s frames in its pad's slot (a new one, the first free, for a pad not served yet).
+    func serve(_ bridge: RemapBridge) {
+        guard let controller = bridge.controller else { return }
+        let slot: Int
+        if let known = slots.firstIndex(of: bridge.fingerprint) {
+            slot = known
+        } else if slots.count < DSUProtocol.slotCount {
+            slot = slots.count
+            slots.append(bridge.fingerprint)
+        } else {
+            if !saidFull {
+                saidFull = true
+                StatusOutput.say(
+                    .tooManyPads, "not serving \(controller.name) [\(controller.fingerprint)] over DSU: its four slots are taken",
+                    ["pad": .string(controller.fingerprint.rawValue)])
+            }
+            return
+        }
+        var description = DSUPadState(describing: controller)
+        // The virtual pad's motion is the physical one's: a kind without motion still shows none.
+        if bridge.kind?.capabilities.motion != true { description.motion = .none }
+        let server = self.server
+        server.update(slot: slot, pad: description)
+        bridge.onShown = { snapshot, present in
+            description.snapshot = snapshot
+            description.connected = present
+            server.update(slot: slot, pad: description)
+        }
+        StatusOutput.say(
+            .dsuPad, "DSU slot \(slot): \(controller.name) [\(controller.fingerprint)] as remapped",
+            ["slot": EventValue(slot), "pad": .string(controller.fingerprint.rawValue), "name": .string(controller.name),
+             "mac": .string(description.mac.description), "motion": .bool(description.motion != .none)])
+    }
+
+    func close() { server.close() }
 }

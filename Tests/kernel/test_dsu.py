@@ -66,7 +66,7 @@ def parse_reply(datagram: bytes) -> dict:
         assert len(datagram) == 100, len(datagram)
         reply.update(
             connected=datagram[31], packet=struct.unpack_from("<I", datagram, 32)[0], buttons=datagram[36:38],
-            home=datagram[38], analog_a=datagram[50], sticks=tuple(datagram[40:44]),
+            home=datagram[38], analog_b=datagram[49], analog_a=datagram[50], sticks=tuple(datagram[40:44]),
             timestamp=struct.unpack_from("<Q", datagram, 68)[0],
             accel=struct.unpack_from("<3f", datagram, 76), gyro=struct.unpack_from("<3f", datagram, 88))
     return reply
@@ -320,6 +320,40 @@ def test_a_flood_from_one_source_does_not_stop_another_clients_data(padbridge):
         assert answers <= 4 * 80, f"{answers} replies to a flood of {sent}: the per-source limit did not hold"
     finally:
         flood.close()
+        if client:
+            client.close()
+        pad.close()
+
+
+def test_remap_dsu_serves_the_pad_as_its_profile_remaps_it(padbridge, tmp_path):
+    """`remap --dsu`: what the virtual pad shows (the profile applied: cross drives b, circle) is what the DSU client
+    reads, in slot 0."""
+    profile = tmp_path / "a-is-b.toml"
+    profile.write_text('[map]\na = "b"\n')
+    pad = PhysicalDualSense()
+    client = None
+    try:
+        hidraw = pad.wait_bound()
+        port = free_port()
+        remap = padbridge(hidraw, "--profile", str(profile), "--dsu", "--dsu-listen", f"127.0.0.1:{port}",
+                          command="remap")
+        remap.wait_ready()
+        _, listening = remap.wait_event("dsuListening")
+        assert listening["address"] == f"127.0.0.1:{port}", listening
+        _, served = remap.wait_event("dsuPad")
+        assert served["slot"] == 0 and served["motion"] is True, served
+        client = DSUClient(port)
+        client.subscribe()
+        client.wait(lambda r: r["type"] == TYPE_PAD_DATA and r["slot"] == 0, "pad data for slot 0")
+        mark = client.mark()
+        pad.send_input(cross=True)
+        client.wait(lambda r: r["type"] == TYPE_PAD_DATA and r["analog_b"] == 255 and r["analog_a"] == 0,
+                    "circle (the profile's b for the cross) pressed, the cross not", since=mark)
+        mark = client.mark()
+        pad.send_input()
+        client.wait(lambda r: r["type"] == TYPE_PAD_DATA and r["analog_b"] == 0, "circle released", since=mark)
+        assert remap.stop() == 0
+    finally:
         if client:
             client.close()
         pad.close()

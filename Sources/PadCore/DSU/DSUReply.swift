@@ -23,6 +23,24 @@ public struct DSUPadState: Sendable, Hashable {
         self.battery = battery
         self.connected = connected
     }
+
+    /// What a slot says of `controller`, showing nothing yet: its MAC (a Bluetooth pad's serial; else one made up
+    /// from its ID, the same every run), how it is connected, whether it has motion sensors, its battery as last
+    /// listed.
+    public init(describing controller: Controller) {
+        let mac =
+            controller.serial.flatMap { DSUMACAddress(parsing: $0) }
+            ?? DSUMACAddress(locallyAdministeredFrom: controller.fingerprint.rawValue) ?? .none
+        let connection: DSUConnectionType =
+            switch controller.bus {
+            case .usb: .usb
+            case .bluetooth: .bluetooth
+            case .virtual, .other: .notApplicable
+            }
+        self.init(
+            snapshot: .neutral, mac: mac, connection: connection,
+            motion: controller.capabilities.motion ? .fullGyro : .none, battery: controller.battery)
+    }
 }
 
 /// A pad's motion in DSU's units and axes, as DS4Windows (whose DualShock 4 the protocol was made for) sends it and
