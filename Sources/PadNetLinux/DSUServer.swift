@@ -255,19 +255,22 @@ public final class DSUServer {
 public struct DSUServerError: Error, CustomStringConvertible {
     public let address: String
     public let cause: LinkSocketError
+    /// The option that chooses the address, named in the advice: `dsu`'s --listen, `remap`'s and `serve`'s
+    /// --dsu-listen.
+    public var listenOption = "--listen"
 
     public var description: String {
         switch cause {
         case let .cannotBind(_, errno) where errno == .addressInUse:
             "cannot listen for DSU clients on \(address): the port is in use (another DSU server: DS4Windows, "
-                + "evdevhook, a second `padbridge dsu`?); stop it, or give another port with --listen "
+                + "evdevhook, a second `padbridge dsu`?); stop it, or give another port with \(listenOption) "
                 + "127.0.0.1:PORT and set that port in the emulator"
         case let .cannotBind(_, errno) where errno == .permissionDenied:
             "cannot listen for DSU clients on \(address): permission denied (ports below 1024 need privileges); "
-                + "give a port above 1023 with --listen 127.0.0.1:PORT"
+                + "give a port above 1023 with \(listenOption) 127.0.0.1:PORT"
         case let .cannotBind(_, errno) where errno == .addressNotAvailable:
             "cannot listen for DSU clients on \(address): no interface of this machine has that address; give one "
-                + "it has with --listen ADDRESS:PORT (127.0.0.1 for emulators on this machine)"
+                + "it has with \(listenOption) ADDRESS:PORT (127.0.0.1 for emulators on this machine)"
         default:
             "cannot listen for DSU clients on \(address): \(cause)"
         }

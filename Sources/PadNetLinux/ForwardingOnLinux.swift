@@ -6,11 +6,11 @@ public import PadNet
 public import PadSessions
 
 extension ForwardingHost {
-    /// A host on `socket`'s datagrams, making real virtual pads on `loop`; a socket per confirmed client where the
-    /// kernel allows one (`ConnectedClientSockets`), closed with the host.
+    /// A host on `socket`'s datagrams, making real virtual pads on `loop` (served over DSU too, with `dsu`); a socket
+    /// per confirmed client where the kernel allows one (`ConnectedClientSockets`), closed with the host.
     public convenience init(
         socket: UDPSocket, identity: Curve25519.KeyAgreement.PrivateKey, store: TrustStore, options: Options,
-        loop: DeviceEventLoop, logger: Logger, onEvent: @escaping (Event) -> Void
+        dsu: DSUHostedPads? = nil, loop: DeviceEventLoop, logger: Logger, onEvent: @escaping (Event) -> Void
     ) {
         var tick: (() -> Void)?
         let timer = LoopWakeTimer(loop: loop) { tick?() }
@@ -19,8 +19,9 @@ extension ForwardingHost {
             options: options, logger: logger, onEvent: onEvent,
             makePad: { kind, seed, onFeedback, onReady throws(VirtualPadCreationFailure) in
                 do {
-                    return try VirtualPadSession(
+                    let pad = try VirtualPadSession(
                         kind: kind, seed: seed, loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+                    return dsu?.serving(pad, kind: kind, seed: seed) ?? pad
                 } catch {
                     throw VirtualPadCreationFailure(error)
                 }

@@ -50,10 +50,12 @@ public final class HostService {
         /// A pairing window opens at start.
         public var openPairingAtStart: Bool
         public var forwarding: ForwardingHost.Options
+        /// Where to serve the virtual pads over DSU too (`--dsu`); nil: not at all.
+        public var dsuAddress: SocketAddress?
 
         public init(
             listen: String?, controlSocketPath: String?, runtimeDirectory: String?, hostName: String, announce: Bool,
-            openPairingAtStart: Bool, forwarding: ForwardingHost.Options
+            openPairingAtStart: Bool, forwarding: ForwardingHost.Options, dsuAddress: SocketAddress? = nil
         ) {
             self.listen = listen
             self.controlSocketPath = controlSocketPath
@@ -62,6 +64,7 @@ public final class HostService {
             self.announce = announce
             self.openPairingAtStart = openPairingAtStart
             self.forwarding = forwarding
+            self.dsuAddress = dsuAddress
         }
     }
 
@@ -91,6 +94,11 @@ public final class HostService {
         case controlSocketListening(path: String)
         case forwarding(ForwardingHost.Event)
         case pairing(HostPairing.Event)
+        /// Serving the virtual pads over DSU on this address (`Configuration.dsuAddress`).
+        case dsuListening(SocketAddress)
+        /// A hosted pad (by its identity seed) took this DSU slot, or none: all four are taken.
+        case dsuSlot(Int?, seed: String)
+        case dsu(DSUServer.Event)
     }
 
     public let store: TrustStore
@@ -104,6 +112,7 @@ public final class HostService {
     private let started = MonotonicInstant.now()
     private var pairing: HostPairing
     private var announcer: (any HostAnnouncing)?
+    private let dsu: DSUHostedPads?
     /// "announced on the LAN as ...", or why not (`status`).
     private var announcement: String
     private var lastAnnouncementProblem: String?
@@ -126,6 +135,7 @@ public final class HostService {
         let owner = OwnerReference<HostService>()
         var pairing = HostPairing(responder: PairingResponder(identity: identity, hostName: configuration.hostName))
         var announcer: (any HostAnnouncing)?
+        var dsu: DSUHostedPads?
         let pairingRequests: FileChangeWatch
         let windowEnds = loop.makeTimer { owner.target?.announceTheWindow() }
         let host: ForwardingHost
@@ -169,9 +179,21 @@ public final class HostService {
             pairingRequests = try FileChangeWatch(path: store.pairingRequestPath, loop: loop) {
                 owner.target?.takePairingRequest()
             }
+            if let address = configuration.dsuAddress {
+                let server: DSUServer
+                do {
+                    server = try DSUServer(listeningOn: address, loop: loop, logger: logger) { event in onEvent(.dsu(event)) }
+                } catch {
+                    var named = error
+                    named.listenOption = "--dsu-listen"
+                    throw named
+                }
+                dsu = DSUHostedPads(server: server) { slot, seed in onEvent(.dsuSlot(slot, seed: seed)) }
+                onEvent(.dsuListening(server.localAddress))
+            }
             host = ForwardingHost(
-                socket: socket, identity: identity, store: store, options: configuration.forwarding, loop: loop,
-                logger: logger
+                socket: socket, identity: identity, store: store, options: configuration.forwarding, dsu: dsu,
+                loop: loop, logger: logger
             ) { event in
                 onEvent(.forwarding(event))
                 owner.target?.control?.statusChanged()
@@ -179,6 +201,7 @@ public final class HostService {
         } catch {
             windowEnds.close()
             announcer?.close()
+            dsu?.close()
             socket.close()
             throw error
         }
@@ -191,6 +214,7 @@ public final class HostService {
         self.onEvent = onEvent
         self.pairing = pairing
         self.announcer = announcer
+        self.dsu = dsu
         self.windowEnds = windowEnds
         self.pairingRequests = pairingRequests
         self.owner = owner
@@ -237,6 +261,7 @@ public final class HostService {
         control?.close()
         control = nil
         host.close()
+        dsu?.close()
         pairingRequests?.cancel()
         pairingRequests = nil
         windowEnds.close()

@@ -57,14 +57,7 @@ struct DSUCommand: ParsableCommand {
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.dsu")
         signal(SIGPIPE, SIG_IGN)
-        let address: SocketAddress
-        do {
-            guard let first = try SocketAddress.resolve(listen, defaultPort: DSUProtocol.defaultPort, passive: true).first
-            else { throw ValidationError("--listen \(listen): no address") }
-            address = first
-        } catch let error as LinkSocketError {
-            throw ValidationError("--listen: \(error)")
-        }
+        let address = try Self.address(listen, option: "--listen")
 
         let loop = try DeviceEventLoop()
         try loop.watchSignals([SIGINT, SIGTERM]) { _ in loop.stop() }
@@ -101,6 +94,18 @@ struct DSUCommand: ParsableCommand {
         if chosen.isEmpty { StatusOutput.say(.noPadYet, "no pad yet; each one plugged in gets a free slot") }
         for controller in chosen { slots.serve(controller) }
         try loop.run()
+    }
+
+    /// The address `text` names (nil: 127.0.0.1:26760), for `option`'s error.
+    static func address(_ text: String?, option: String) throws -> SocketAddress {
+        let text = text ?? "127.0.0.1:\(DSUProtocol.defaultPort)"
+        do {
+            guard let first = try SocketAddress.resolve(text, defaultPort: DSUProtocol.defaultPort, passive: true).first
+            else { throw ValidationError("\(option) \(text): no address") }
+            return first
+        } catch let error as LinkSocketError {
+            throw ValidationError("\(option): \(error)")
+        }
     }
 
     static func statusEvent(_ event: DSUServer.Event) -> StatusEvent {
@@ -258,21 +263,15 @@ final class DSUBridgeSlots {
 
     /// Listens on `listen` (default 127.0.0.1:26760) and says where, as `dsu` does.
     init(listen: String?, loop: DeviceEventLoop, logger: Logger) throws {
-        let text = listen ?? "127.0.0.1:\(DSUProtocol.defaultPort)"
-        let address: SocketAddress
-        do {
-            guard let first = try SocketAddress.resolve(text, defaultPort: DSUProtocol.defaultPort, passive: true).first
-            else { throw ValidationError("--dsu-listen \(text): no address") }
-            address = first
-        } catch let error as LinkSocketError {
-            throw ValidationError("--dsu-listen: \(error)")
-        }
+        let address = try DSUCommand.address(listen, option: "--dsu-listen")
         do {
             server = try DSUServer(listeningOn: address, maximumClients: 16, loop: loop, logger: logger) { event in
                 StatusOutput.say(DSUCommand.statusEvent(event))
             }
         } catch {
-            throw ValidationError(error.description)
+            var named = error
+            named.listenOption = "--dsu-listen"
+            throw ValidationError(named.description)
         }
         StatusOutput.say(
             .dsuListening,

@@ -183,6 +183,18 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .customLong("as"), help: ArgumentHelp("Every virtual pad of this kind, whatever clients ask: xbox360, dualsense, dualsense-edge, dualshock4 or xbox-one.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
+    @Flag(
+        name: .long,
+        help: "Also serve the virtual pads (the first four) to emulators over DSU on 127.0.0.1:26760, as `padbridge dsu` does.")
+    var dsu = false
+
+    @Option(
+        name: .customLong("dsu-listen"),
+        help: ArgumentHelp(
+            "With --dsu: the address and port to serve DSU on (any address but a loopback one opens the pads' motion to that network).",
+            valueName: "address:port"))
+    var dsuListen: String?
+
     @Option(name: .customLong("max-pads"), help: "At most this many virtual pads at once.")
     var maximumPads = 8
 
@@ -193,8 +205,13 @@ struct ServeCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    func validate() throws {
+        if dsuListen != nil && !dsu { throw ValidationError("--dsu-listen applies with --dsu.") }
+    }
+
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.serve")
+        let dsuAddress = try dsu ? DSUCommand.address(dsuListen, option: "--dsu-listen") : nil
         signal(SIGPIPE, SIG_IGN)
         let loop = try DeviceEventLoop()
         var service: HostService?
@@ -206,7 +223,8 @@ struct ServeCommand: ParsableCommand {
             listen: listen, controlSocketPath: socket,
             runtimeDirectory: getenv("XDG_RUNTIME_DIR").map { String(cString: $0) },
             hostName: name ?? LinkEndpointDefaults.machineName(), announce: !noAnnounce, openPairingAtStart: pair,
-            forwarding: .init(virtualKind: virtualKind, maximumPads: maximumPads, lingerMilliseconds: linger * 1000))
+            forwarding: .init(virtualKind: virtualKind, maximumPads: maximumPads, lingerMilliseconds: linger * 1000),
+            dsuAddress: dsuAddress)
         do {
             service = try HostService(
                 configuration: configuration, store: try configDirectory.store(), loop: loop, logger: logger,
@@ -303,6 +321,19 @@ enum ServeStatus {
         let minutes = Int(PairingWindow.lifetimeMicroseconds / 60_000_000)
         switch event {
         case .ipv6Unavailable: return StatusEvent(.ipv6Unavailable, "IPv6 is disabled on this machine; listening on IPv4 only")
+        case let .dsuListening(address):
+            return StatusEvent(
+                .dsuListening,
+                "serving the virtual pads over DSU (cemuhook protocol 1001) on \(address)"
+                    + (address.isLoopback ? "" : ", open to that network"),
+                ["address": .string(address.description), "loopback": .bool(address.isLoopback)])
+        case let .dsuSlot(slot?, seed):
+            return StatusEvent(.dsuPad, "DSU slot \(slot): the virtual pad \(seed)", ["slot": EventValue(slot), "seed": .string(seed)])
+        case let .dsuSlot(nil, seed):
+            return StatusEvent(
+                .tooManyPads, "not serving the virtual pad \(seed) over DSU: its four slots are taken", ["seed": .string(seed)])
+        case let .dsu(event):
+            return DSUCommand.statusEvent(event)
         case let .listening(address, hostKey):
             return StatusEvent(
                 .listening, "listening on \(address) (UDP port \(address.port)), host key \(hostKey.fingerprint)",

@@ -357,3 +357,37 @@ def test_remap_dsu_serves_the_pad_as_its_profile_remaps_it(padbridge, tmp_path):
         if client:
             client.close()
         pad.close()
+
+
+def test_serve_dsu_serves_a_forwarded_pad_and_says_when_its_link_is_gone(padbridge, tmp_path):
+    """`serve --dsu`: a client's forwarded DualSense, as the host's virtual pad shows it, in slot 0; when the client
+    goes, the slot says the pad is not connected."""
+    from conftest import attached
+    from forwarding import connect, paired_host
+
+    pad = PhysicalDualSense()
+    client = None
+    try:
+        hidraw = pad.wait_bound()
+        port = free_port()
+        serve, config = paired_host(padbridge, tmp_path, "--dsu", "--dsu-listen", f"127.0.0.1:{port}")
+        _, listening = serve.wait_event("dsuListening")
+        assert listening["address"] == f"127.0.0.1:{port}", listening
+        forwarding = connect(padbridge, config, hidraw)
+        attached(serve)
+        _, slot = serve.wait_event("dsuPad")
+        assert slot["slot"] == 0, slot
+        client = DSUClient(port)
+        client.subscribe()
+        mark = client.mark()
+        pad.send_input(cross=True)
+        client.wait(lambda r: r["type"] == TYPE_PAD_DATA and r["analog_a"] == 255 and r["connected"] == 1,
+                    "the forwarded cross pressed", since=mark)
+        mark = client.mark()
+        assert forwarding.stop() == 0
+        client.wait(lambda r: r["type"] == TYPE_PAD_DATA and r["connected"] == 0 and r["analog_a"] == 0,
+                    "the slot not connected, nothing pressed, once the client is gone", since=mark)
+    finally:
+        if client:
+            client.close()
+        pad.close()
