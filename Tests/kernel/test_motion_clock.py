@@ -62,9 +62,10 @@ def stream_yaw(stand_in: PhysicalDualSense, first_ticks: int):
 ROUNDS = 3
 
 
-def stream_one_round(padbridge, directory) -> tuple[list[tuple[int, int, int]], list[tuple[float, str]]]:
+def stream_one_round(padbridge, directory) -> tuple[list[tuple[int, int, int]], list[tuple[float, str]], bool]:
     """A paired `serve` and `connect` of a new stand-in in `directory`, the stand-in's 2 s of yaw streamed: the
-    frames the host's virtual pad showed, and the lines in which either side counted the link lost (with when)."""
+    frames the host's virtual pad showed, the lines in which either side counted the link lost (with when), and
+    whether the test's own reader fell behind (SYN_DROPPED: its frames then say nothing about padbridge)."""
     serve, client_config = paired_across_namespaces(padbridge, directory)
     stand_in = PhysicalDualSense("usb")
     try:
@@ -86,14 +87,13 @@ def stream_one_round(padbridge, directory) -> tuple[list[tuple[int, int, int]], 
         reader.wait_for_frame(lambda frame: frame[1] == TAG_STEP * SAMPLES, "frame showing the stand-in's last sample")
         # (MSC_TIMESTAMP, accel X, gyro yaw) of each frame
         frames = [(frame[0], frame[1], frame[5]) for frame in reader.stop()]
-        assert not reader.dropped, "the test's own reader fell behind (SYN_DROPPED): the check says nothing"
     finally:
         stand_in.close()
     lost = [(at, f"{name}: {event['message']}") for name, process in (("serve", serve), ("connect", client))
             for at, event in process.timed_events("linkLost")]
     for process in (client, serve):
         assert process.stop() == 0, f"{process!r} did not exit with status 0 when told to stop\n{process.describe()}"
-    return frames, lost
+    return frames, lost, reader.dropped
 
 
 def test_forwarded_motion_keeps_its_sensor_clock_through_a_jittery_link(padbridge, tmp_path, jittery_uplink,
@@ -105,19 +105,23 @@ def test_forwarded_motion_keeps_its_sensor_clock_through_a_jittery_link(padbridg
     # the stall witness ran on time: the guest's CPUs are too few for it, not its scheduler stalled. Whether a link
     # stays up under load is test_many_pads' and test_flood's to check.) (Samples the client fell behind reading are
     # missing, which the checks below allow: they check the clock of those that came.)
+    # A round in which the test's own reader fell behind (SYN_DROPPED: the guest's Python, reading 250 frames a
+    # second beside a second VM, seen once) says nothing about padbridge either, and runs again the same way.
     started = time.monotonic()
     stalled_rounds = []
     for round_number in range(ROUNDS):
-        frames, lost = stream_one_round(padbridge, tmp_path / f"round{round_number}")
-        if not lost:
+        frames, lost, dropped = stream_one_round(padbridge, tmp_path / f"round{round_number}")
+        if not lost and not dropped:
             break
-        stalled_rounds.append(f"round {round_number + 1}: " + ", ".join(f"{at - started:+.2f} s: {line}"
-                                                                          for at, line in lost))
+        reasons = [f"{at - started:+.2f} s: {line}" for at, line in lost]
+        if dropped:
+            reasons.append("the test's own reader fell behind (SYN_DROPPED)")
+        stalled_rounds.append(f"round {round_number + 1}: " + ", ".join(reasons))
     else:
-        raise AssertionError(f"in each of {ROUNDS} rounds the link was counted lost: {stalled_rounds}; "
-                             f"{stall_witness.describe(started)}")
+        raise AssertionError(f"in each of {ROUNDS} rounds the link was counted lost or the test's reader fell "
+                             f"behind: {stalled_rounds}; {stall_witness.describe(started)}")
     if stalled_rounds:
-        print(f"rounds run again after the link was counted lost: {stalled_rounds}; {stall_witness.describe(started)}")
+        print(f"rounds run again: {stalled_rounds}; {stall_witness.describe(started)}")
 
     # The frames that show a sample (frames before the stream show accel X 0), with the sample's number.
     shown = [(timestamp, accel_x // TAG_STEP - 1, yaw) for timestamp, accel_x, yaw in frames
