@@ -132,6 +132,14 @@ public final class PhysicalPadSession {
                 metadata: ["event": "eventsDropped", "pad": "\(self.fingerprint.rawValue)", "name": "\(name)", "node": "\(node.path)"])
         }
         reader.onEvents = onEvents
+        if let problem = reader.backButtonsUnreadable {
+            let message =
+                "\(controller.name) [\(fingerprint)]: its back buttons are not read (hid-playstation makes no event for "
+                + "them; they are in its hidraw node, which cannot be opened: \(problem)); every other control is"
+            logger.warning(
+                "\(message)",
+                metadata: ["event": "backButtonsUnread", "pad": "\(fingerprint.rawValue)"])
+        }
         self.reader = reader
         show(reader.snapshot)
         feedback = openFeedback(for: controller)

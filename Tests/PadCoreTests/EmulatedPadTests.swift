@@ -140,3 +140,36 @@ import Testing
 extension String {
     fileprivate func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
+
+/// A physical DualSense Edge's back buttons: in its hidraw reports only, merged into the snapshot the event nodes
+/// make.
+@Suite struct EdgeBackButtonTests {
+    @Test func theBackButtonsAreReadFromFullReportsOnly() throws {
+        let buttons = ButtonSet([.paddle1, .paddle4, .a])
+        let usb = DualSenseInputReport.encoded(PadSnapshot(buttons: buttons), transport: .usb)
+        let bluetooth = DualSenseInputReport.encoded(PadSnapshot(buttons: buttons), transport: .bluetooth)
+        for report in [usb, bluetooth] {
+            #expect(report.withUnsafeBytes { DualSenseInputReport.edgeBackButtons($0) } == ButtonSet([.paddle1, .paddle4]))
+        }
+        var broken = bluetooth
+        broken[20] ^= 0xFF
+        #expect(broken.withUnsafeBytes { DualSenseInputReport.edgeBackButtons($0) } == nil, "a bad CRC says nothing")
+        #expect([UInt8](repeating: 0, count: 10).withUnsafeBytes { DualSenseInputReport.edgeBackButtons($0) } == nil)
+        #expect(Array(usb.prefix(20)).withUnsafeBytes { DualSenseInputReport.edgeBackButtons($0) } == nil)
+    }
+
+    /// The report's buttons land at once and stay over the pad node's frames, which know nothing of them.
+    @Test func reportButtonsStayOverThePadNodesFrames() {
+        var assembler = EvdevSnapshotAssembler(layout: .linuxGamepadConvention, absoluteInfo: [:])
+        let mask = DualSenseInputReport.edgeBackButtonSet
+        let first = assembler.showReportButtons(ButtonSet([.paddle2, .a]), of: mask)
+        #expect(first && assembler.snapshot.buttons == ButtonSet([.paddle2]), "only the masked buttons are taken")
+        let again = assembler.showReportButtons(ButtonSet([.paddle2]), of: mask)
+        #expect(!again, "no change, no frame")
+        _ = assembler.apply(EvdevEvent(type: EvdevCode.evKey, code: EvdevCode.btnSouth, value: 1), from: .pad)
+        _ = assembler.apply(EvdevEvent(type: EvdevCode.evSyn, code: EvdevCode.synReport, value: 0), from: .pad)
+        #expect(assembler.snapshot.buttons == ButtonSet([.a, .paddle2]))
+        let released = assembler.showReportButtons(ButtonSet(), of: mask)
+        #expect(released && assembler.snapshot.buttons == ButtonSet([.a]))
+    }
+}

@@ -147,9 +147,12 @@ def uhid_events(fd: int, stopped) -> "Iterator[bytes]":
 class PhysicalDualSense:
     """A uhid DualSense that hid-playstation binds as if it were plugged in over `bus` ("usb" or "bluetooth")."""
 
-    def __init__(self, bus: str = "usb", update_version: int = 0x0224, mac: str | None = None):
-        """`mac`: the pad's address (a new one by default; the same one is the same pad connected again)."""
+    def __init__(self, bus: str = "usb", update_version: int = 0x0224, mac: str | None = None,
+                 product: int = 0x0CE6):
+        """`mac`: the pad's address (a new one by default; the same one is the same pad connected again).
+        `product`: 0x0CE6 a DualSense, 0x0DF2 a DualSense Edge (the same reports, its back buttons in byte 10)."""
         self.bus = BUS_USB if bus == "usb" else BUS_BLUETOOTH
+        self.product = product
         rng = random.Random()
         # A locally administered unicast MAC, different on every run (hid-playstation rejects duplicates).
         octets = [rng.randrange(256) for _ in range(6)]
@@ -176,7 +179,7 @@ class PhysicalDualSense:
     def _create2(self) -> bytes:
         descriptor = USB_DESCRIPTOR if self.bus == BUS_USB else BLUETOOTH_DESCRIPTOR
         return uhid_create2(b"Sony Interactive Entertainment DualSense Wireless Controller (padbridge stand-in)",
-                            self.phys, b"", descriptor, self.bus, 0x054C, 0x0CE6,
+                            self.phys, b"", descriptor, self.bus, 0x054C, self.product,
                             0x0111 if self.bus == BUS_USB else 0x0100)
 
     def _write(self, event: bytes):
@@ -250,11 +253,12 @@ class PhysicalDualSense:
                 self._cond.notify_all()
 
     def send_input(self, cross: bool = False, gyro: tuple[int, int, int] = (0, 0, 0),
-                   accel: tuple[int, int, int] = (0, 0, 0), sensor_ticks: int = 0):
+                   accel: tuple[int, int, int] = (0, 0, 0), sensor_ticks: int = 0, back_buttons: int = 0):
         """One USB input report (0x01, 64 bytes, hid-playstation's layout): sticks centred, no touch, the cross
         button (BTN_SOUTH) as given; raw gyro (pitch, yaw, roll: 1/16 °/s under the identity calibration this
         stand-in reports) and accel (x, y, z: 8192 per g), and the sensor clock (u32, 1/3 µs ticks: common block
-        bytes 15-20, 21-26 and 27-30)."""
+        bytes 15-20, 21-26 and 27-30). `back_buttons`: an Edge's byte 10 (0x80 right paddle, 0x40 left paddle, 0x20
+        right Fn, 0x10 left Fn)."""
         assert self.bus == BUS_USB, "input reports are sent on the USB bus only"
         report = bytearray(64)
         report[0] = 0x01
@@ -262,6 +266,7 @@ class PhysicalDualSense:
         self._input_sequence = (self._input_sequence + 1) & 0xFF
         report[7] = self._input_sequence
         report[8] = 0x08 | (0x20 if cross else 0)  # hat released, cross
+        report[10] = back_buttons
         struct.pack_into("<hhhhhhI", report, 1 + 15, *gyro, *accel, sensor_ticks & 0xFFFFFFFF)
         report[33] = report[37] = 0x80  # both touch points up
         self._send_report(bytes(report))

@@ -241,3 +241,37 @@ def test_a_profile_asking_for_a_dualshock4_remaps_a_dualsense_onto_one_and_its_r
         assert remap.stop() == 0
     finally:
         pad.close()
+
+
+@pytest.mark.parametrize("sdl_reader", ["2.32"], indirect=True)
+def test_a_forwarded_dualsense_edge_arrives_as_an_edge_with_its_paddles(sdl_reader, padbridge, tmp_path):
+    """An Edge stand-in forwarded to a host becomes a virtual DualSense Edge there (no --as on either side), whose
+    paddles SDL 2.32 reads: the client reads them from the pad's hidraw reports (hid-playstation makes no event for
+    them), and the host keeps the pad what it is."""
+    from conftest import attached
+    from forwarding import connect, paired_host
+    from standins import PhysicalDualSense
+
+    pad = PhysicalDualSense(product=0x0DF2)
+    try:
+        hidraw = pad.wait_bound()
+        known = sdl_reader.instances()
+        serve, client = paired_host(padbridge, tmp_path)
+        connect(padbridge, client, hidraw)
+        _, ready = attached(serve)
+        assert ready["kind"] == "dualsense-edge", ready
+        controller = sdl_reader.open([ready["hidraw"]], exclude=known)
+        try:
+            assert (controller.type, controller.product) == ("PS5", 0x0DF2), controller
+            for bit, paddle in ((0x80, "paddle1"), (0x40, "paddle2"), (0x20, "paddle3"), (0x10, "paddle4")):
+                pad.send_input(back_buttons=bit)
+                controller.wait(lambda s, p=paddle: s["buttons"][p] == 1
+                                and sum(s["buttons"][f"paddle{n}"] for n in range(1, 5)) == 1,
+                                f"{paddle} alone, pressed on the forwarded Edge")
+            pad.send_input(cross=True)
+            controller.wait(lambda s: s["buttons"]["a"] == 1 and not any(s["buttons"][f"paddle{n}"] for n in range(1, 5)),
+                            "the cross pressed, the paddles released")
+        finally:
+            controller.close()
+    finally:
+        pad.close()

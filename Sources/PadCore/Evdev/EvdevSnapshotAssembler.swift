@@ -33,6 +33,11 @@ public struct EvdevSnapshotAssembler: Sendable {
     /// Whether the pad node reports the touchpad click (an SDL mapping may say so); otherwise the touchpad node
     /// does (hid-playstation: BTN_LEFT there).
     private let padDrivesTouchpadButton: Bool
+    /// Buttons no event node reports, read from the pad's hidraw reports instead (a DualSense Edge's back
+    /// buttons): `reportButtonMask` says which, `reportButtons` which of them are pressed. Kept over the pad node's
+    /// frames.
+    private var reportButtons = ButtonSet()
+    private var reportButtonMask = ButtonSet()
 
     /// `absoluteInfo` holds each node's absolute axes (from EVIOCGABS) keyed by the node's role.
     public init(layout: EvdevLayout, absoluteInfo: [EvdevNodeRole: [UInt16: EvdevAbsoluteInfo]]) {
@@ -142,7 +147,8 @@ public struct EvdevSnapshotAssembler: Sendable {
         switch role {
         case .pad:
             let touchpadClick = snapshot[.touchpad]
-            snapshot.buttons = padPending.buttons
+            snapshot.buttons = ButtonSet(
+                rawValue: padPending.buttons.rawValue & ~reportButtonMask.rawValue | reportButtons.rawValue)
             if !padDrivesTouchpadButton { snapshot[.touchpad] = touchpadClick }
             for axis in Axis.allCases { snapshot[axis] = padPending[axis] }
         case .touchpad:
@@ -153,6 +159,17 @@ public struct EvdevSnapshotAssembler: Sendable {
         case .other:
             break
         }
+    }
+
+    /// Shows `buttons` for the buttons in `mask`, which no event node reports (the pad's hidraw reports do): they
+    /// land in `snapshot` at once and stay over the pad node's frames. Returns whether `snapshot` changed.
+    public mutating func showReportButtons(_ buttons: ButtonSet, of mask: ButtonSet) -> Bool {
+        let pressed = ButtonSet(rawValue: buttons.rawValue & mask.rawValue)
+        reportButtonMask = mask
+        guard pressed != reportButtons else { return false }
+        reportButtons = pressed
+        snapshot.buttons = ButtonSet(rawValue: snapshot.buttons.rawValue & ~mask.rawValue | pressed.rawValue)
+        return true
     }
 
     private mutating func applyKey(code: UInt16, pressed: Bool, from role: EvdevNodeRole) {

@@ -117,6 +117,31 @@ public enum DualSenseInputReport {
         )
     }
 
+    /// A DualSense Edge's four back buttons (`paddle1`-`paddle4`), which hid-playstation makes no event for, from
+    /// a full input report (USB 0x01 of 64 bytes, or Bluetooth 0x31 of 78 with a good CRC); nil for any other
+    /// report (Bluetooth's short 0x01 has no such byte).
+    public static func edgeBackButtons(_ bytes: UnsafeRawBufferPointer) -> ButtonSet? {
+        let c: Int
+        switch bytes.first {
+        case usbReportID? where bytes.count >= usbSize: c = 1
+        case bluetoothReportID? where bytes.count >= bluetoothSize:
+            guard PlayStationCRC32.isValid(UnsafeRawBufferPointer(rebasing: bytes[0..<bluetoothSize]), seed: PlayStationCRC32.inputSeed)
+            else { return nil }
+            c = 2
+        default: return nil
+        }
+        let b2 = bytes[c + 9]
+        var buttons = ButtonSet()
+        if b2 & 0x10 != 0 { buttons.insert(.paddle4) }
+        if b2 & 0x20 != 0 { buttons.insert(.paddle3) }
+        if b2 & 0x40 != 0 { buttons.insert(.paddle2) }
+        if b2 & 0x80 != 0 { buttons.insert(.paddle1) }
+        return buttons
+    }
+
+    /// The Edge's back buttons, as `edgeBackButtons` reads them.
+    public static let edgeBackButtonSet = ButtonSet([.paddle1, .paddle2, .paddle3, .paddle4])
+
     static func encodeCommon(
         _ snapshot: PadSnapshot, sequence: UInt8, into out: UnsafeMutableRawBufferPointer, at c: Int
     ) {

@@ -23,10 +23,17 @@ public final class ControllerReader {
     public var onEventsDropped: ((EvdevNode) -> Void)?
     /// Called once when a node of the controller went away.
     public var onUnplugged: ((EvdevNode) -> Void)?
+    /// Why a DualSense Edge's hidraw node could not be opened for its back buttons (nil: read, or not an Edge);
+    /// every other control is read all the same.
+    public private(set) var backButtonsUnreadable: DeviceAccessError?
 
     private var assembler: EvdevSnapshotAssembler
     private var watched: [WatchedEvdevDevice] = []
     private var ended = false
+    /// A DualSense Edge's hidraw node, read for the back buttons no event node reports.
+    private var hidraw: HidrawDevice?
+    private var hidrawWatch: LoopWatch?
+    private var reportBuffer: [UInt8] = []
 
     /// Opens every event node of `controller` and watches it on `loop`. `layout` picks the pad node's layout from
     /// its capabilities (nil when the controller has no pad node). With `grab`, each node is grabbed (EVIOCGRAB) so
@@ -66,6 +73,56 @@ public final class ControllerReader {
         for node in controller.nodes.evdev {
             assembler.seed(node.role, pressedKeys: held[node.role] ?? [], touchSlots: touchSlots[node.role] ?? [])
         }
+        if controller.kind == .dualSenseEdge, let path = controller.nodes.hidraw {
+            watchBackButtons(path: path, loop: loop)
+        }
+    }
+
+    /// Reads a DualSense Edge's hidraw reports for its back buttons (`paddle1`-`paddle4`): hid-playstation makes no
+    /// event for them. A node that cannot be opened (no read access) leaves the pad read without them, said once.
+    private func watchBackButtons(path: String, loop: DeviceEventLoop) {
+        do {
+            let device = try HidrawDevice(path: path)
+            // unowned(unsafe): as the event nodes' watches, this one ends in close(), which deinit calls.
+            hidrawWatch = try loop.makeWatch(device.descriptorForPolling, path: path) { [unowned(unsafe) self] _ in
+                self.readBackButtons()
+            }
+            hidraw = consume device
+            reportBuffer = [UInt8](repeating: 0, count: 128)
+        } catch {
+            backButtonsUnreadable = error
+        }
+    }
+
+    private func readBackButtons() {
+        guard !ended else { return }
+        while true {
+            let read = reportBuffer.withUnsafeMutableBytes { buffer in
+                Result { () throws(DeviceAccessError) in try hidraw?.readInputReport(into: buffer) }
+            }
+            guard case let .success(count?) = read, count > 0 else {
+                // Gone (the event nodes say so) or a failed read: the back buttons stop, the rest goes on.
+                if case .failure = read { stopReadingBackButtons() }
+                return
+            }
+            let buttons = reportBuffer.withUnsafeBytes { bytes in
+                DualSenseInputReport.edgeBackButtons(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+            }
+            guard let buttons, assembler.showReportButtons(buttons, of: DualSenseInputReport.edgeBackButtonSet)
+            else { continue }
+            let now = MonotonicInstant.now().microseconds
+            onFrame?(
+                assembler.snapshot,
+                EvdevEvent(
+                    seconds: Int64(now / 1_000_000), microseconds: Int32(now % 1_000_000), type: EvdevCode.evSyn,
+                    code: EvdevCode.synReport, value: 0))
+        }
+    }
+
+    private func stopReadingBackButtons() {
+        hidrawWatch?.cancel()
+        hidrawWatch = nil
+        hidraw.take()?.close()
     }
 
     /// The node comes as its index in `controller.nodes.evdev` and its role: no strings are passed (and counted)
@@ -96,6 +153,7 @@ public final class ControllerReader {
         ended = true
         for device in watched { device.close() }
         watched = []
+        stopReadingBackButtons()
     }
 
     deinit { close() }
