@@ -291,5 +291,6 @@ import Testing
         #expect(kind.capabilities.motion && !kind.capabilities.touchpad && kind.capabilities.buttons.contains(.misc1))
         #expect(!kind.capabilities.buttons.contains(.paddle1) && !kind.capabilities.buttons.contains(.touchpad))
         #expect(EmulatedSwitchPro(seed: "x").kind == kind && EmulatedSwitchPro(seed: "x").heartbeatMilliseconds == 15)
+        #expect(!EmulatedSwitchPro(seed: "x").sendsChangesAtOnce && EmulatedDualShock4(seed: "x", transport: .usb).sendsChangesAtOnce)
     }
 }

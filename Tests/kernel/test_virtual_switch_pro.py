@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+import time
 from pathlib import Path
 
 import evdev
 import pytest
 from evdev import ecodes
 
-from conftest import expect_events, is_rumble, rumble_effect
+from conftest import DEADLINE, expect_events, is_rumble, rumble_effect
 
 NINTENDO, PRO_CONTROLLER = 0x057E, 0x2009
 GAMEPAD_NAME = "Nintendo Switch Pro Controller"
@@ -286,16 +288,43 @@ def test_remap_as_switch_pro_passes_a_dualsenses_press_and_turn_and_a_games_rumb
                     (ecodes.EV_ABS, ecodes.ABS_Z, lambda v: abs(v / ACCEL_PER_G - 1) <= 0.03),
                 ])
 
-        effect = gamepad.upload_effect(rumble_effect(0x8000, 0x4000))
-        mark = dualsense.mark()
-        gamepad.write(ecodes.EV_FF, effect, 1)
-        dualsense.wait_report(lambda r: r.rumble_flagged and abs(r.motor_strong - 128) <= 2
-                              and abs(r.motor_weak - 64) <= 2, since=mark,
-                              what="the game's rumble 0.5/0.25 on the DualSense's motors")
-        mark = dualsense.mark()
-        gamepad.write(ecodes.EV_FF, effect, 0)
-        dualsense.wait_report(lambda r: r.rumble_flagged and r.motor_strong == 0 and r.motor_weak == 0, since=mark,
-                              what="the rumble stopped on the DualSense")
+        # The game rumbles while the DualSense turns, its reports every 4 ms (250 Hz, each a new gyro reading).
+        # hid-nintendo sends a rumble (or light) command only after three reports 8-17 ms apart, and gives up waiting
+        # after 500 reports ("exceeded max attempts"): the virtual pad keeps its 15 ms pace whatever comes in.
+        dmesg_before = kernel_log()
+        stop = threading.Event()
+
+        def turn():
+            started, step = time.monotonic(), 0
+            while not stop.is_set():
+                step += 1
+                stop.wait(max(0.0, started + step * 0.004 - time.monotonic()))
+                dualsense.send_input(gyro=(0, (90 + step % 2) * 16, 0), accel=(0, 8192, 0),
+                                     sensor_ticks=ticks + step * 12000)
+
+        turning = threading.Thread(target=turn, daemon=True)
+        turning.start()
+        try:
+            effect = gamepad.upload_effect(rumble_effect(0x8000, 0x4000))
+            mark = dualsense.mark()
+            gamepad.write(ecodes.EV_FF, effect, 1)
+            dualsense.wait_report(lambda r: r.rumble_flagged and abs(r.motor_strong - 128) <= 2
+                                  and abs(r.motor_weak - 64) <= 2, since=mark,
+                                  what="the game's rumble 0.5/0.25 on the DualSense's motors")
+            mark = dualsense.mark()
+            gamepad.write(ecodes.EV_FF, effect, 0)
+            dualsense.wait_report(lambda r: r.rumble_flagged and r.motor_strong == 0 and r.motor_weak == 0,
+                                  since=mark, what="the rumble stopped on the DualSense")
+        finally:
+            stop.set()
+            turning.join(DEADLINE)
+        gave_up = [line for line in kernel_log()[len(dmesg_before):] if "exceeded max attempts" in line]
+        assert not gave_up, f"hid-nintendo waited in vain for a steady report pace: {gave_up}"
         assert remap.stop() == 0
     finally:
         dualsense.close()
+
+
+def kernel_log() -> list[str]:
+    import subprocess
+    return subprocess.run(["dmesg"], capture_output=True, text=True, check=True).stdout.splitlines()

@@ -28,6 +28,9 @@ public struct EmulatedSwitchPro: EmulatedHIDPad {
     /// 15 ms, a Pro Controller's pace in mode 0x30: hid-nintendo on Bluetooth sends a subcommand only after three
     /// reports 8-17 ms apart, and its rumble resend rides on the reports.
     public var heartbeatMilliseconds: UInt64 { 15 }
+    /// Only at that pace: reports sent between (a remapped DualSense's 250 Hz motion) would keep hid-nintendo from
+    /// seeing three steady steps, and each of its rumble and light commands would wait for them up to 500 reports.
+    public var sendsChangesAtOnce: Bool { false }
     public let identity: DualSenseIdentity
     public let description: HIDDeviceDescription
     public private(set) var isStreaming = false
