@@ -290,19 +290,26 @@ def test_remap_as_switch_pro_passes_a_dualsenses_press_and_turn_and_a_games_rumb
 
         # The game rumbles while the DualSense turns, its reports every 4 ms (250 Hz, each a new gyro reading).
         # hid-nintendo sends a rumble (or light) command only after three reports 8-17 ms apart, and gives up waiting
-        # after 500 reports ("exceeded max attempts"): the virtual pad keeps its 15 ms pace whatever comes in.
+        # after 500 reports ("exceeded max attempts"): the virtual pad keeps its 15 ms pace whatever comes in, which
+        # its hidraw node shows (a pad that sent each change at once sent about one report for each of the
+        # DualSense's on top of its pace).
         dmesg_before = kernel_log()
-        stop = threading.Event()
+        counter = ReportCounter(ready["hidraw"], 0x30)
+        stop, enough = threading.Event(), threading.Event()
+        sent = [0]
 
         def turn():
-            started, step = time.monotonic(), 0
+            started = time.monotonic()
             while not stop.is_set():
-                step += 1
-                stop.wait(max(0.0, started + step * 0.004 - time.monotonic()))
-                dualsense.send_input(gyro=(0, (90 + step % 2) * 16, 0), accel=(0, 8192, 0),
-                                     sensor_ticks=ticks + step * 12000)
+                sent[0] += 1
+                stop.wait(max(0.0, started + sent[0] * 0.004 - time.monotonic()))
+                dualsense.send_input(gyro=(0, (90 + sent[0] % 2) * 16, 0), accel=(0, 8192, 0),
+                                     sensor_ticks=ticks + sent[0] * 12000)
+                if sent[0] >= 250:
+                    enough.set()
 
         turning = threading.Thread(target=turn, daemon=True)
+        streaming_started, counted_before = time.monotonic(), counter.count()
         turning.start()
         try:
             effect = gamepad.upload_effect(rumble_effect(0x8000, 0x4000))
@@ -315,14 +322,58 @@ def test_remap_as_switch_pro_passes_a_dualsenses_press_and_turn_and_a_games_rumb
             gamepad.write(ecodes.EV_FF, effect, 0)
             dualsense.wait_report(lambda r: r.rumble_flagged and r.motor_strong == 0 and r.motor_weak == 0,
                                   since=mark, what="the rumble stopped on the DualSense")
+            assert enough.wait(DEADLINE), f"the DualSense stand-in sent only {sent[0]} reports"
         finally:
             stop.set()
             turning.join(DEADLINE)
+            streamed_s = time.monotonic() - streaming_started
+            reports = counter.count() - counted_before
+            counter.close()
+        paced = streamed_s / 0.015
+        print(f"while the DualSense sent {sent[0]} reports in {streamed_s:.2f} s, the virtual Switch Pro sent {reports} "
+              f"(its 15 ms pace: {paced:.0f})")
+        assert reports <= paced * 1.2 + 5, \
+            f"the virtual pad sent {reports} reports in {streamed_s:.2f} s, more than its 15 ms pace ({paced:.0f})"
         gave_up = [line for line in kernel_log()[len(dmesg_before):] if "exceeded max attempts" in line]
         assert not gave_up, f"hid-nintendo waited in vain for a steady report pace: {gave_up}"
         assert remap.stop() == 0
     finally:
         dualsense.close()
+
+
+class ReportCounter:
+    """Counts the input reports with ID `report_id` a hidraw node delivers, on a thread of its own."""
+
+    def __init__(self, hidraw: str, report_id: int):
+        self._fd = os.open(hidraw, os.O_RDONLY | os.O_NONBLOCK)
+        self._id, self._count, self._lock = report_id, 0, threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        import select
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        while not self._done.is_set():
+            if not poller.poll(100):
+                continue
+            try:
+                report = os.read(self._fd, 64)
+            except BlockingIOError:
+                continue
+            if report[:1] == bytes([self._id]):
+                with self._lock:
+                    self._count += 1
+
+    def count(self) -> int:
+        with self._lock:
+            return self._count
+
+    def close(self):
+        self._done.set()
+        self._thread.join(DEADLINE)
+        os.close(self._fd)
 
 
 def kernel_log() -> list[str]:

@@ -10,6 +10,9 @@
 ///   streams 0x30 from then on, whatever mode was asked: SDL asks 0x3F only when it finds no stream and reads 0x30
 ///   as well), player lights (0x30: `.playerLeds`), the home light (0x38: acknowledged, not shown: the model has no
 ///   such light), IMU and vibration enable (0x40, 0x48): acknowledged; any other is acknowledged without data.
+///   The IMU stays on and the stream stays 0x30 whatever a reader asks later: the pad is shared, and SDL switches
+///   the IMU off and asks for mode 0x3F when a game stops reading sensors or closes the pad, which on a real pad
+///   silences hid-nintendo's IMU node for every other reader.
 /// - Rumble: the 8 bytes in every 0x01 and 0x10 report, decoded by `SwitchProRumble`; a change is a `.rumble`.
 /// - Input report 0x30 (`SwitchProInputReport`): buttons by position, 12-bit sticks, digital ZL/ZR, three IMU
 ///   samples. All input reports are 64 bytes, as the report descriptor declares them.
