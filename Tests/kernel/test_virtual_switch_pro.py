@@ -341,6 +341,46 @@ def test_remap_as_switch_pro_passes_a_dualsenses_press_and_turn_and_a_games_rumb
         dualsense.close()
 
 
+def test_remap_as_switch_pro_of_a_switch_pro_keeps_its_layout_motion_and_rumble(padbridge):
+    """The suite's Switch Pro stand-in (switch_pro.py, on USB; hid-nintendo binds it too) remapped as a virtual Switch
+    Pro Controller: Nintendo's A (the right face button), Capture and ZR arrive as the same controls, its turn of
+    90 °/s about its up axis as the same on the virtual pad's IMU node, and a game's rumble on the virtual pad reaches
+    the stand-in's HD rumble blocks with the amplitudes hid-nintendo encodes (0-1003)."""
+    from switch_pro import PhysicalSwitchPro
+
+    physical = PhysicalSwitchPro("usb")
+    try:
+        bound = physical.wait_bound()
+        remap = padbridge(bound["pad"], "--as", "switch-pro", command="remap")
+        ready = remap.wait_ready()
+        assert ready["kind"] == "switch-pro" and len(ready["eventNodes"]) == 2, ready
+        assert os.path.basename(os.path.realpath(Path(ready["sysfs"], "driver"))) == "nintendo"
+        nodes = nodes_by_name(ready)
+        gamepad, imu = nodes[GAMEPAD_NAME], nodes[IMU_NAME]
+
+        physical.send_state(buttons=["b", "misc1", "righttrigger"])
+        expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_EAST, 1), (ecodes.EV_KEY, ecodes.BTN_Z, 1),
+                                (ecodes.EV_KEY, ecodes.BTN_TR2, 1)])
+        physical.send_state()
+        expect_events(gamepad, [(ecodes.EV_KEY, ecodes.BTN_EAST, 0), (ecodes.EV_KEY, ecodes.BTN_Z, 0),
+                                (ecodes.EV_KEY, ecodes.BTN_TR2, 0)])
+        # 1282 raw units: 89.98 °/s under the stand-in's calibration (14.247 a °/s), about its z (up); 1 g on z.
+        physical.send_motion(gyro=(0, 0, 1282), accel=(0, 0, 4096))
+        expect_events(imu, [(ecodes.EV_ABS, ecodes.ABS_RZ, lambda v: abs(v / GYRO_PER_DEGREE_PER_SECOND - 90) <= 3),
+                            (ecodes.EV_ABS, ecodes.ABS_Z, lambda v: abs(v / ACCEL_PER_G - 1) <= 0.03)])
+
+        effect = gamepad.upload_effect(rumble_effect(0x8000, 0x4000))
+        _, since = physical.mark()
+        gamepad.write(ecodes.EV_FF, effect, 1)
+        index, _ = physical.wait_rumble(lambda r: abs(r.strong - 501) <= 15 and abs(r.weak - 251) <= 15, since,
+                                        what="the game's rumble 0.5/0.25 as amplitudes ≈ 501 and 251")
+        gamepad.write(ecodes.EV_FF, effect, 0)
+        physical.wait_rumble(lambda r: r.strong == 0 and r.weak == 0, index + 1, what="the rumble stopped")
+        assert remap.stop() == 0
+    finally:
+        physical.close()
+
+
 class ReportCounter:
     """Counts the input reports with ID `report_id` a hidraw node delivers, on a thread of its own."""
 

@@ -4,7 +4,8 @@
 /// Bluetooth pad never sends, as with a real one; SDL's USB status request waits 5 × 100 ms the same way.
 ///
 /// - Subcommands (output 0x01: packet number, 8 rumble bytes, subcommand, data) are answered at once with input
-///   report 0x21: the pad's state as in 0x30, the ACK byte, the subcommand, its data (`reply(to:showing:)`).
+///   report 0x21: the pad's state as in 0x30, the ACK byte, the subcommand, its data
+///   (`SwitchProInputReport.reply`).
 ///   Device info (0x02: firmware 3.72, type 3 = Pro Controller, the MAC derived from the seed as a virtual
 ///   DualSense's, `DualSenseIdentity`), SPI flash reads (0x10: `SwitchProFlash`), input mode (0x03: the pad
 ///   streams 0x30 from then on, whatever mode was asked: SDL asks 0x3F only when it finds no stream and reads 0x30
@@ -62,7 +63,8 @@ public struct EmulatedSwitchPro: EmulatedHIDPad {
 
     public mutating func encodeInput(_ snapshot: PadSnapshot, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         timer &+= 1
-        return SwitchProInputReport.encode(snapshot, reportID: SwitchProInputReport.fullReportID, timer: timer, into: buffer)
+        return SwitchProInputReport.encode(
+            snapshot, reportID: SwitchProInputReport.fullReportID, timer: timer, into: buffer)
     }
 
     /// Bluetooth pads have no feature reports that either reader asks for.
@@ -85,7 +87,9 @@ public struct EmulatedSwitchPro: EmulatedHIDPad {
         case Self.setInputMode:
             isStreaming = true
         case Self.setPlayerLights:
-            if let lights = data.first { response.feedback.append(.playerLeds(mask: Self.playerLeds(lightsByte: lights))) }
+            if let lights = data.first {
+                response.feedback.append(.playerLeds(mask: Self.playerLeds(lightsByte: lights)))
+            }
         default:
             break
         }
@@ -217,7 +221,9 @@ public enum SwitchProInputReport {
     }
 
     /// Bytes 0-12 (the state every input report starts with) into `out`.
-    static func encodeState(_ snapshot: PadSnapshot, reportID: UInt8, timer: UInt8, into out: UnsafeMutableRawBufferPointer) {
+    static func encodeState(
+        _ snapshot: PadSnapshot, reportID: UInt8, timer: UInt8, into out: UnsafeMutableRawBufferPointer
+    ) {
         out[0] = reportID
         out[1] = timer
         out[2] = batteryByte(snapshot.battery)
@@ -290,7 +296,7 @@ public enum SwitchProInputReport {
 ///
 /// | address | bytes | what |
 /// |---|---|---|
-/// | 0x6020 | 24 | IMU: accel offsets 0, 0, 0; accel scales 16384 ×3; gyro offsets 0, 0, 0; gyro scales 13371 ×3 (s16 LE) |
+/// | 0x6020 | 24 | IMU (s16 LE): accel offsets 0, 0, 0; accel scales 16384 ×3; gyro offsets 0, 0, 0; scales 13371 ×3 |
 /// | 0x603D | 9 | left stick: x, y above centre (2047, 2047); centre (2048, 2048); below centre (2047, 2047) |
 /// | 0x6046 | 9 | right stick: centre; below; above (the right stick's order) |
 /// | 0x6050 | 12 | colours: body 0x323232, buttons 0xFFFFFF, grips 0x323232 ×2 |
