@@ -14,7 +14,7 @@ public protocol VirtualPad: AnyObject {
 extension VirtualPadKind {
     /// Creates a virtual pad of this kind: `VirtualXbox360Pad.create` or a `UhidVirtualPad` with the kind's
     /// emulation. `seed` is a uhid pad's identity (its MAC) and `bus` the transport of a PlayStation pad; an Xbox
-    /// 360 pad has neither and ignores them, an Xbox Series pad is on Bluetooth whatever `bus` says.
+    /// 360 pad has neither and ignores them, an Xbox Series pad and a Switch Pro Controller are on Bluetooth whatever `bus` says.
     public func createPad(
         name: String?, seed: String, bus: HIDTransport, physicalPath: String? = nil, loop: DeviceEventLoop,
         logger: Logger, onFeedback: @escaping (FeedbackEvent) -> Void,
@@ -37,6 +37,10 @@ extension VirtualPadKind {
         case .xboxOne:
             try UhidVirtualPad.create(
                 EmulatedXboxOneBluetooth(name: name, seed: seed, physicalPath: physicalPath),
+                loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        case .switchPro:
+            try UhidVirtualPad.create(
+                EmulatedSwitchPro(name: name, seed: seed, physicalPath: physicalPath),
                 loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
         }
     }

@@ -51,7 +51,7 @@ struct RemapCommand: ParsableCommand {
     @Option(
         name: .customLong("as"),
         help: ArgumentHelp(
-            "The virtual pad: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one, or none (the profile's keyboard and mouse only).",
+            "The virtual pad: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one, switch-pro, or none (the profile's keyboard and mouse only).",
             valueName: "kind"))
     var output: VirtualPadChoice?
 

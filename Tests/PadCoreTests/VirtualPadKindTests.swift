@@ -4,7 +4,7 @@ import Testing
 @Suite struct VirtualPadKindTests {
     @Test(arguments: [
         (ControllerKind.dualSense, VirtualPadKind.dualSense), (.dualSenseEdge, .dualSenseEdge),
-        (.dualShock4, .dualShock4), (.xbox360, .xbox360), (.xboxOne, .xboxOne), (.switchPro, .xbox360),
+        (.dualShock4, .dualShock4), (.xbox360, .xbox360), (.xboxOne, .xboxOne), (.switchPro, .switchPro),
         (.generic, .xbox360),
     ])
     func theDefaultVirtualPadIsTheSameKindWhereOneCanBeBuilt(physical: ControllerKind, expected: VirtualPadKind) {
@@ -24,7 +24,7 @@ import Testing
 
     @Test func theCommandLineSpellingsStay() {
         #expect(VirtualPadKind.allCases.map(\.rawValue) == [
-            "xbox360", "dualsense", "dualsense-edge", "dualshock4", "xbox-one",
+            "xbox360", "dualsense", "dualsense-edge", "dualshock4", "xbox-one", "switch-pro",
         ])
         // They are the names `list` prints for the physical kinds.
         for kind in VirtualPadKind.allCases {

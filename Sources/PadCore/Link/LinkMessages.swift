@@ -165,7 +165,7 @@ public struct LinkPing: Sendable, Hashable {
 /// u8 flags: bit 0 pad table, bit 1 ping, bit 2 acknowledgement wanted (input frames not yet acknowledged)
 /// [pad table] u32 version | u8 count (at most 12) | count x (u8 slot | text id | text kind | u8 virtual kind
 ///             (0 any, else `VirtualPadKind.linkCode`: 1 xbox360, 2 dualsense, 3 dualsense-edge, 4 dualshock4,
-///             5 xbox-one) | u8 flags (bit 0 attached, bit 1 numbering continues from the
+///             5 xbox-one, 6 switch-pro) | u8 flags (bit 0 attached, bit 1 numbering continues from the
 ///             client's earlier session) | text name)
 /// [ping]      u64 sender's clock (µs) | u32 the host's sent count from its last pong this session (0 before any) |
 ///             u32 the host's datagrams received this session when that pong came | u32 the client's smoothed round
@@ -341,6 +341,7 @@ extension VirtualPadKind {
         case .dualSenseEdge: 3
         case .dualShock4: 4
         case .xboxOne: 5
+        case .switchPro: 6
         }
     }
 

@@ -53,6 +53,13 @@ public struct VirtualPadCapabilities: Sendable, Hashable {
         buttons: ButtonSet(xbox360.buttons.pressed + [.misc1]),
         axes: Axis.allCases, touchpad: false, motion: false)
 
+    /// A Switch Pro Controller: the Xbox 360 set plus Capture (`misc1`), and motion. ZL and ZR are digital (pressed
+    /// past half); no touchpad.
+    public static let switchPro = VirtualPadCapabilities(
+        name: "switch-pro",
+        buttons: ButtonSet(xbox360.buttons.pressed + [.misc1]),
+        axes: Axis.allCases, touchpad: false, motion: true)
+
     /// No virtual pad (`remap --as none`): a profile drives only the virtual keyboard and mouse.
     public static let nothing = VirtualPadCapabilities(name: "none", buttons: ButtonSet(), axes: [], touchpad: false, motion: false)
 

@@ -52,6 +52,9 @@ public protocol EmulatedHIDPad: Sendable {
     /// How often, in milliseconds, the pad sends its state while a reader has it open (real pads stream; SDL
     /// relies on the stream).
     var heartbeatMilliseconds: UInt64 { get }
+    /// Whether a changed state goes out at once (true), or only at the heartbeat's pace (false: a pad whose driver
+    /// times itself by a steady stream, as hid-nintendo paces its subcommands by a Switch Pro's 15 ms reports).
+    var sendsChangesAtOnce: Bool { get }
 
     var description: HIDDeviceDescription { get }
     /// The most bytes one input report takes.
@@ -80,5 +83,6 @@ public protocol EmulatedHIDPad: Sendable {
 extension EmulatedHIDPad {
     public var probeAnswered: Bool { true }
     public var isStreaming: Bool { true }
+    public var sendsChangesAtOnce: Bool { true }
     public mutating func acceptFeature(_ reportID: UInt8, data: [UInt8]) -> Bool { false }
 }

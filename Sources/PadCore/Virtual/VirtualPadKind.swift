@@ -13,6 +13,9 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
     /// A uhid Xbox Series pad on Bluetooth (045e:0b13) bound by hid-microsoft: its Share button (`misc1`) is in the
     /// HID reports SDL and Steam read.
     case xboxOne = "xbox-one"
+    /// A uhid Nintendo Switch Pro Controller on Bluetooth (057e:2009) bound by hid-nintendo: gamepad and IMU nodes,
+    /// player lights, and a hidraw node SDL's Switch driver talks to (`EmulatedSwitchPro`).
+    case switchPro = "switch-pro"
 
     /// The pad's name in sentences: "DualSense", "Xbox 360 pad".
     public var displayName: String {
@@ -22,6 +25,7 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         case .dualSenseEdge: "DualSense Edge"
         case .dualShock4: "DualShock 4"
         case .xboxOne: "Xbox Series pad"
+        case .switchPro: "Switch Pro Controller"
         }
     }
 
@@ -37,6 +41,7 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         case .dualSense, .dualSenseEdge: ["hid-playstation"]
         case .dualShock4: ["hid-sony", "hid-playstation"]
         case .xboxOne: ["hid-microsoft"]
+        case .switchPro: ["hid-nintendo"]
         }
     }
 
@@ -65,6 +70,7 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         case .dualSenseEdge: .dualSenseEdge
         case .dualShock4: .dualShock4
         case .xboxOne: .xboxOne
+        case .switchPro: .switchPro
         }
     }
 
@@ -77,7 +83,8 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         case .dualSenseEdge: .dualSenseEdge
         case .dualShock4: .dualShock4
         case .xboxOne: .xboxOne
-        case .xbox360, .switchPro, .generic: .xbox360
+        case .switchPro: .switchPro
+        case .xbox360, .generic: .xbox360
         }
     }
 }

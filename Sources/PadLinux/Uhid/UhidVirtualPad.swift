@@ -13,7 +13,8 @@ public import PadCore
 /// - Output reports reach the emulation, and what they mean reaches `onFeedback`, one event per field; the input
 ///   reports an emulation answers with (a Switch Pro's subcommand replies) go out at once.
 /// - Input: while the device is open it re-sends the current state at the emulation's heartbeat like a real pad
-///   (SDL relies on the stream), and at once when `apply` changes it.
+///   (SDL relies on the stream), and at once when `apply` changes it, unless the emulation keeps to its pace
+///   (`sendsChangesAtOnce`: a Switch Pro).
 /// - Sensor clock (`VirtualSensorClock`): it steps as the source's sensor clock did (`MotionSample.
 ///   timestampMicroseconds`: a forwarded or remapped pad's MSC_TIMESTAMP, `virtual`'s "timestamp"), so games and
 ///   Steam integrate gyro as on the source, whenever the frames arrive; a source without one (0) gets the time the
@@ -147,7 +148,7 @@ public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
 
     public func apply(_ snapshot: PadSnapshot) throws(DeviceAccessError) {
         current = snapshot
-        guard isStarted, snapshot != lastSent else { return }
+        guard isStarted, emulation.sendsChangesAtOnce, snapshot != lastSent else { return }
         try sendCurrentState()
     }
 
