@@ -10,11 +10,20 @@ public enum DirectoryListing {
         defer { closedir(directory) }
         var names: Set<String> = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
-                String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = entryName(entry)
             if name != "." && name != ".." { names.insert(name) }
         }
         return names
+    }
+
+    /// The name of a `readdir` entry, read up to its NUL and no further: the kernel's record is only as long as
+    /// its name (`d_reclen`), so the last entry of libc's buffer may end before the 256 bytes `d_name` declares.
+    /// (Copying `d_name` whole, as `withUnsafeBytes(of:)` does, read past the buffer: AddressSanitizer's
+    /// heap-buffer-overflow on /proc/PID/fd.)
+    static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        // `pointee` is addressed in place: this is the entry's own name, not a copy.
+        withUnsafeMutablePointer(to: &entry.pointee.d_name) { name in
+            String(cString: UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self))
+        }
     }
 }

@@ -63,9 +63,7 @@ enum SysfsInputDevices {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
-                String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = DirectoryListing.entryName(entry)
             if name != "." && name != ".." { names.append(name) }
         }
         return names
