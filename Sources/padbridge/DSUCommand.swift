@@ -316,3 +316,27 @@ final class DSUBridgeSlots {
 
     func close() { server.close() }
 }
+
+/// `remap`'s and `serve`'s --dsu and --dsu-listen: their pads served over DSU too, as `padbridge dsu` serves pads.
+struct DSUOptions: ParsableArguments {
+    @Flag(
+        name: .long,
+        help: "Also serve the virtual pads (the first four) to emulators over DSU on 127.0.0.1:26760, as `padbridge dsu` does.")
+    var dsu = false
+
+    @Option(
+        name: .customLong("dsu-listen"),
+        help: ArgumentHelp(
+            "With --dsu: the address and port to serve DSU on (any address but a loopback one opens the pads' motion to that network).",
+            valueName: "address:port"))
+    var dsuListen: String?
+
+    func validate() throws {
+        if dsuListen != nil && !dsu { throw ValidationError("--dsu-listen applies with --dsu.") }
+    }
+
+    /// Where to serve DSU; nil without --dsu.
+    func address() throws -> SocketAddress? {
+        try dsu ? DSUCommand.address(dsuListen, option: "--dsu-listen") : nil
+    }
+}

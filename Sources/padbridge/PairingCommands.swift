@@ -183,17 +183,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .customLong("as"), help: ArgumentHelp("Every virtual pad of this kind, whatever clients ask: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one or switch-pro.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
-    @Flag(
-        name: .long,
-        help: "Also serve the virtual pads (the first four) to emulators over DSU on 127.0.0.1:26760, as `padbridge dsu` does.")
-    var dsu = false
-
-    @Option(
-        name: .customLong("dsu-listen"),
-        help: ArgumentHelp(
-            "With --dsu: the address and port to serve DSU on (any address but a loopback one opens the pads' motion to that network).",
-            valueName: "address:port"))
-    var dsuListen: String?
+    @OptionGroup var dsuOptions: DSUOptions
 
     @Option(name: .customLong("max-pads"), help: "At most this many virtual pads at once.")
     var maximumPads = 8
@@ -205,13 +195,9 @@ struct ServeCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    func validate() throws {
-        if dsuListen != nil && !dsu { throw ValidationError("--dsu-listen applies with --dsu.") }
-    }
-
     func run() throws {
         let logger = global.makeLogger(label: "padbridge.serve")
-        let dsuAddress = try dsu ? DSUCommand.address(dsuListen, option: "--dsu-listen") : nil
+        let dsuAddress = try dsuOptions.address()
         signal(SIGPIPE, SIG_IGN)
         let loop = try DeviceEventLoop()
         var service: HostService?

@@ -78,17 +78,7 @@ struct RemapCommand: ParsableCommand {
         completion: .directory)
     var profilesDirectory: String?
 
-    @Flag(
-        name: .long,
-        help: "Also serve the remapped pads (the first four) to emulators over DSU on 127.0.0.1:26760, as `padbridge dsu` does.")
-    var dsu = false
-
-    @Option(
-        name: .customLong("dsu-listen"),
-        help: ArgumentHelp(
-            "With --dsu: the address and port to serve DSU on (any address but a loopback one opens the pads' motion to that network).",
-            valueName: "address:port"))
-    var dsuListen: String?
+    @OptionGroup var dsuOptions: DSUOptions
 
     @Option(name: .long, help: ArgumentHelp("Record the pad, its virtual pad and the feedback between them to this file.", valueName: "file"))
     var record: String?
@@ -98,7 +88,6 @@ struct RemapCommand: ParsableCommand {
     func validate() throws {
         if all && pad != nil { throw ValidationError("--all bridges every pad: give no PAD with it.") }
         if all && record != nil { throw ValidationError("--record records one bridge: name its PAD instead of --all.") }
-        if dsuListen != nil && !dsu { throw ValidationError("--dsu-listen applies with --dsu.") }
         if profile != nil && profilesDirectory != nil {
             throw ValidationError("--profile gives every pad one profile, --profiles a directory of them: use one.")
         }
@@ -139,7 +128,7 @@ struct RemapCommand: ParsableCommand {
             profile != nil ? nil : (profilesDirectory ?? RemapProfileDirectory.defaultPath()).map(RemapProfileDirectory.init(path:))
 
         let loop = try DeviceEventLoop()
-        let dsuSlots = try dsu ? DSUBridgeSlots(listen: dsuListen, loop: loop, logger: logger) : nil
+        let dsuSlots = try dsuOptions.dsu ? DSUBridgeSlots(listen: dsuOptions.dsuListen, loop: loop, logger: logger) : nil
         defer { dsuSlots?.close() }
         var service: RemapService?
         try loop.watchSignals([SIGINT, SIGTERM, SIGHUP]) { signal in
