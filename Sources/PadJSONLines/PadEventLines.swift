@@ -20,7 +20,9 @@ public enum PadEventLines {
         case let .axis(axis, value):
             return #"{"type":"axis","axis":"\#(axis.rawValue)","value":\#(value)}"#
         case let .touch(contact, state):
-            return #"{"type":"touch","contact":\#(contact),"active":\#(state.active),"x":\#(JSONNumberFormat.decimal(state.x)),"y":\#(JSONNumberFormat.decimal(state.y)),"id":\#(state.trackingID)}"#
+            // The surface only where it is not the touchpad (a Steam Deck's trackpads): other pads' lines are as before.
+            let surface = state.surface == .touchpad ? "" : #","surface":"\#(state.surface.name)""#
+            return #"{"type":"touch","contact":\#(contact),"active":\#(state.active),"x":\#(JSONNumberFormat.decimal(state.x)),"y":\#(JSONNumberFormat.decimal(state.y)),"id":\#(state.trackingID)\#(surface)}"#
         case let .motion(sample):
             let gyro = sample.gyroRadiansPerSecond
             let accel = sample.accelMetersPerSecondSquared
@@ -68,6 +70,13 @@ public enum PadEventLines {
                 guard (0...127).contains(id) else { throw JSONLineError("\"id\" \(id) is out of range: allowed 0...127") }
                 state.trackingID = UInt8(id)
             }
+            if let name = fields.surface {
+                guard let surface = TouchSurface(name: name) else {
+                    throw JSONLineError(
+                        "\"surface\" \"\(name)\" is unknown: allowed \(TouchSurface.allCases.map(\.name).joined(separator: ", "))")
+                }
+                state.surface = surface
+            }
             return .touch(contact: contact, state)
         case "motion":
             guard fields.gyro != nil || fields.accel != nil else {
@@ -101,6 +110,7 @@ public enum PadEventLines {
         var x: Double?
         var y: Double?
         var id: Int?
+        var surface: String?
         var gyro: [Double]?
         var accel: [Double]?
         var timestamp: UInt64?

@@ -42,6 +42,10 @@ extension VirtualPadKind {
             try UhidVirtualPad.create(
                 EmulatedSwitchPro(name: name, seed: seed, physicalPath: physicalPath),
                 loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
+        case .steamDeck:
+            try UhidVirtualPad.create(
+                EmulatedSteamDeck(name: name, seed: seed, physicalPath: physicalPath),
+                loop: loop, logger: logger, onFeedback: onFeedback, onReady: onReady)
         }
     }
 }

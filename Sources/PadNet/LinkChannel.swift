@@ -33,7 +33,7 @@ public enum LinkDatagram: Sendable, Hashable {
 
     /// Bumped with every change of the handshake's datagrams (3 added the initiation's MACs) and with every new message
     /// version (5 came with messages 4: four rumble motors, more virtual kinds).
-    public static let prologue = Array("padbridge link 5".utf8)
+    public static let prologue = Array("padbridge link 6".utf8)
     /// IK's first message with its 8-byte payload: e (32), s sealed (48), the clock sealed (24).
     public static let initiationHandshakeSize = 104
     public static let macSize = 32

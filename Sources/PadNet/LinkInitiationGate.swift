@@ -5,13 +5,13 @@ public import PadCore
 /// An initiation's MACs and a host's cookie replies (WireGuard's mac1, mac2 and cookie reply, with HMAC-SHA256
 /// where WireGuard has keyed BLAKE2s, and ChaCha20-Poly1305 with a random 96-bit nonce for its XChaCha20: swift-crypto
 /// has neither BLAKE2 nor XChaCha20):
-/// - mac1 = HMAC-SHA256(SHA-256("padbridge link 5 mac1" | the host's public key), the datagram before mac1). Only
+/// - mac1 = HMAC-SHA256(SHA-256("padbridge link 6 mac1" | the host's public key), the datagram before mac1). Only
 ///   a machine that knows the host's public key can make it (its paired clients: pairing is how a client learns
 ///   it), and a host checks it with one HMAC, in constant time, before any public-key work.
 /// - mac2 = HMAC-SHA256(cookie, the datagram before mac2), or zeros without a cookie. A host under load does
 ///   public-key work only for an initiation with a valid mac2, and answers the others with a cookie reply:
 ///   `0x04 | u32 receiver index (the initiation's sender index) | nonce (12) | ChaCha20-Poly1305(cookie (32);
-///   key SHA-256("padbridge link 5 cookie" | the host's public key), authenticating the initiation's mac1)`, 65
+///   key SHA-256("padbridge link 6 cookie" | the host's public key), authenticating the initiation's mac1)`, 65
 ///   bytes. The cookie is the host's for the sender's address and port (`AddressCookies`): only a sender that
 ///   receives there gets it, and only the one that made that initiation can read it.
 public struct LinkInitiationMACs: Sendable {
@@ -19,8 +19,8 @@ public struct LinkInitiationMACs: Sendable {
     private let cookieKey: SymmetricKey
 
     public init(hostKey: LinkPublicKey) {
-        mac1Key = Array(SHA256.hash(data: Array("padbridge link 5 mac1".utf8) + hostKey.bytes))
-        cookieKey = SymmetricKey(data: SHA256.hash(data: Array("padbridge link 5 cookie".utf8) + hostKey.bytes))
+        mac1Key = Array(SHA256.hash(data: Array("padbridge link 6 mac1".utf8) + hostKey.bytes))
+        cookieKey = SymmetricKey(data: SHA256.hash(data: Array("padbridge link 6 cookie".utf8) + hostKey.bytes))
     }
 
     /// Where mac1 starts in an initiation (it covers everything before), and mac2.

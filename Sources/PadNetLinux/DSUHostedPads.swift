@@ -1,6 +1,6 @@
-public import Logging
+import Logging
 public import PadCore
-public import PadLinux
+import PadLinux
 public import PadNet
 
 /// `serve --dsu`: the host's virtual pads, as games see them, served over DSU too. Each hosted pad takes the first

@@ -15,6 +15,7 @@ enum ControllerPresentation {
         case .xbox360: "Xbox 360"
         case .xboxOne: "Xbox One"
         case .switchPro: "Switch Pro"
+        case .steamDeck: "Steam Deck"
         case .generic: "generic"
         }
     }

@@ -20,8 +20,9 @@ enum MonitorText {
         case let .axis(axis, value):
             return "axis \(axis.rawValue) \(value)"
         case let .touch(contact, state):
-            guard state.active else { return "touch \(contact) up" }
-            return "touch \(contact) down x \(NumberText.fixed(state.x, places: 3)) y \(NumberText.fixed(state.y, places: 3)) (id \(state.trackingID))"
+            let surface = state.surface == .touchpad ? "" : " on the \(state.surface.name)"
+            guard state.active else { return "touch \(contact) up\(surface)" }
+            return "touch \(contact)\(surface) down x \(NumberText.fixed(state.x, places: 3)) y \(NumberText.fixed(state.y, places: 3)) (id \(state.trackingID))"
         case let .motion(sample):
             let gyro = sample.gyroRadiansPerSecond, accel = sample.accelMetersPerSecondSquared
             return "motion gyro \([gyro.x, gyro.y, gyro.z].map { NumberText.fixed($0, places: 3) }.joined(separator: " ")) rad/s "

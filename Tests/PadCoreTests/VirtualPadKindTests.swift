@@ -24,7 +24,7 @@ import Testing
 
     @Test func theCommandLineSpellingsStay() {
         #expect(VirtualPadKind.allCases.map(\.rawValue) == [
-            "xbox360", "dualsense", "dualsense-edge", "dualshock4", "xbox-one", "switch-pro",
+            "xbox360", "dualsense", "dualsense-edge", "dualshock4", "xbox-one", "switch-pro", "steam-deck",
         ])
         // They are the names `list` prints for the physical kinds.
         for kind in VirtualPadKind.allCases {

@@ -14,6 +14,10 @@ import Testing
             .touch(contact: 0, TouchContact(active: true, x: 0.5, y: 0.25))
         ),
         (
+            #"{"type":"touch","contact":1,"active":true,"x":0.5,"y":0.25,"surface":"right-trackpad"}"#,
+            .touch(contact: 1, TouchContact(active: true, surface: .rightTrackpad, x: 0.5, y: 0.25))
+        ),
+        (
             #"{"type":"motion","gyro":[0,0,0.5],"accel":[0,9.81,0]}"#,
             .motion(
                 MotionSample(
@@ -109,6 +113,17 @@ import Testing
                 && m1.timestampMicroseconds == m2.timestampMicroseconds
         default:
             return a == b
+        }
+    }
+
+    @Test func aTrackpadsFingerNamesItsSurfaceBothWays() throws {
+        let event = PadEvent.touch(contact: 0, TouchContact(trackingID: 4, active: true, surface: .leftTrackpad, x: 0.5, y: 1))
+        let line = PadEventLines.line(for: event)
+        #expect(line.hasSuffix(#""id":4,"surface":"left-trackpad"}"#), "\(line)")
+        #expect(try PadEventLines.event(from: line) == event)
+        #expect(!PadEventLines.line(for: .touch(contact: 0, TouchContact(active: true))).contains("surface"))
+        #expect(throws: JSONLineError.self) {
+            try PadEventLines.event(from: #"{"type":"touch","contact":0,"active":true,"surface":"middle"}"#)
         }
     }
 }

@@ -423,7 +423,7 @@ enum ProtocolVectors {
 
         let vector = Vector(name: "link-handshake", fields: [
             ("description", .string(
-                "A session's handshake (Noise_IK_25519_ChaChaPoly_SHA256, prologue \"padbridge link 5\") between the "
+                "A session's handshake (Noise_IK_25519_ChaChaPoly_SHA256, prologue \"padbridge link 6\") between the "
                     + "two machines `pairing` paired: the initiation (its payload the client's wall clock; mac2 zeros, "
                     + "the host not under load), the response, and the transport keys.")),
             ("inputs", .object([
@@ -440,7 +440,7 @@ enum ProtocolVectors {
                 ("hostEphemeralPublicKey", hex(publicKey(hostEphemeral))),
                 ("clientStaticPublicKey", hex(clientPublic.bytes)),
                 ("clientEphemeralPublicKey", hex(publicKey(clientEphemeral))),
-                ("mac1Key", hex(SHA256.hash(data: Array("padbridge link 5 mac1".utf8) + hostPublic.bytes))),
+                ("mac1Key", hex(SHA256.hash(data: Array("padbridge link 6 mac1".utf8) + hostPublic.bytes))),
                 ("mac1", hex(initiation[LinkInitiationMACs.mac1Offset..<LinkInitiationMACs.mac2Offset])),
                 ("handshakeHash", hex(noise.handshakeHash)),
                 ("clientToHostKey", hex(keys.sending.key)),
@@ -479,7 +479,7 @@ enum ProtocolVectors {
                     + "before mac2).")),
             ("inputs", .object([("cookie", .string(linkCookie)), ("nonce", .string(linkCookieNonce))])),
             ("outputs", .object([
-                ("cookieKey", hex(SHA256.hash(data: Array("padbridge link 5 cookie".utf8) + hostPublic.bytes))),
+                ("cookieKey", hex(SHA256.hash(data: Array("padbridge link 6 cookie".utf8) + hostPublic.bytes))),
                 ("mac2", hex(mac2)),
                 ("datagrams", .array([
                     datagram("client", "0x01 initiation", initiation),

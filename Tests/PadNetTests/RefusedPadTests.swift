@@ -86,9 +86,9 @@ import Testing
         let simulation = try LinkSimulation()
         var client = try HandMadeClient(simulation)
         let name = Array(String(repeating: "n", count: 60).utf8)
-        // version 4, pad table, table version 1, 1 pad: slot 0, id, kind, any virtual kind, attached, the long name;
+        // version 5, pad table, table version 1, 1 pad: slot 0, id, kind, any virtual kind, attached, the long name;
         // no feedback acknowledgements, no blocks.
-        var bytes: [UInt8] = [4, 1, 1, 0, 0, 0, 1, 0, 12] + Array("cccccccccccc".utf8) + [7] + Array("xbox360".utf8)
+        var bytes: [UInt8] = [5, 1, 1, 0, 0, 0, 1, 0, 12] + Array("cccccccccccc".utf8) + [7] + Array("xbox360".utf8)
         bytes += [0, 1, UInt8(name.count)] + name + [0, 0]
         let message = try LinkClientMessage(decoding: bytes)
         #expect(message.padTable?.pads.first?.refusal == "pad name of 60 bytes refused: at most 48")

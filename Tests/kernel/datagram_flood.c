@@ -11,7 +11,7 @@
  *               initiation:HOSTKEY   a link initiation (173 bytes) for the host whose public key is HOSTKEY (64 hex
  *                                    digits): random sender index and handshake (its ephemeral key a random 32
  *                                    bytes, its sealed static key garbage), mac1 valid for that host (HMAC-SHA256 under
- *                                    SHA-256("padbridge link 5 mac1" | HOSTKEY), LinkInitiationGate), mac2 zero. What
+ *                                    SHA-256("padbridge link 6 mac1" | HOSTKEY), LinkInitiationGate), mac2 zero. What
  *                                    anyone who knows the host's key (it is not secret) can make: each one costs the
  *                                    host a Diffie-Hellman before it finds the static key is not a paired one, unless
  *                                    its admission budget asks for a cookie first. New ones every datagram.
@@ -93,7 +93,7 @@ static int parse_kind(const char *text, struct kind *kind) {
         if (strlen(text + 11) != 64 ||
             sodium_hex2bin(host_key, sizeof host_key, text + 11, 64, NULL, &decoded, NULL) != 0 || decoded != 32)
             return -1;
-        static const char label[] = "padbridge link 5 mac1";
+        static const char label[] = "padbridge link 6 mac1";
         crypto_hash_sha256_state hash;
         crypto_hash_sha256_init(&hash);
         crypto_hash_sha256_update(&hash, (const unsigned char *)label, sizeof label - 1);

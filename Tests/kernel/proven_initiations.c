@@ -79,8 +79,8 @@ int main(int argc, char **argv) {
     double rate = atof(argv[5]);
     if (rate <= 0) return 2;
     unsigned char mac1_key[32], cookie_key[32];
-    derive("padbridge link 5 mac1", host_key, mac1_key);
-    derive("padbridge link 5 cookie", host_key, cookie_key);
+    derive("padbridge link 6 mac1", host_key, mac1_key);
+    derive("padbridge link 6 cookie", host_key, cookie_key);
 
     struct sockaddr_storage source, target;
     socklen_t source_length, target_length;

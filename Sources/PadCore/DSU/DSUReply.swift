@@ -147,8 +147,9 @@ public enum DSUReply {
         out[53] = bit(.leftshoulder, 255)
         out[54] = rightTrigger
         out[55] = leftTrigger
-        writeTouch(snapshot.touches.first, into: out, at: 56)
-        writeTouch(snapshot.touches.second, into: out, at: 62)
+        let touches = snapshot.touches.onOneTouchpad  // a Steam Deck's trackpads on the touchpad's halves
+        writeTouch(touches.first, into: out, at: 56)
+        writeTouch(touches.second, into: out, at: 62)
         if pad.motion != .none {
             for index in 0..<8 { out[68 + index] = UInt8(truncatingIfNeeded: motionTimestampMicroseconds >> (8 * index)) }
             let reading = DSUMotionReading(snapshot.motion)

@@ -3,6 +3,9 @@ public enum ControllerKind: String, Sendable, Hashable, Codable, CaseIterable {
     case dualSense, dualSenseEdge, dualShock4
     case xbox360, xboxOne
     case switchPro
+    /// A Steam Deck's built-in controls (28de:1205). Read through hid-steam from Linux 6.3; no earlier kernel makes
+    /// a gamepad of them.
+    case steamDeck
     /// Any other gamepad; SDL's game-controller database supplies its layout where it knows the pad.
     case generic
 
@@ -16,6 +19,7 @@ public enum ControllerKind: String, Sendable, Hashable, Codable, CaseIterable {
         case .xbox360: "xbox360"
         case .xboxOne: "xbox-one"
         case .switchPro: "switch-pro"
+        case .steamDeck: "steam-deck"
         case .generic: "generic"
         }
     }

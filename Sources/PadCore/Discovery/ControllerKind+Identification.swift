@@ -16,6 +16,7 @@ extension ControllerKind {
             (0x045e, 0x0b22):
             self = .xboxOne
         case (0x057e, 0x2009): self = .switchPro
+        case (0x28de, 0x1205): self = .steamDeck
         default: self = .generic
         }
     }

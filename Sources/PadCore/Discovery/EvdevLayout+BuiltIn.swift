@@ -7,7 +7,8 @@ extension EvdevLayout {
         case .dualSense, .dualSenseEdge, .dualShock4: playStation
         case .xbox360, .xboxOne: xpad
         case .switchPro: switchPro
-        case .generic: nil
+        // hid-steam's Deck node (Linux 6.3 and later) is read by SDL's mapping until padbridge reads the Deck itself.
+        case .steamDeck, .generic: nil
         }
     }
 

@@ -15,7 +15,8 @@ extension PadSnapshot {
     public func hasSameDiscreteState(as other: PadSnapshot) -> Bool {
         buttons == other.buttons && touches[0].active == other.touches[0].active
             && touches[1].active == other.touches[1].active && touches[0].trackingID == other.touches[0].trackingID
-            && touches[1].trackingID == other.touches[1].trackingID
+            && touches[1].trackingID == other.touches[1].trackingID && touches[0].surface == other.touches[0].surface
+            && touches[1].surface == other.touches[1].surface
     }
 }
 

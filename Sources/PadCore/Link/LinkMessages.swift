@@ -178,7 +178,7 @@ public struct LinkPing: Sendable, Hashable {
 /// (`LinkInputBlock`), last so that a send's frames can be written as they come (`LinkClientMessageEncoder`, which
 /// spreads a backlog over as many messages as it takes, each at most `maximumEncodedSize` bytes).
 public struct LinkClientMessage: Sendable, Hashable {
-    public static let version: UInt8 = 4
+    public static let version: UInt8 = 5
     static let hasPadTable: UInt8 = 1
     static let hasPing: UInt8 = 2
     static let acknowledgementWanted: UInt8 = 4
@@ -273,7 +273,7 @@ public struct LinkClientMessage: Sendable, Hashable {
 /// u8 not-forwarded count (at most 12) | count x (u8 slot | text why the host gives it no virtual pad (at most 80))
 /// ```
 public struct LinkHostMessage: Sendable, Hashable {
-    public static let version: UInt8 = 4
+    public static let version: UInt8 = 5
 
     public var padTableAcknowledgement: UInt32?
     /// The echo of a ping, with the host's counts of this session's datagrams (the client works out loss both ways).
@@ -342,6 +342,7 @@ extension VirtualPadKind {
         case .dualShock4: 4
         case .xboxOne: 5
         case .switchPro: 6
+        case .steamDeck: 7
         }
     }
 

@@ -2,7 +2,8 @@
 ///
 /// ```
 /// u32 buttons (ButtonSet's bits) | i16 leftx lefty rightx righty lefttrigger righttrigger | u8 parts
-/// parts bit 0 (touch):   2 x [u8 active(bit 0) | u8 tracking id | u16 x | u16 y]   x, y as fractions of 65535
+/// parts bit 0 (touch):   2 x [u8 flags | u8 tracking id | u16 x | u16 y]   x, y as fractions of 65535
+///                        flags: bit 0 active, bits 1-2 the surface (0 touchpad, 1 left trackpad, 2 right trackpad)
 /// parts bit 1 (motion):  f32 gyro x y z (rad/s) | f32 accel x y z (m/s²) | u64 timestamp (µs)
 /// parts bit 2 (battery): u8 percent | u8 charging
 /// ```
@@ -51,7 +52,7 @@ public enum LinkSnapshotCodec {
             if touched {
                 for index in 0..<TouchContacts.count {
                     let contact = snapshot.touches[index]
-                    cursor.u8(contact.active ? 1 : 0)
+                    cursor.u8((contact.active ? 1 : 0) | contact.surface.rawValue << 1)
                     cursor.u8(contact.trackingID)
                     cursor.u16(fraction(contact.x))
                     cursor.u16(fraction(contact.y))
@@ -95,10 +96,14 @@ public enum LinkSnapshotCodec {
         if parts & touchPart != 0 {
             for index in 0..<TouchContacts.count {
                 let flags = try reader.u8()
+                guard flags & ~0x07 == 0, let surface = TouchSurface(rawValue: flags >> 1) else {
+                    throw .invalid(field: "touch flags")
+                }
                 let trackingID = try reader.u8()
                 let x = Double(try reader.u16()) / 65535
                 let y = Double(try reader.u16()) / 65535
-                snapshot.touches[index] = TouchContact(trackingID: trackingID, active: flags & 1 != 0, x: x, y: y)
+                snapshot.touches[index] = TouchContact(
+                    trackingID: trackingID, active: flags & 1 != 0, surface: surface, x: x, y: y)
             }
         }
         if parts & motionPart != 0 {

@@ -60,6 +60,13 @@ public struct VirtualPadCapabilities: Sendable, Hashable {
         buttons: ButtonSet(xbox360.buttons.pressed + [.misc1]),
         axes: Axis.allCases, touchpad: false, motion: true)
 
+    /// A Steam Deck: the Xbox 360 set plus the four back buttons (R4, L4, R5, L5 as `paddle1`-`paddle4`), the
+    /// quick access button (`misc1`), the trackpad click (`touchpad`), both trackpads and motion.
+    public static let steamDeck = VirtualPadCapabilities(
+        name: "steam-deck",
+        buttons: ButtonSet(xbox360.buttons.pressed + [.misc1, .touchpad, .paddle1, .paddle2, .paddle3, .paddle4]),
+        axes: Axis.allCases, touchpad: true, motion: true)
+
     /// No virtual pad (`remap --as none`): a profile drives only the virtual keyboard and mouse.
     public static let nothing = VirtualPadCapabilities(name: "none", buttons: ButtonSet(), axes: [], touchpad: false, motion: false)
 

@@ -168,8 +168,9 @@ public enum DualSenseInputReport {
         F.storeMotion(snapshot.motion, into: out, gyroAt: c + 15, accelAt: c + 21)
         ReportBytes.storeUInt32(
             UInt32(truncatingIfNeeded: snapshot.motion.timestampMicroseconds &* 3), into: out, at: c + 27)
-        F.storeTouch(snapshot.touches.first, into: out, at: c + 32, maxX: touchMaxX, maxY: touchMaxY)
-        F.storeTouch(snapshot.touches.second, into: out, at: c + 36, maxX: touchMaxX, maxY: touchMaxY)
+        let touches = snapshot.touches.onOneTouchpad  // a Steam Deck's trackpads on the touchpad's halves
+        F.storeTouch(touches.first, into: out, at: c + 32, maxX: touchMaxX, maxY: touchMaxY)
+        F.storeTouch(touches.second, into: out, at: c + 36, maxX: touchMaxX, maxY: touchMaxY)
         out[c + 52] = batteryByte(snapshot.battery)
     }
 

@@ -146,8 +146,9 @@ public enum DualShock4InputReport {
         out[c + 29] = batteryByte(snapshot.battery)
         out[c + 32] = 1
         let touch = c + 33 + 1
-        F.storeTouch(snapshot.touches.first, into: out, at: touch, maxX: touchMaxX, maxY: touchMaxY)
-        F.storeTouch(snapshot.touches.second, into: out, at: touch + 4, maxX: touchMaxX, maxY: touchMaxY)
+        let touches = snapshot.touches.onOneTouchpad  // a Steam Deck's trackpads on the touchpad's halves
+        F.storeTouch(touches.first, into: out, at: touch, maxX: touchMaxX, maxY: touchMaxY)
+        F.storeTouch(touches.second, into: out, at: touch + 4, maxX: touchMaxX, maxY: touchMaxY)
     }
 
     static func battery(_ byte: UInt8) -> BatteryState {

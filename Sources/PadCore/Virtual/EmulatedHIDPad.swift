@@ -74,8 +74,9 @@ public protocol EmulatedHIDPad: Sendable {
     mutating func encodeInput(_ snapshot: PadSnapshot, into buffer: UnsafeMutableRawBufferPointer) -> Int
     /// The reply to a GET_REPORT of feature `reportID`, or nil to refuse it (at once, with EIO).
     mutating func featureReply(to reportID: UInt8) -> [UInt8]?
-    /// Whether to accept a SET_REPORT of feature `reportID` with `data` (refused ones get EIO at once).
-    mutating func acceptFeature(_ reportID: UInt8, data: [UInt8]) -> Bool
+    /// What a SET_REPORT of feature `reportID` with `data` (the report number first, as hidraw passes it) means,
+    /// or nil to refuse it (at once, with EIO). A Steam Deck's commands, its rumble among them, come this way.
+    mutating func receiveFeature(_ reportID: UInt8, data: [UInt8]) -> EmulatedPadResponse?
     /// What an output report (`report[0]` its ID) means, as `snapshot` is the state the pad shows.
     mutating func receiveOutput(_ report: [UInt8], showing snapshot: PadSnapshot) -> EmulatedPadResponse
 }
@@ -84,5 +85,5 @@ extension EmulatedHIDPad {
     public var probeAnswered: Bool { true }
     public var isStreaming: Bool { true }
     public var sendsChangesAtOnce: Bool { true }
-    public mutating func acceptFeature(_ reportID: UInt8, data: [UInt8]) -> Bool { false }
+    public mutating func receiveFeature(_ reportID: UInt8, data: [UInt8]) -> EmulatedPadResponse? { nil }
 }

@@ -16,6 +16,9 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
     /// A uhid Nintendo Switch Pro Controller on Bluetooth (057e:2009) bound by hid-nintendo: gamepad and IMU nodes,
     /// player lights, and a hidraw node SDL's Switch driver talks to (`EmulatedSwitchPro`).
     case switchPro = "switch-pro"
+    /// A uhid Steam Deck's controls (28de:1205) on Bluetooth, read at its hidraw node by SDL's Steam Deck driver and
+    /// Steam (`EmulatedSteamDeck`): no kernel driver makes a gamepad of it.
+    case steamDeck = "steam-deck"
 
     /// The pad's name in sentences: "DualSense", "Xbox 360 pad".
     public var displayName: String {
@@ -26,6 +29,7 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         case .dualShock4: "DualShock 4"
         case .xboxOne: "Xbox Series pad"
         case .switchPro: "Switch Pro Controller"
+        case .steamDeck: "Steam Deck"
         }
     }
 
@@ -42,6 +46,7 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         case .dualShock4: ["hid-sony", "hid-playstation"]
         case .xboxOne: ["hid-microsoft"]
         case .switchPro: ["hid-nintendo"]
+        case .steamDeck: ["hid-generic"]
         }
     }
 
@@ -71,6 +76,7 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         case .dualShock4: .dualShock4
         case .xboxOne: .xboxOne
         case .switchPro: .switchPro
+        case .steamDeck: .steamDeck
         }
     }
 
@@ -84,6 +90,7 @@ public enum VirtualPadKind: String, Sendable, Hashable, CaseIterable {
         case .dualShock4: .dualShock4
         case .xboxOne: .xboxOne
         case .switchPro: .switchPro
+        case .steamDeck: .steamDeck
         case .xbox360, .generic: .xbox360
         }
     }

@@ -38,6 +38,19 @@ enum SysfsInputDevices {
             .map { "/dev/\($0)" }
     }
 
+    /// The HID device (its resolved sysfs directory) whose uevent says `HID_UNIQ=uniq`: how a pad without input
+    /// devices (a Steam Deck's vendor interface under hid-generic) is found.
+    static func hidDevice(withUniq uniq: String, root: String = "/sys/bus/hid/devices") -> String? {
+        for entry in directoryEntries(root).sorted(by: naturalOrder) {
+            let link = "\(root)/\(entry)"
+            guard let uevent = readAttribute("\(link)/uevent"),
+                uevent.split(separator: "\n").contains(where: { $0 == "HID_UNIQ=\(uniq)" })
+            else { continue }
+            return resolvedPath(link) ?? link
+        }
+        return nil
+    }
+
     /// The HID device an input device belongs to: ".../<hid device>/input/inputN" → ".../<hid device>".
     static func hidDevice(ofInputDevice path: String) -> String? {
         var components = path.split(separator: "/", omittingEmptySubsequences: false)

@@ -227,9 +227,11 @@ public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
         case let .getReport(id, reportNumber, reportType):
             try answerGetReport(id: id, reportNumber: reportNumber, reportType: reportType)
         case let .setReport(id, reportNumber, reportType, report):
-            let accepted = reportType == UhidEvent.featureReportType && emulation.acceptFeature(reportNumber, data: report)
-            if !accepted { logger.debug("refusing SET_REPORT", metadata: ["report": "\(reportNumber)"]) }
-            try device?.send(UhidRequest.setReportReply(id: id, error: accepted ? 0 : UInt16(EIO)))
+            let response = reportType == UhidEvent.featureReportType
+                ? emulation.receiveFeature(reportNumber, data: report) : nil
+            if response == nil { logger.debug("refusing SET_REPORT", metadata: ["report": "\(reportNumber)"]) }
+            try device?.send(UhidRequest.setReportReply(id: id, error: response != nil ? 0 : UInt16(EIO)))
+            if let response { try deliver(response) }
         case let .output(report, reportType):
             guard reportType == UhidEvent.outputReportType, !report.isEmpty else { return }
             try deliverOutput(report)
@@ -251,14 +253,18 @@ public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
 
     private func deliverOutput(_ report: [UInt8]) throws(DeviceAccessError) {
         let response = emulation.receiveOutput(report, showing: current)
-        for reply in response.inputReports {
-            let event = reply.withUnsafeBytes { UhidRequest.input($0) }
-            try device?.send(event)
-        }
         if response.feedback.isEmpty && response.inputReports.isEmpty {
             logger.debug("output report without meaning", metadata: [
                 "report": "\(report[0])", "size": "\(report.count)",
             ])
+        }
+        try deliver(response)
+    }
+
+    private func deliver(_ response: EmulatedPadResponse) throws(DeviceAccessError) {
+        for reply in response.inputReports {
+            let event = reply.withUnsafeBytes { UhidRequest.input($0) }
+            try device?.send(event)
         }
         for event in response.feedback { onFeedback(event) }
     }
@@ -281,7 +287,10 @@ public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
             ordered.append(match)
         }
         ordered += devices.filter { !expected.contains($0.name) && $0.eventNode != nil }
-        guard let hidDevice = SysfsInputDevices.hidDevice(ofInputDevice: ordered[0].sysfsPath),
+        // A pad whose driver makes no input device (a Steam Deck's vendor interface) is found by its uniq alone.
+        let hidDevice = ordered.first.flatMap { SysfsInputDevices.hidDevice(ofInputDevice: $0.sysfsPath) }
+            ?? (expected.isEmpty ? SysfsInputDevices.hidDevice(withUniq: description.uniq) : nil)
+        guard let hidDevice,
             let hidraw = SysfsInputDevices.hidrawNode(ofHIDDevice: hidDevice),
             boundDevices.contains(hidDevice) || missedAnnouncements
         else { return }

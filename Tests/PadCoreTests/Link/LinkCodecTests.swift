@@ -49,14 +49,14 @@ import Testing
         }
     }
 
-    /// A keepalive: version 4, the ping (clock, the host's sent count from its last pong, how many of those came, the
+    /// A keepalive: version 5, the ping (clock, the host's sent count from its last pong, how many of those came, the
     /// client's round trip), no feedback acknowledgement, no block.
     @Test func aKeepaliveIsTwentyFourBytesAndDecodesBack() throws {
         var message = LinkClientMessage()
         message.ping = LinkPing(
             clockMicroseconds: 0x0102_0304_0506_0708, hostSent: 0x0A0B_0C0D, receivedWhenHostCounted: 0x11,
             roundTripMicroseconds: 0x0001_86A0)
-        #expect(message.encoded == [4, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0x0D, 0x0C, 0x0B, 0x0A, 0x11, 0, 0, 0, 0xA0, 0x86, 0x01, 0, 0, 0])
+        #expect(message.encoded == [5, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0x0D, 0x0C, 0x0B, 0x0A, 0x11, 0, 0, 0, 0xA0, 0x86, 0x01, 0, 0, 0])
         #expect(try LinkClientMessage(decoding: message.encoded) == message)
         #expect(throws: LinkDecodingError.unsupportedVersion(2)) { try LinkClientMessage(decoding: [2, 0b10, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0]) }
     }
@@ -152,7 +152,7 @@ import Testing
         encoder.begin(padTableAcknowledgement: nil, pong: nil, takenOver: true)
         #expect(encoder.end() == [LinkHostMessage.version, 4, 0, 0, 0])
         encoder.begin(padTableAcknowledgement: nil, pong: nil, takenOver: false, revoked: true)
-        #expect(encoder.end() == [4, 8, 0, 0, 0])
+        #expect(encoder.end() == [LinkHostMessage.version, 8, 0, 0, 0])
         var withUnforwarded = LinkHostMessage()
         withUnforwarded.feedback = [(0, 2, rumble)]
         withUnforwarded.notForwarded = [(1, "no room")]
@@ -185,7 +185,7 @@ import Testing
         tooMany[tooMany.count - 1] = 13
         tooMany += (0..<13).flatMap { [UInt8($0), 0] }
         #expect(throws: LinkDecodingError.invalid(field: "not-forwarded count")) { try LinkHostMessage(decoding: tooMany) }
-        #expect(throws: LinkDecodingError.invalid(field: "flags")) { try LinkHostMessage(decoding: [4, 16, 0, 0, 0]) }
+        #expect(throws: LinkDecodingError.invalid(field: "flags")) { try LinkHostMessage(decoding: [LinkHostMessage.version, 16, 0, 0, 0]) }
     }
 
     /// Total: random bytes of every length into every decoder give a value or a `LinkDecodingError`.
@@ -204,8 +204,8 @@ import Testing
                 }
             }
         }
-        #expect(throws: LinkDecodingError.unsupportedVersion(3)) { try LinkHostMessage(decoding: [3, 0, 0, 0]) }
-        #expect(throws: LinkDecodingError.truncated(offset: 1, needed: 1)) { try LinkHostMessage(decoding: [4]) }
+        #expect(throws: LinkDecodingError.unsupportedVersion(4)) { try LinkHostMessage(decoding: [4, 0, 0, 0]) }
+        #expect(throws: LinkDecodingError.truncated(offset: 1, needed: 1)) { try LinkHostMessage(decoding: [LinkHostMessage.version]) }
     }
 
     /// A pad's ID and kind are letters and digits within their limits, the kind one padbridge knows (case counts),
