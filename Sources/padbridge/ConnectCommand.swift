@@ -45,7 +45,7 @@ struct ConnectCommand: ParsableCommand {
     @Flag(name: .long, help: "Forward every connected pad, and every pad plugged in later.")
     var all = false
 
-    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad to ask the host for: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one or switch-pro (default: the pad's own kind where the host can build it, else xbox360).", valueName: "kind"))
+    @Option(name: .customLong("as"), help: ArgumentHelp("The virtual pad to ask the host for: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one, switch-pro or steam-deck (default: the pad's own kind where the host can build it, else xbox360).", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
     @Option(

@@ -180,7 +180,7 @@ struct ServeCommand: ParsableCommand {
     @Flag(name: .customLong("no-announce"), help: "Do not announce this host on the LAN (DNS-SD).")
     var noAnnounce = false
 
-    @Option(name: .customLong("as"), help: ArgumentHelp("Every virtual pad of this kind, whatever clients ask: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one or switch-pro.", valueName: "kind"))
+    @Option(name: .customLong("as"), help: ArgumentHelp("Every virtual pad of this kind, whatever clients ask: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one, switch-pro or steam-deck.", valueName: "kind"))
     var virtualKind: VirtualPadKind?
 
     @OptionGroup var dsuOptions: DSUOptions

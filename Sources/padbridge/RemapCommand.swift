@@ -31,7 +31,7 @@ struct RemapCommand: ParsableCommand {
             Without --profile each pad gets its own profile from the profiles directory \
             ($XDG_CONFIG_HOME/padbridge/profiles, or ~/.config/padbridge/profiles; --profiles DIR): the file named \
             by the pad's ID as `padbridge list` shows it (b43f9de35e24.toml), else by its kind (dualsense.toml, \
-            dualsense-edge.toml, dualshock4.toml, xbox360.toml, xbox-one.toml, switch-pro.toml, generic.toml; the earlier xboxone.toml, switchpro.toml, dualsenseedge.toml too), else \
+            dualsense-edge.toml, dualshock4.toml, xbox360.toml, xbox-one.toml, switch-pro.toml, steam-deck.toml, generic.toml; the earlier xboxone.toml, switchpro.toml, dualsenseedge.toml too), else \
             default.toml; none: the pad passes through unchanged. A line on standard error says which file each pad \
             got. A broken file is reported and its pad passes through unchanged; the other pads are not affected.
             --profile FILE remaps every pad through one TOML profile instead, checked completely before any device \
@@ -51,7 +51,7 @@ struct RemapCommand: ParsableCommand {
     @Option(
         name: .customLong("as"),
         help: ArgumentHelp(
-            "The virtual pad: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one, switch-pro, or none (the profile's keyboard and mouse only).",
+            "The virtual pad: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one, switch-pro, steam-deck, or none (the profile's keyboard and mouse only).",
             valueName: "kind"))
     var output: VirtualPadChoice?
 

@@ -26,7 +26,7 @@ struct VirtualCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "The pad to create: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one (an Xbox Series pad on Bluetooth) or switch-pro (a Switch Pro Controller on Bluetooth).")
+        help: "The pad to create: xbox360, dualsense, dualsense-edge, dualshock4, xbox-one (an Xbox Series pad on Bluetooth) switch-pro (a Switch Pro Controller on Bluetooth) or steam-deck (a Steam Deck's controls, read at hidraw).")
     var type: VirtualPadKind
 
     @Option(name: .long, help: "The device name readers see (default: the real pad's name).")

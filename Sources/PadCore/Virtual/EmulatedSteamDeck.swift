@@ -44,6 +44,9 @@ public struct EmulatedSteamDeck: EmulatedHIDPad {
     /// A Deck streams about every 4 ms (SDL assumes 4 ms per report for its sensor clock, and its driver gives up on
     /// a pad that sends nothing within 16 ms of being opened).
     public var heartbeatMilliseconds: UInt64 { 4 }
+    /// A Deck's reports carry no sensor time: SDL and hid-steam stamp each 4 ms after the one before. So changes wait
+    /// for the next report of the 4 ms stream (as on a real Deck), and readers integrate motion over the right time.
+    public var sendsChangesAtOnce: Bool { false }
     public let identity: DualSenseIdentity
     public let description: HIDDeviceDescription
     private var packetNumber: UInt32 = 0
