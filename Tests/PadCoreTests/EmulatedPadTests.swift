@@ -173,3 +173,15 @@ extension String {
         #expect(released && assembler.snapshot.buttons == ButtonSet([.a]))
     }
 }
+
+@Suite struct XboxBluetoothRumbleReportTests {
+    /// What padbridge writes to a physical pad is what the virtual pad (and hid-microsoft, SDL) read back.
+    @Test func theReportCarriesAllFourMotorsAndReadsBack() throws {
+        let rumble = Rumble(strong: 0.5, weak: 0.25, leftTrigger: 1, rightTrigger: 0.125)
+        let report = XboxBluetoothRumbleReport.encoded(rumble)
+        #expect(report == [0x03, 0x0F, 100, 13, 50, 25, 0xFF, 0x00, 0xEB])
+        let read = try #require(EmulatedXboxOneBluetooth.applyRumbleReport(report, to: .off))
+        #expect(read.strong == 0.5 && read.weak == 0.25 && read.leftTrigger == 1 && read.rightTrigger == 0.13)
+        #expect(XboxBluetoothRumbleReport.encoded(.off) == [0x03, 0x0F, 0, 0, 0, 0, 0xFF, 0x00, 0xEB])
+    }
+}

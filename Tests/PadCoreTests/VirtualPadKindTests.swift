@@ -41,11 +41,11 @@ import Testing
 }
 
 @Suite struct FeedbackNodeChoiceTests {
-    static func controller(kind: ControllerKind, hidraw: String?, rumble: Bool) -> Controller {
+    static func controller(kind: ControllerKind, hidraw: String?, rumble: Bool, bus: ControllerBus = .usb) -> Controller {
         var capabilities = Capabilities()
         capabilities.rumble = rumble
         return Controller(
-            fingerprint: Fingerprint(rawValue: "000000000001"), name: "pad", kind: kind, bus: .usb, vendorID: 1,
+            fingerprint: Fingerprint(rawValue: "000000000001"), name: "pad", kind: kind, bus: bus, vendorID: 1,
             productID: 2, version: 0, serial: nil, portPath: nil, capabilities: capabilities,
             nodes: ControllerNodes(
                 evdev: [EvdevNode(path: "/dev/input/event7", role: .pad, inputSyspath: "/sys/i7"),
@@ -57,6 +57,14 @@ import Testing
     @Test func aPlayStationPadTakesFeedbackThroughItsHidrawNode() {
         #expect(Self.controller(kind: .dualSense, hidraw: "/dev/hidraw3", rumble: true).feedbackNodePath == "/dev/hidraw3")
         #expect(Self.controller(kind: .dualShock4, hidraw: "/dev/hidraw1", rumble: true).feedbackNodePath == "/dev/hidraw1")
+    }
+
+    /// Its rumble report reaches the trigger motors; xpad's USB pads have no hidraw node, and their force feedback
+    /// is what there is.
+    @Test func anXboxPadOnBluetoothTakesFeedbackThroughItsHidrawNode() {
+        let bluetooth = Self.controller(kind: .xboxOne, hidraw: "/dev/hidraw4", rumble: true, bus: .bluetooth)
+        #expect(bluetooth.feedbackNodePath == "/dev/hidraw4")
+        #expect(Self.controller(kind: .xboxOne, hidraw: "/dev/hidraw4", rumble: true).feedbackNodePath == "/dev/input/event7")
     }
 
     @Test func otherwiseThePadNodeWhenItRumbles() {

@@ -407,6 +407,15 @@ class XboxRumbleReport:
     @property
     def weak(self) -> int: return self.raw[5]
 
+    def describe(self) -> str:
+        return f"0x03 triggers {self.raw[2]}/{self.raw[3]} grips {self.strong}/{self.weak} ({self.raw.hex()})"
+
+    @property
+    def left_trigger(self) -> int: return self.raw[2]
+
+    @property
+    def right_trigger(self) -> int: return self.raw[3]
+
 
 class PhysicalXboxBluetooth(PhysicalDualSense):
     """A uhid Xbox Series pad on Bluetooth (bus 0x05, 045e:0b13) that hid-microsoft binds (rumble through its

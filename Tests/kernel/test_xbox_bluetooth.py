@@ -2,7 +2,8 @@
 mapping of the pad's own HID descriptor: a uhid stand-in (standins.PhysicalXboxBluetooth) with the descriptor a
 real pad presents. list names it an Xbox One pad on Bluetooth; monitor names every control as SDL reads the same
 pad (SDL's database has this pad's mapping); feedback's rumble arrives in hid-microsoft's report 0x03 with
-magnitudes 0-100, and stops at the duration."""
+magnitudes 0-100, and stops at the duration. A game's rumble through a remapped or forwarded pad is padbridge's own
+report 0x03 at the pad's hidraw node, so the trigger motors a game sets on the virtual Xbox Series pad reach it too."""
 
 from __future__ import annotations
 
@@ -109,6 +110,39 @@ def test_a_bluetooth_xbox_pad_remapped_and_forwarded_gets_a_games_rumble(padbrid
         connect(padbridge, client, node)
         _, ready = attached(serve)
         press_then_rumble(ready)
+        assert not pad.bad_reports, [r.hex() for r in pad.bad_reports]
+    finally:
+        pad.close()
+
+
+@pytest.mark.sdl_reads_xbox_pads_itself
+@pytest.mark.parametrize("sdl_reader", ["2.32"], indirect=True)
+def test_a_games_trigger_rumble_reaches_a_remapped_bluetooth_xbox_pads_trigger_motors(sdl_reader, padbridge):
+    """remap keeps the pad an Xbox Series pad (its own kind); SDL 2.32's trigger rumble there (its HIDAPI Xbox
+    driver's report 0x03 at the virtual pad's hidraw) reaches the physical pad's trigger motors in its report 0x03
+    (0x8000 and 0x4000: 50 and 25 of 100), with its grip rumble beside, then stops."""
+    known = sdl_reader.instances()
+    pad = PhysicalXboxBluetooth()
+    try:
+        remap = padbridge(pad.wait_bound(), command="remap")
+        ready = remap.wait_ready()
+        assert ready["kind"] == "xbox-one", ready
+        controller = sdl_reader.open([ready["hidraw"]], exclude=known)
+        try:
+            since = pad.mark()
+            # SDL sends the second while the first is "busy" (50 ms on Bluetooth) at a later pump.
+            controller.rumble(0x4000, 0, 10000)
+            controller.rumble_triggers(0x8000, 0x4000, 10000)
+            index, _ = pad.wait_report(
+                lambda r: abs(r.left_trigger - 50) <= 1 and abs(r.right_trigger - 25) <= 1 and abs(r.strong - 25) <= 1,
+                since, what="trigger motors 50 and 25, the strong motor 25, in report 0x03", pump=controller.pump)
+            controller.rumble_triggers(0, 0, 0)
+            controller.rumble(0, 0, 0)
+            pad.wait_report(lambda r: r.left_trigger == 0 and r.right_trigger == 0 and r.strong == 0, index + 1,
+                            what="every motor stopped", pump=controller.pump)
+        finally:
+            controller.close()
+        assert remap.stop() == 0
         assert not pad.bad_reports, [r.hex() for r in pad.bad_reports]
     finally:
         pad.close()

@@ -236,10 +236,12 @@ public struct Controller: Sendable, Hashable {
 
 extension Controller {
     /// The node feedback for this pad is written to: a DualSense's or DualShock 4's hidraw node (every output: rumble,
-    /// lightbar, LEDs, trigger effects), else its pad event node when it takes force feedback (rumble). nil when the
-    /// pad takes no feedback padbridge can give it.
+    /// lightbar, LEDs, trigger effects), an Xbox One or Series pad's on Bluetooth (its rumble report reaches the
+    /// trigger motors too), else its pad event node when it takes force feedback (rumble). nil when the pad takes no
+    /// feedback padbridge can give it.
     public var feedbackNodePath: String? {
         if kind.isPlayStation, let hidraw = nodes.hidraw { return hidraw }
+        if kind == .xboxOne, bus == .bluetooth, let hidraw = nodes.hidraw { return hidraw }
         if capabilities.rumble, let pad = nodes.evdev(.pad) { return pad.path }
         return nil
     }

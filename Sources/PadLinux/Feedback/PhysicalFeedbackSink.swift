@@ -21,11 +21,20 @@ public struct OpenedFeedbackSink {
 }
 
 public enum PhysicalFeedbackSinks {
-    /// Opens `/dev/hidrawN` (a DualSense or DualShock 4, written with output reports) or `/dev/input/eventN` (any pad
-    /// with FF_RUMBLE; an Xbox 360 pad's LED ring or a Switch pad's player lights too, where the driver made them). Other paths are `.invalidArgument`.
+    /// Opens `/dev/hidrawN` (a DualSense or DualShock 4, written with output reports; an Xbox pad on Bluetooth,
+    /// written with its rumble report) or `/dev/input/eventN` (any pad with FF_RUMBLE; an Xbox 360 pad's LED ring or
+    /// a Switch pad's player lights too, where the driver made them). Other paths are `.invalidArgument`.
     public static func open(path: String) throws(DeviceAccessError) -> OpenedFeedbackSink {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         if name.hasPrefix("hidraw") {
+            let device = try HidrawDevice(path: path)
+            let info = try device.rawInfo()
+            if info.vendor == XboxBluetoothHidrawSink.microsoftVendor && info.bus == HidrawInfo.busBluetooth {
+                return OpenedFeedbackSink(
+                    sink: XboxBluetoothHidrawSink(device: device), initialState: Feedback(),
+                    summary: "Xbox pad over Bluetooth (report 0x03, four motors)")
+            }
+            device.close()
             return try PlayStationHidrawSink.open(path: path)
         }
         if name.hasPrefix("event") {
