@@ -179,3 +179,34 @@ import Testing
         }
     }
 }
+
+@Suite struct ReportPaceTests {
+    static let ms: UInt64 = 1_000_000
+
+    @Test func aTimelyHeartbeatOwesOneReport() {
+        var pace = ReportPace(periodMilliseconds: 4)
+        pace.start(atNanoseconds: 1000 * Self.ms)
+        #expect((1...5).map { pace.reportsOwed(atNanoseconds: (1000 + 4 * UInt64($0)) * Self.ms + 200_000) } == [1, 1, 1, 1, 1])
+    }
+
+    /// A heartbeat 9 ms late owes the two periods it missed and the one it ends; the phase is kept, so the 0.5 ms
+    /// left over counts towards the next.
+    @Test func aLateHeartbeatOwesEveryPeriodItMissedAndKeepsThePhase() {
+        var pace = ReportPace(periodMilliseconds: 4)
+        pace.start(atNanoseconds: 0)
+        #expect(pace.reportsOwed(atNanoseconds: 12 * Self.ms + 500_000) == 3)
+        #expect(pace.reportsOwed(atNanoseconds: 16 * Self.ms) == 1)
+        // Over a second of heartbeats that fire late by up to 3 ms, the reports add up to the second.
+        var total = 0
+        for period in 5...254 { total += pace.reportsOwed(atNanoseconds: UInt64(period) * 4 * Self.ms + UInt64(period % 4) * Self.ms) }
+        total += pace.reportsOwed(atNanoseconds: 1020 * Self.ms)
+        #expect(total == 251, "every 4 ms from 16 ms to 1020 ms, once")
+    }
+
+    @Test func aPadFarBehindStartsAfreshInsteadOfABurst() {
+        var pace = ReportPace(periodMilliseconds: 4)
+        pace.start(atNanoseconds: 0)
+        #expect(pace.reportsOwed(atNanoseconds: 1000 * Self.ms) == 1)
+        #expect(pace.reportsOwed(atNanoseconds: 1004 * Self.ms) == 1)
+    }
+}

@@ -55,6 +55,9 @@ public protocol EmulatedHIDPad: Sendable {
     /// Whether a changed state goes out at once (true), or only at the heartbeat's pace (false: a pad whose driver
     /// times itself by a steady stream, as hid-nintendo paces its subcommands by a Switch Pro's 15 ms reports).
     var sendsChangesAtOnce: Bool { get }
+    /// Whether readers count the pad's reports as its clock (its reports carry no sensor time: a Steam Deck's), so a
+    /// late heartbeat sends every report it owes (`ReportPace`).
+    var reportsAreItsClock: Bool { get }
 
     var description: HIDDeviceDescription { get }
     /// The most bytes one input report takes.
@@ -85,5 +88,6 @@ extension EmulatedHIDPad {
     public var probeAnswered: Bool { true }
     public var isStreaming: Bool { true }
     public var sendsChangesAtOnce: Bool { true }
+    public var reportsAreItsClock: Bool { false }
     public mutating func receiveFeature(_ reportID: UInt8, data: [UInt8]) -> EmulatedPadResponse? { nil }
 }

@@ -47,6 +47,7 @@ public struct EmulatedSteamDeck: EmulatedHIDPad {
     /// A Deck's reports carry no sensor time: SDL and hid-steam stamp each 4 ms after the one before. So changes wait
     /// for the next report of the 4 ms stream (as on a real Deck), and readers integrate motion over the right time.
     public var sendsChangesAtOnce: Bool { false }
+    public var reportsAreItsClock: Bool { true }
     public let identity: DualSenseIdentity
     public let description: HIDDeviceDescription
     private var packetNumber: UInt32 = 0

@@ -43,6 +43,8 @@ public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
     private var onReady: ((VirtualPadNodes) -> Void)?
     private var deviceWatch: LoopWatch?
     private var heartbeat: LoopTimer?
+    /// The reports a pad whose reports are its clock owes at each heartbeat (`EmulatedHIDPad.reportsAreItsClock`).
+    private var pace: ReportPace
     /// Fires once, 5 s after UHID_START, to say why no driver probed the pad (its driver not loaded).
     private var probeWatchdog: LoopTimer?
     private var sensorClock = VirtualSensorClock(
@@ -105,6 +107,7 @@ public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
         self.onFeedback = onFeedback
         self.onReady = onReady
         reportBuffer = [UInt8](repeating: 0, count: emulation.inputReportCapacity)
+        pace = ReportPace(periodMilliseconds: emulation.heartbeatMilliseconds)
     }
 
     /// Services the descriptor from before UHID_CREATE2: the probe's GET_REPORTs must be answered.
@@ -193,7 +196,9 @@ public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
     }
 
     private func heartbeatFired() throws(DeviceAccessError) {
-        if isOpen { try sendCurrentState() }
+        guard isOpen else { return }
+        let reports = emulation.reportsAreItsClock ? pace.reportsOwed(atNanoseconds: MonotonicInstant.now().nanoseconds) : 1
+        for _ in 0..<reports { try sendCurrentState() }
     }
 
     // MARK: - Kernel requests
@@ -220,6 +225,7 @@ public final class UhidVirtualPad<Emulation: EmulatedHIDPad>: VirtualPad {
         case .open:
             isOpen = true
             heartbeat?.scheduleRepeating(everyMilliseconds: emulation.heartbeatMilliseconds)
+            pace.start(atNanoseconds: MonotonicInstant.now().nanoseconds)
             if isStarted { try sendCurrentState() }
         case .close:
             isOpen = false
