@@ -2,7 +2,8 @@
 Xbox Series pad on Bluetooth. Each is made with uhid and bound by the kernel's own driver for the real pad
 (hid-sony or hid-playstation, hid-playstation, hid-microsoft), which this checks through sysfs and python-evdev; each
 is read by both SDLs (the `sdl_reader` fixture: Debian 12's 2.26 and 2.32 with its HIDAPI drivers), whose rumble and
-LEDs come back as padbridge's feedback lines.
+LEDs come back as padbridge's feedback lines. A turn of 90 °/s for 1 s reads as 90 ° ± 3 ° integrated on the motion
+node's MSC_TIMESTAMP and on SDL's sensor timestamps (integrated_turn.py).
 
 Both SDLs read all three through their HIDAPI drivers at the hidraw node, as a game does by default (the Xbox pad's
 test lets SDL's Xbox drivers run: `sdl_reads_xbox_pads_itself`). Where they differ the test says so: SDL 2.26 knows no
@@ -19,8 +20,11 @@ import pytest
 from evdev import ecodes
 
 from conftest import expect_events, is_rumble
+from integrated_turn import (TOLERANCE_DEGREES, TURN_DEGREES_PER_SECOND, TURN_MICROSECONDS, describe_steps,
+                             integrated_degrees, read_turn)
 
 SONY, MICROSOFT = 0x054C, 0x045E
+STANDARD_GRAVITY = 9.80665
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -97,6 +101,29 @@ def assert_sdl_reads_touch_and_motion(controller, pad, sdl_y=lambda y: y):
                     f"gyro ≈ {gyro} rad/s and accel ≈ {accel} m/s²")
 
 
+def assert_a_turn_reads_90_degrees(controller, pad, motion_device: evdev.InputDevice, sdl_version: str):
+    """The turn of 90 °/s for 1 s about the yaw axis (integrated_turn.py), read at once by the kernel driver's motion
+    node (gyro x, y, z on ABS_RX, RY, RZ: pitch, yaw, roll) and by SDL, each integrated on its own sensor clock: 90 °
+    ± 3 ° of yaw, and less than 3 ° about the other axes."""
+    gyro_resolution = motion_device.absinfo(ecodes.ABS_RY).resolution
+    accel_resolution = motion_device.absinfo(ecodes.ABS_X).resolution
+    assert gyro_resolution > 0 and accel_resolution > 0, (gyro_resolution, accel_resolution)
+    node, sdl, _, _ = read_turn(
+        pad, motion_device, controller,
+        gyro_dps=lambda rx, ry, rz: (rx / gyro_resolution, ry / gyro_resolution, rz / gyro_resolution),
+        accel_x_mps2=lambda frame: frame[1] / accel_resolution * STANDARD_GRAVITY)
+    want = TURN_DEGREES_PER_SECOND * TURN_MICROSECONDS / 1e6
+    for reader, samples, bits in ((f"{motion_device.name!r} (MSC_TIMESTAMP)", node, 32),
+                                  (f"SDL {sdl_version} (sensor timestamps)", sdl, 64)):
+        pitch, yaw, roll = integrated_degrees(samples, timestamp_bits=bits)
+        print(f"{reader}: the {want:.0f} ° turn integrated to yaw {yaw:.3f} °, pitch {pitch:.3f} °, roll {roll:.3f} °; "
+              f"{describe_steps(samples, bits)}")
+        assert abs(yaw - want) <= TOLERANCE_DEGREES and abs(pitch) <= TOLERANCE_DEGREES \
+            and abs(roll) <= TOLERANCE_DEGREES, \
+            f"{reader} integrated the {want:.0f} ° turn about yaw as pitch {pitch:.3f} °, yaw {yaw:.3f} °, " \
+            f"roll {roll:.3f} °"
+
+
 def assert_sdl_rumble_comes_back(controller, pad, sdl_version: str, tolerance: float):
     mark = pad.feedback_mark()
     # Long enough that SDL's expiry cannot overtake the request on a slow machine; switched off below.
@@ -138,6 +165,7 @@ def test_a_virtual_dualshock4_is_bound_by_the_kernels_driver_and_read_by_sdl(sdl
                                                    "touchpad"])
         assert_sdl_reads_sticks_and_triggers(controller, pad, tolerance=300)
         assert_sdl_reads_touch_and_motion(controller, pad, sdl_y=lambda y: round(y * 941) / 920)
+        assert_a_turn_reads_90_degrees(controller, pad, nodes[f"{name} Motion Sensors"], sdl_reader.sdl_version)
         mark = pad.feedback_mark()
         controller.led(255, 0, 64)
         pad.wait_feedback(lambda o: o["type"] == "lightbar" and (o["red"], o["green"], o["blue"]) == (255, 0, 64),
@@ -175,6 +203,7 @@ def test_a_virtual_dualsense_edge_shows_its_paddles_to_sdl(sdl_reader, padbridge
             assert {"paddle1", "paddle2", "paddle3", "paddle4"} <= set(has), has
             assert_sdl_reads_buttons(controller, pad, ["paddle1", "paddle2", "paddle3", "paddle4"])
         assert_sdl_reads_touch_and_motion(controller, pad)
+        assert_a_turn_reads_90_degrees(controller, pad, nodes[f"{name} Motion Sensors"], sdl_reader.sdl_version)
         assert_sdl_rumble_comes_back(controller, pad, sdl_reader.sdl_version, tolerance=0.13)
     finally:
         controller.close()
