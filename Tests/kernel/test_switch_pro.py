@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import grp
 import os
+import select
 import subprocess
 import threading
 import time
@@ -278,10 +279,28 @@ def test_remap_as_dualsense_a_games_player_leds_and_rumble_reach_the_pad(switch_
 
 
 def test_the_pad_forwarded_to_a_host_presses_there_and_the_hosts_game_rumbles_it(switch_pad, padbridge, tmp_path):
+    """Forwarded with no --as on either side, the pad stays what it is: a virtual Switch Pro Controller on the host,
+    which hid-nintendo binds (gamepad and IMU nodes), its presses, its turn (the IMU node reads the stand-in's 89.98
+    °/s at its resolution of 14 247 a °/s: 1 282 000, ± 3 %) and the host's game's rumble back."""
     pad = switch_pad("usb")
     serve, client = paired_host(padbridge, tmp_path)
     connect(padbridge, client, pad.nodes_bound["pad"])
     _, ready = attached(serve)
+    assert ready["kind"] == "switch-pro" and len(ready["eventNodes"]) == 2, ready
+    imu = evdev.InputDevice(ready["eventNodes"][1])
+    assert imu.name.endswith("IMU"), imu.name
+    pad.send_motion(gyro=(0, 0, YAW_RAW), accel=(0, 0, GRAVITY_RAW))
+    deadline = time.monotonic() + DEADLINE
+    turning, seen = None, {}
+    while turning is None and time.monotonic() < deadline:
+        if imu.fd in select.select([imu.fd], [], [], 0.1)[0]:
+            for event in imu.read():
+                if event.type == ecodes.EV_ABS and event.code in (ecodes.ABS_RX, ecodes.ABS_RY, ecodes.ABS_RZ):
+                    seen[ecodes.ABS[event.code]] = event.value
+                    if abs(abs(event.value) - YAW_RAW * 1000) <= YAW_RAW * 30:   # 14 247 a °/s: 1 282 000, ± 3 %
+                        turning = event.value
+    pad.send_motion(gyro=(0, 0, 0), accel=(0, 0, GRAVITY_RAW))
+    assert turning is not None, f"the host's virtual Switch Pro's IMU never read the stand-in's 89.98 °/s turn: {seen}"
     virtual = evdev.InputDevice(ready["eventNodes"][0])
     pad.send_state(buttons=["b", "dpleft"])   # Nintendo's A (the right face button), the d-pad's left
     expect_events(virtual, [(ecodes.EV_KEY, ecodes.BTN_EAST, 1), (ecodes.EV_ABS, ecodes.ABS_HAT0X, -1)])
