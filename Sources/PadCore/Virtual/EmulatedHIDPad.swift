@@ -55,8 +55,8 @@ public protocol EmulatedHIDPad: Sendable {
     /// Whether a changed state goes out at once (true), or only at the heartbeat's pace (false: a pad whose driver
     /// times itself by a steady stream, as hid-nintendo paces its subcommands by a Switch Pro's 15 ms reports).
     var sendsChangesAtOnce: Bool { get }
-    /// Whether readers count the pad's reports as its clock (its reports carry no sensor time: a Steam Deck's), so a
-    /// late heartbeat sends every report it owes (`ReportPace`).
+    /// Whether readers count the pad's reports as its clock (its reports carry no sensor time: a Steam Deck's, a
+    /// Switch Pro's), so a late heartbeat sends every report it owes (`ReportPace`).
     var reportsAreItsClock: Bool { get }
 
     var description: HIDDeviceDescription { get }

@@ -35,6 +35,9 @@ public struct EmulatedSwitchPro: EmulatedHIDPad {
     /// Only at that pace: reports sent between (a remapped DualSense's 250 Hz motion) would keep hid-nintendo from
     /// seeing three steady steps, and each of its rumble and light commands would wait for them up to 500 reports.
     public var sendsChangesAtOnce: Bool { false }
+    /// hid-nintendo and SDL stamp its IMU samples by the reports' pace: a report missed (a late loop) is turn lost,
+    /// so a late heartbeat sends the reports it owes (`ReportPace`).
+    public var reportsAreItsClock: Bool { true }
     public let identity: DualSenseIdentity
     public let description: HIDDeviceDescription
     public private(set) var isStreaming = false

@@ -2,12 +2,13 @@
 /// so a late timer (a busy machine) does not make the pad's time run slow for its readers.
 ///
 /// A Steam Deck's reports carry no sensor time: SDL and hid-steam stamp each 4 ms after the one before, and integrate
-/// motion over those stamps. A heartbeat that fires 9 ms late then sends three reports, not one, and the readers'
+/// motion over those stamps; a Switch Pro's readers (hid-nintendo, SDL) count its reports' IMU samples 5 ms apart. A heartbeat that fires 9 ms late then sends three reports, not one, and the readers'
 /// clock keeps up with the wall clock. The phase is kept (the owed count is whole periods since the last one paid), and
 /// a pad more than `maximumOwed` periods behind (a stopped process) starts afresh instead of sending a burst.
 public struct ReportPace: Sendable, Hashable {
     public let periodNanoseconds: UInt64
-    public static let maximumOwed = 8
+    /// A burst's limit: within hidraw's 64-report queue per reader (a Deck: 128 ms; a Switch Pro: 480 ms).
+    public static let maximumOwed = 32
     private var paidUntilNanoseconds: UInt64?
 
     public init(periodMilliseconds: UInt64) {
