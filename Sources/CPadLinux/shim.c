@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <string.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
@@ -352,19 +354,32 @@ static int unixAddress(const char *path, struct sockaddr_un *address) {
 }
 
 int CPadLinux_unixStreamListen(const char *path, unsigned int mode, int backlog) {
+    // Bound under a name of its own, given `mode`, then renamed over `path`: the socket is never at `path` with
+    // other permissions, and the process's umask (shared by every thread: another one may be making a directory
+    // meanwhile) is never touched.
+    static atomic_uint counter;
     struct sockaddr_un address;
-    int status = unixAddress(path, &address);
+    char temporary[sizeof address.sun_path];
+    int written = snprintf(temporary, sizeof temporary, "%s.%d-%u.new", path, (int)getpid(),
+                           atomic_fetch_add(&counter, 1));
+    if (written < 0 || (size_t)written >= sizeof temporary) return -ENAMETOOLONG;
+    int status = unixAddress(temporary, &address);
     if (status < 0) return status;
+    struct stat existing;
+    // Only a socket file left at `path` is replaced (bind(2) would refuse anything else: so does this).
+    if (lstat(path, &existing) == 0 && !S_ISSOCK(existing.st_mode)) return -EADDRINUSE;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    struct stat existing;
-    if (lstat(path, &existing) == 0 && S_ISSOCK(existing.st_mode)) unlink(path);
-    mode_t previous = umask(~mode & 0777);
-    int bound = bind(fd, (struct sockaddr *)&address, sizeof address);
-    int failure = errno;
-    umask(previous);
-    if (bound != 0 || listen(fd, backlog) != 0) {
-        if (bound == 0) failure = errno;
+    if (lstat(temporary, &existing) == 0 && S_ISSOCK(existing.st_mode)) unlink(temporary);
+    int failure = 0;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        failure = errno;
+        close(fd);
+        return -failure;
+    }
+    if (chmod(temporary, mode & 07777) != 0 || rename(temporary, path) != 0 || listen(fd, backlog) != 0) {
+        failure = errno;
+        unlink(temporary);
         close(fd);
         return -failure;
     }

@@ -72,3 +72,43 @@ private final class LockedBox<Value: Sendable>: @unchecked Sendable {
     func get() -> Value { lock.withLock { value } }
     func set(_ newValue: Value) { lock.withLock { value = newValue } }
 }
+
+/// The listening socket's file and the process's umask.
+extension UnixStreamSocketTests {
+    static func mode(_ path: String) -> mode_t? {
+        var status = stat()
+        return lstat(path, &status) == 0 ? status.st_mode : nil
+    }
+
+    /// The file gets its mode under a name of its own and is renamed over the path: never there with other
+    /// permissions, and the process's umask (shared by every thread) never changed for it.
+    @Test(arguments: [0o600, 0o660] as [UInt32])
+    func theSocketFileHasItsModeAndTheUmaskIsLeftAlone(mode: UInt32) throws {
+        let path = Self.socketPath()
+        defer { unlink(path) }
+        let umaskBefore = TextFileTests.umaskBits()
+        let listener = try UnixStreamSocket.listening(at: path, mode: mode)
+        let status = try #require(Self.mode(path))
+        #expect(status & S_IFMT == S_IFSOCK && status & 0o7777 == mode_t(mode))
+        #expect(TextFileTests.umaskBits() == umaskBefore)
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(name + ".") }
+        #expect(left.isEmpty, "no temporary name left beside it: \(left)")
+        try UnixStreamSocket.connected(to: path).close()
+        _ = consume listener
+    }
+
+    @Test func aSocketLeftThereIsReplacedAndAnythingElseRefused() throws {
+        let path = Self.socketPath()
+        defer { unlink(path) }
+        _ = try UnixStreamSocket.listening(at: path, mode: 0o600)
+        let again = try UnixStreamSocket.listening(at: path, mode: 0o600)
+        try UnixStreamSocket.connected(to: path).close()
+        _ = consume again
+        unlink(path)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("keep".utf8)))
+        #expect(throws: DeviceAccessError.self) { try UnixStreamSocket.listening(at: path, mode: 0o600) }
+        #expect(FileManager.default.contents(atPath: path) == Data("keep".utf8), "a file that is not a socket is left")
+    }
+}

@@ -123,8 +123,8 @@ int CPadLinux_unixSocketIsListening(const char *path);
 // MARK: - unix stream sockets and device-node permissions (the hiding service and its clients)
 
 /// A listening AF_UNIX SOCK_STREAM socket at `path` (a socket file left there is replaced), non-blocking and
-/// close-on-exec, its file made with `mode` (the umask set to its complement around bind(2), so the file never
-/// exists with other permissions). Returns the fd, or -errno.
+/// close-on-exec, its file given `mode` under a name of its own and then renamed over `path`, so the file is never
+/// at `path` with other permissions and the process-wide umask is never changed. Returns the fd, or -errno.
 int CPadLinux_unixStreamListen(const char *path, unsigned int mode, int backlog);
 /// A non-blocking, close-on-exec AF_UNIX SOCK_STREAM socket connected to `path`; while the listener's backlog is
 /// full, the connect waits up to `timeoutMilliseconds` for it to accept. Returns the fd, or -errno (-EAGAIN: the

@@ -143,8 +143,14 @@ public enum TextFile {
         for component in path.split(separator: "/") {
             built += "/" + component
             let made = Errno.checking { mkdir(built, permissions.rawValue) }
-            if case .failure(let cause) = made, cause != .fileExists {
+            switch made {
+            case .success:
+                // Exactly `permissions`, whatever the umask takes away at mkdir(2).
+                _ = chmod(built, permissions.rawValue)
+            case .failure(let cause) where cause != .fileExists:
                 throw FileError(.makeDirectory, path: built, cause: cause)
+            case .failure:
+                break
             }
         }
     }
