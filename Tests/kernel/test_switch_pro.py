@@ -375,6 +375,9 @@ def test_a_user_who_cannot_write_the_lights_still_rumbles_the_pad_and_player_say
     refused saying why and what to do, sending nothing."""
     pad = switch_pad("usb")
     node = pad.nodes_bound["pad"]
+    # The node is root's until udev has given it to the group input (its default rule): wait for udev (a busy
+    # machine's CI run once ran nobody's feedback before that, and was refused).
+    settle()
     as_nobody = (*AS_NOBODY_IN_INPUT, padbridge_binary(), "feedback", node)
     _, since = pad.mark()
     rumbled = subprocess.run([*as_nobody, "--rumble", "0.5,0.25", "--duration", "300"], capture_output=True,
